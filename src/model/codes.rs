@@ -1,0 +1,473 @@
+//! The code tables of SPEC.md and DESIGN.md §4: products, brands, features, restrictions and
+//! regions. This module is the single source for parsing, rendering, validation and the
+//! simulated source; nothing else spells out a code or a name.
+
+/// A fuel product sold at the pump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Product {
+    pub code: u8,
+    pub name: &'static str,
+    pub unit: &'static str,
+}
+
+/// Every product, in code order. There is no product 3.
+pub const PRODUCTS: [Product; 7] = [
+    Product {
+        code: 1,
+        name: "Unleaded Petrol",
+        unit: "Australian cents per litre",
+    },
+    Product {
+        code: 2,
+        name: "Premium Unleaded 95",
+        unit: "cents per litre",
+    },
+    Product {
+        code: 4,
+        name: "Diesel",
+        unit: "cents per litre",
+    },
+    Product {
+        code: 5,
+        name: "LPG",
+        unit: "cents per litre",
+    },
+    Product {
+        code: 6,
+        name: "Premium Unleaded 98",
+        unit: "cents per litre",
+    },
+    Product {
+        code: 10,
+        name: "E85",
+        unit: "cents per litre",
+    },
+    Product {
+        code: 11,
+        name: "Brand Diesel",
+        unit: "cents per litre",
+    },
+];
+
+/// The product with this code, if it exists.
+pub fn product(code: u8) -> Option<&'static Product> {
+    PRODUCTS.iter().find(|p| p.code == code)
+}
+
+/// Every product code, ascending.
+pub fn product_codes() -> impl Iterator<Item = u8> {
+    PRODUCTS.iter().map(|p| p.code)
+}
+
+/// A brand the source names and we can give a code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Brand {
+    pub code: u8,
+    pub name: &'static str,
+}
+
+/// Code of the response-only "unmapped brand".
+pub const UNMAPPED_BRAND: u8 = 0;
+/// Code given to an empty `<brand>`.
+pub const INDEPENDENT_BRAND: u8 = 15;
+
+/// Every mapped brand, in code order (DESIGN.md §4).
+pub const BRANDS: [Brand; 38] = [
+    Brand {
+        code: 2,
+        name: "Ampol",
+    },
+    Brand {
+        code: 3,
+        name: "Better Choice",
+    },
+    Brand {
+        code: 4,
+        name: "BOC",
+    },
+    Brand {
+        code: 5,
+        name: "BP",
+    },
+    Brand {
+        code: 6,
+        name: "Caltex",
+    },
+    Brand {
+        code: 7,
+        name: "Gull",
+    },
+    Brand {
+        code: 10,
+        name: "Liberty",
+    },
+    Brand {
+        code: 11,
+        name: "Mobil",
+    },
+    Brand {
+        code: 14,
+        name: "Shell",
+    },
+    Brand {
+        code: 15,
+        name: "Independent",
+    },
+    Brand {
+        code: 23,
+        name: "United",
+    },
+    Brand {
+        code: 24,
+        name: "Eagle",
+    },
+    Brand {
+        code: 25,
+        name: "FastFuel 24/7",
+    },
+    Brand {
+        code: 26,
+        name: "Puma",
+    },
+    Brand {
+        code: 27,
+        name: "Vibe",
+    },
+    Brand {
+        code: 29,
+        name: "7-Eleven",
+    },
+    Brand {
+        code: 30,
+        name: "Metro Petroleum",
+    },
+    Brand {
+        code: 31,
+        name: "WA Fuels",
+    },
+    Brand {
+        code: 32,
+        name: "Costco",
+    },
+    Brand {
+        code: 34,
+        name: "Atlas",
+    },
+    Brand {
+        code: 35,
+        name: "EG Ampol",
+    },
+    Brand {
+        code: 36,
+        name: "CGL fuel",
+    },
+    Brand {
+        code: 37,
+        name: "X Convenience",
+    },
+    Brand {
+        code: 38,
+        name: "Phoenix",
+    },
+    Brand {
+        code: 39,
+        name: "Burk",
+    },
+    Brand {
+        code: 40,
+        name: "Petro Fuels",
+    },
+    Brand {
+        code: 41,
+        name: "Astron",
+    },
+    Brand {
+        code: 42,
+        name: "OTR",
+    },
+    Brand {
+        code: 43,
+        name: "Reddy Express",
+    },
+    Brand {
+        code: 44,
+        name: "Dunning's",
+    },
+    Brand {
+        code: 45,
+        name: "Perrys",
+    },
+    Brand {
+        code: 46,
+        name: "UGO",
+    },
+    Brand {
+        code: 47,
+        name: "Maisey Fuels",
+    },
+    Brand {
+        code: 48,
+        name: "OMG Caltex",
+    },
+    Brand {
+        code: 49,
+        name: "OMG Metro",
+    },
+    Brand {
+        code: 50,
+        name: "Solo",
+    },
+    Brand {
+        code: 52,
+        name: "Broome Diesel",
+    },
+    Brand {
+        code: 53,
+        name: "Fuel Tech",
+    },
+];
+
+/// The mapped brand with this code (0 is not a mapped brand).
+pub fn brand(code: u8) -> Option<&'static Brand> {
+    BRANDS.iter().find(|b| b.code == code)
+}
+
+/// Compare two brand labels the way the source's names are matched: trimmed, case-insensitive,
+/// inner whitespace runs equal to one space.
+pub fn brand_label_eq(a: &str, b: &str) -> bool {
+    let mut left = a.split_whitespace();
+    let mut right = b.split_whitespace();
+    loop {
+        match (left.next(), right.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x.eq_ignore_ascii_case(y) => {}
+            _ => return false,
+        }
+    }
+}
+
+/// The brand code for a source `<brand>` text: empty is Independent, an unknown name is 0.
+pub fn brand_code_for_label(label: &str) -> u8 {
+    if label.trim().is_empty() {
+        return INDEPENDENT_BRAND;
+    }
+    BRANDS
+        .iter()
+        .find(|b| brand_label_eq(b.name, label))
+        .map_or(UNMAPPED_BRAND, |b| b.code)
+}
+
+/// Logo file name of a brand code: the lower-cased name with every run of other characters
+/// turned into `_`; code 0 and unknown codes use `generic.svg`.
+pub fn brand_logo_file(code: u8) -> String {
+    match brand(code) {
+        Some(b) => format!("{}.svg", logo_stem(b.name)),
+        None => GENERIC_LOGO.to_string(),
+    }
+}
+
+/// The logo served for unmapped brands.
+pub const GENERIC_LOGO: &str = "generic.svg";
+
+fn logo_stem(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_gap = false;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+            in_gap = false;
+        } else if !in_gap {
+            out.push('_');
+            in_gap = true;
+        }
+    }
+    out
+}
+
+/// A site feature (facility) code and its label as the source writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Feature {
+    pub code: u8,
+    pub name: &'static str,
+}
+
+/// Feature code of "Open 24 hours".
+pub const FEATURE_OPEN_24_HOURS: u8 = 21;
+
+pub const FEATURES: [Feature; 21] = [
+    Feature {
+        code: 1,
+        name: "Credit Cards",
+    },
+    Feature {
+        code: 2,
+        name: "Debit Cards",
+    },
+    Feature {
+        code: 3,
+        name: "Fuel Cards",
+    },
+    Feature {
+        code: 4,
+        name: "ATM",
+    },
+    Feature {
+        code: 5,
+        name: "Toilets",
+    },
+    Feature {
+        code: 6,
+        name: "Bottled Gas",
+    },
+    Feature {
+        code: 7,
+        name: "Trailer Hire",
+    },
+    Feature {
+        code: 8,
+        name: "EFTPOS",
+    },
+    Feature {
+        code: 9,
+        name: "Restaurant",
+    },
+    Feature {
+        code: 10,
+        name: "Carwash",
+    },
+    Feature {
+        code: 11,
+        name: "Workshop",
+    },
+    Feature {
+        code: 12,
+        name: "Air",
+    },
+    Feature {
+        code: 13,
+        name: "Water",
+    },
+    Feature {
+        code: 14,
+        name: "Ice",
+    },
+    Feature {
+        code: 15,
+        name: "Discount",
+    },
+    Feature {
+        code: 16,
+        name: "Voucher",
+    },
+    Feature {
+        code: 17,
+        name: "Bottled AdBlue",
+    },
+    Feature {
+        code: 18,
+        name: "Pumped AdBlue",
+    },
+    Feature {
+        code: 19,
+        name: "Truck Friendly",
+    },
+    Feature {
+        code: 20,
+        name: "Convenience Store",
+    },
+    Feature {
+        code: 21,
+        name: "Open 24 hours",
+    },
+];
+
+pub fn feature(code: u8) -> Option<&'static Feature> {
+    FEATURES.iter().find(|f| f.code == code)
+}
+
+/// A restriction on who may buy fuel at a site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restriction {
+    pub code: u8,
+    pub name: &'static str,
+}
+
+pub const RESTRICTIONS: [Restriction; 4] = [
+    Restriction {
+        code: 1,
+        name: "Unmanned site (credit card charges may apply)",
+    },
+    Restriction {
+        code: 2,
+        name: "Entry Permit Required",
+    },
+    Restriction {
+        code: 3,
+        name: "Membership Required",
+    },
+    Restriction {
+        code: 4,
+        name: "Low Aromatic Fuel",
+    },
+];
+
+pub fn restriction(code: u8) -> Option<&'static Restriction> {
+    RESTRICTIONS.iter().find(|r| r.code == code)
+}
+
+/// Region codes accepted as a filter: 1–51 and 53–63 (52 does not exist).
+pub fn is_region(code: u8) -> bool {
+    (1..=63).contains(&code) && code != 52
+}
+
+/// Every region code, ascending.
+pub fn region_codes() -> impl Iterator<Item = u8> {
+    (1..=63u8).filter(|c| is_region(*c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_sorted_and_unique() {
+        for pair in PRODUCTS.windows(2) {
+            assert!(pair[0].code < pair[1].code);
+        }
+        for pair in BRANDS.windows(2) {
+            assert!(pair[0].code < pair[1].code);
+        }
+        for (i, f) in FEATURES.iter().enumerate() {
+            assert_eq!(usize::from(f.code), i + 1);
+        }
+        assert!(product(3).is_none());
+        assert!(brand(0).is_none());
+    }
+
+    #[test]
+    fn regions_skip_52() {
+        assert_eq!(region_codes().count(), 62);
+        assert!(!is_region(52));
+        assert!(!is_region(0));
+        assert!(!is_region(64));
+        assert!(is_region(63));
+    }
+
+    #[test]
+    fn brand_labels_map_to_codes() {
+        assert_eq!(brand_code_for_label("BP"), 5);
+        assert_eq!(brand_code_for_label("  eg   ampol "), 35);
+        assert_eq!(brand_code_for_label(""), INDEPENDENT_BRAND);
+        assert_eq!(brand_code_for_label("Quest Fuel"), UNMAPPED_BRAND);
+        assert_eq!(brand_code_for_label("Caltex Woolworths"), UNMAPPED_BRAND);
+    }
+
+    #[test]
+    fn logo_file_names() {
+        assert_eq!(brand_logo_file(29), "7_eleven.svg");
+        assert_eq!(brand_logo_file(44), "dunning_s.svg");
+        assert_eq!(brand_logo_file(25), "fastfuel_24_7.svg");
+        assert_eq!(brand_logo_file(36), "cgl_fuel.svg");
+        assert_eq!(brand_logo_file(0), "generic.svg");
+    }
+}

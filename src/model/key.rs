@@ -1,0 +1,117 @@
+//! The station key and the public station id (DESIGN.md §4).
+
+use sha2::{Digest, Sha256};
+
+/// Trim, collapse whitespace runs to one space, lower-case.
+pub fn fold_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    out
+}
+
+/// The compact JSON array `[street, suburb, latitude, longitude]` identifying a station.
+/// Coordinates are written in shortest round-trip form without a trailing `.0`.
+pub fn station_key(street: &str, suburb: &str, latitude: f64, longitude: f64) -> String {
+    let street = serde_json::Value::String(fold_text(street)).to_string();
+    let suburb = serde_json::Value::String(fold_text(suburb)).to_string();
+    // Rust's `Display` for f64 is the shortest representation that round-trips and writes
+    // whole numbers without a fraction, which is exactly the form the key needs.
+    format!(
+        "[{street},{suburb},{},{}]",
+        number(latitude),
+        number(longitude)
+    )
+}
+
+fn number(value: f64) -> String {
+    // -0 would print as "-0"; the key treats it as 0.
+    if value == 0.0 {
+        "0".to_string()
+    } else {
+        value.to_string()
+    }
+}
+
+/// Lower-case hex SHA-256 of the key's UTF-8 bytes.
+pub fn key_digest(key: &str) -> String {
+    let digest = Sha256::digest(key.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    hex
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The public id `<sourceDate>:<digest>`.
+pub fn station_id(source_date: &str, digest: &str) -> String {
+    format!("{source_date}:{digest}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn design_vectors() {
+        let cases = [
+            (
+                station_key("1 Test Road", "PERTH", -31.95, 115.86),
+                r#"["1 test road","perth",-31.95,115.86]"#,
+                "238232d151f5f92bbce32951b828cb7fe4887fdc1ac868628c7ab33d4eda4e3b",
+            ),
+            (
+                station_key(
+                    "Lot 2 North West Coastal Hwy",
+                    "MEADOW",
+                    -26.816033,
+                    114.614261,
+                ),
+                r#"["lot 2 north west coastal hwy","meadow",-26.816033,114.614261]"#,
+                "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe",
+            ),
+            (
+                station_key("142  Dunreath Dr ", "PERTH AIRPORT", -31.940377, 115.951869),
+                r#"["142 dunreath dr","perth airport",-31.940377,115.951869]"#,
+                "dca78516464d85042c12eab0fd45d71665adc32b578908bc8444f29201d02ba7",
+            ),
+            (
+                station_key("16 Main St", "MEEKATHARRA", -26.591283, 118.496475),
+                r#"["16 main st","meekatharra",-26.591283,118.496475]"#,
+                "294ed847a15de8a8305c548cece119542e625a89897cd82290470f7df5ec0a8e",
+            ),
+        ];
+        for (key, expected_key, digest) in cases {
+            assert_eq!(key, expected_key);
+            assert_eq!(key_digest(&key), digest);
+        }
+    }
+
+    #[test]
+    fn coordinates_drop_trailing_zeroes() {
+        let parsed: f64 = "-26.81603300".parse().expect("number");
+        assert_eq!(
+            station_key("a", "b", parsed, 115.0),
+            r#"["a","b",-26.816033,115]"#
+        );
+        assert_eq!(station_key("a", "b", -0.0, 0.0), r#"["a","b",0,0]"#);
+    }
+
+    #[test]
+    fn id_shape() {
+        let id = station_id("2026-09-29", &key_digest("x"));
+        assert_eq!(id.len(), 10 + 1 + 64);
+        assert!(
+            id[11..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        );
+    }
+}

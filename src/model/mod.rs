@@ -1,0 +1,10 @@
+//! The domain: code tables, the station model and the pure normalisation of feed items.
+
+pub mod codes;
+pub mod key;
+pub mod normalize;
+pub mod phone;
+pub mod record;
+pub mod restrictions;
+pub mod site_features;
+pub mod station;

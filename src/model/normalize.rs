@@ -1,0 +1,190 @@
+//! A validated feed item to a [`Station`]: brand code, features, hours, restrictions, phone,
+//! key and digest. Pure.
+
+use super::codes::{UNMAPPED_BRAND, brand_code_for_label};
+use super::key::{key_digest, station_key};
+use super::phone::{Phone, normalize_phone};
+use super::record::SourceRecord;
+use super::restrictions::parse_restrictions;
+use super::site_features::{Hours, parse_site_features};
+use super::station::{LegacyText, SourceNotes, Station};
+
+/// Why an item cannot become a station.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StationError {
+    #[error("missing or empty <{0}>")]
+    Missing(&'static str),
+    #[error("<{0}> is not a plain decimal in range")]
+    BadCoordinate(&'static str),
+}
+
+/// Required, non-blank text of an element.
+fn required<'a>(value: &'a Option<String>, element: &'static str) -> Result<&'a str, StationError> {
+    match value.as_deref().map(str::trim) {
+        Some(text) if !text.is_empty() => Ok(text),
+        _ => Err(StationError::Missing(element)),
+    }
+}
+
+/// A plain decimal: optional minus, digits, optionally a point and digits. No exponent, no
+/// plus sign, no spaces inside.
+pub fn is_plain_decimal(text: &str, allow_negative: bool) -> bool {
+    let body = match text.strip_prefix('-') {
+        Some(rest) if allow_negative => rest,
+        Some(_) => return false,
+        None => text,
+    };
+    let (int, frac) = match body.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (body, None),
+    };
+    !int.is_empty()
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn coordinate(
+    value: &Option<String>,
+    element: &'static str,
+    limit: f64,
+) -> Result<(f64, String), StationError> {
+    let text = required(value, element)?;
+    if !is_plain_decimal(text, true) {
+        return Err(StationError::BadCoordinate(element));
+    }
+    let number: f64 = text
+        .parse()
+        .map_err(|_| StationError::BadCoordinate(element))?;
+    if !number.is_finite() || number.abs() > limit {
+        return Err(StationError::BadCoordinate(element));
+    }
+    Ok((number, text.to_string()))
+}
+
+/// Normalise one item. Price and date are the validator's business, not this function's.
+pub fn normalize_station(record: &SourceRecord) -> Result<Station, StationError> {
+    let trading_name = required(&record.trading_name, "trading-name")?.to_string();
+    let suburb = required(&record.location, "location")?.to_string();
+    let street = required(&record.address, "address")?.to_string();
+    let (latitude, latitude_text) = coordinate(&record.latitude, "latitude", 90.0)?;
+    let (longitude, longitude_text) = coordinate(&record.longitude, "longitude", 180.0)?;
+
+    let mut notes = SourceNotes::default();
+
+    let brand_label = record.brand.as_deref().unwrap_or("");
+    let brand = brand_code_for_label(brand_label);
+    if brand == UNMAPPED_BRAND {
+        notes.brand = Some(brand_label.trim().to_string());
+    }
+
+    let site = parse_site_features(record.site_features.as_deref().unwrap_or(""));
+    notes.features = site.unclassified;
+    let is_24_hours = site.hours.is_24_hours();
+    let open_hours = match site.hours {
+        Hours::Schedule { days, .. } => Some(*days),
+        Hours::Unparsed(text) => {
+            notes.open_hours = Some(text);
+            None
+        }
+        Hours::Unknown | Hours::TwentyFourSeven => None,
+    };
+
+    let restrictions = parse_restrictions(record.restrictions.as_deref().unwrap_or(""));
+    notes.restrictions = restrictions.unclassified;
+
+    let phone = match normalize_phone(record.phone.as_deref().unwrap_or("")) {
+        Phone::Valid(number) => Some(number),
+        Phone::Invalid(text) => {
+            notes.phone = Some(text);
+            None
+        }
+        Phone::Absent => None,
+    };
+
+    let key = station_key(&street, &suburb, latitude, longitude);
+    let digest = key_digest(&key);
+    Ok(Station {
+        key,
+        digest,
+        name: trading_name.clone(),
+        trading_name,
+        brand,
+        street,
+        suburb,
+        latitude,
+        longitude,
+        phone,
+        features: site.features,
+        restrictions: restrictions.codes,
+        is_24_hours,
+        open_hours,
+        notes,
+        legacy: LegacyText {
+            brand: record.brand.clone(),
+            latitude: latitude_text,
+            longitude: longitude_text,
+            site_features: record.site_features.clone(),
+            restrictions: record.restrictions.clone(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> SourceRecord {
+        SourceRecord {
+            brand: Some("Quest Fuel".into()),
+            trading_name: Some("Shire of Wandering".into()),
+            location: Some("WANDERING".into()),
+            address: Some("21 Watts St".into()),
+            phone: Some(String::new()),
+            latitude: Some("-32.68059600".into()),
+            longitude: Some("116.67579300".into()),
+            site_features: Some(String::new()),
+            restrictions: Some("Unmanned site (credit card charges may apply);".into()),
+            ..SourceRecord::default()
+        }
+    }
+
+    #[test]
+    fn unmapped_brand_is_kept_in_notes() {
+        let s = normalize_station(&record()).expect("station");
+        assert_eq!(s.brand, 0);
+        assert_eq!(s.notes.brand.as_deref(), Some("Quest Fuel"));
+        assert_eq!(s.restrictions, Some(vec![1]));
+        assert_eq!(s.phone, None);
+        assert_eq!(s.notes.phone, None);
+        assert_eq!(s.is_24_hours, None);
+        assert_eq!(
+            s.key,
+            r#"["21 watts st","wandering",-32.680596,116.675793]"#
+        );
+    }
+
+    #[test]
+    fn required_fields_and_coordinates() {
+        let mut r = record();
+        r.address = Some("  ".into());
+        assert_eq!(normalize_station(&r), Err(StationError::Missing("address")));
+        for bad in ["1e3", "+31.9", "-31.9.1", "", "abc", "-91", "- 31"] {
+            let mut r = record();
+            r.latitude = Some(bad.into());
+            assert!(normalize_station(&r).is_err(), "{bad}");
+        }
+        let mut r = record();
+        r.longitude = Some("-32".into());
+        assert!(normalize_station(&r).is_ok());
+    }
+
+    #[test]
+    fn plain_decimals() {
+        assert!(is_plain_decimal("179", false));
+        assert!(is_plain_decimal("195.1", false));
+        assert!(!is_plain_decimal("-1", false));
+        assert!(!is_plain_decimal("1.", false));
+        assert!(!is_plain_decimal(".5", false));
+        assert!(!is_plain_decimal("NaN", true));
+    }
+}

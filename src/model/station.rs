@@ -1,0 +1,69 @@
+//! The normalised station and its price quotes.
+
+use super::site_features::WeekHours;
+
+/// Original text the controlled schema could not represent (`sourceNotes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceNotes {
+    pub brand: Option<String>,
+    pub features: Vec<String>,
+    pub restrictions: Vec<String>,
+    pub open_hours: Option<String>,
+    pub phone: Option<String>,
+}
+
+impl SourceNotes {
+    pub fn is_empty(&self) -> bool {
+        self.brand.is_none()
+            && self.features.is_empty()
+            && self.restrictions.is_empty()
+            && self.open_hours.is_none()
+            && self.phone.is_none()
+    }
+}
+
+/// Source text kept verbatim for the legacy rendering.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LegacyText {
+    pub brand: Option<String>,
+    pub latitude: String,
+    pub longitude: String,
+    pub site_features: Option<String>,
+    pub restrictions: Option<String>,
+}
+
+/// One service station as the API describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Station {
+    /// `[street, suburb, latitude, longitude]` (DESIGN.md §4).
+    pub key: String,
+    /// Lower-case hex SHA-256 of `key`; the id is `<sourceDate>:<digest>`.
+    pub digest: String,
+    pub name: String,
+    pub trading_name: String,
+    pub brand: u8,
+    pub street: String,
+    pub suburb: String,
+    pub latitude: f64,
+    pub longitude: f64,
+    pub phone: Option<String>,
+    /// Feature codes, ascending and unique.
+    pub features: Vec<u8>,
+    /// Restriction codes, ascending and unique; `None` when none is known.
+    pub restrictions: Option<Vec<u8>>,
+    pub is_24_hours: Option<bool>,
+    pub open_hours: Option<WeekHours>,
+    pub notes: SourceNotes,
+    pub legacy: LegacyText,
+}
+
+/// One station's price for one product on one source date.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quote {
+    pub product: u8,
+    /// Cents per litre, in (0, 10000].
+    pub price: f64,
+    /// The price as the source wrote it.
+    pub price_text: String,
+    pub station: std::sync::Arc<Station>,
+}
