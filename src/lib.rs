@@ -1,4 +1,10 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 
+pub mod config;
+pub mod error_code;
 pub mod model;
+pub mod server;
+pub mod sim;
+pub mod source;
+pub mod telemetry;
 pub mod time;

@@ -1,0 +1,259 @@
+//! The command-line contract of DESIGN.md §1: sub-commands and flags, each flag with its
+//! `WAFUEL_*` environment twin. Names are fixed; tools outside the crate depend on them.
+
+use std::net::SocketAddr;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::sim::{FaultMode, Faults};
+
+/// The default FuelWatch RSS endpoint.
+pub const DEFAULT_SOURCE_URL: &str = "https://www.fuelwatch.wa.gov.au/fuelwatch/fuelWatchRSS";
+/// The default Google Places API (New) base URL.
+pub const DEFAULT_PLACES_URL: &str = "https://places.googleapis.com";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "wafuel",
+    version,
+    about = "Western Australia's retail fuel prices (FuelWatch) as a fast, cache-friendly JSON:API service",
+    long_about = None,
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Log output: `pretty` for people, `json` for log collectors. Default: pretty on a
+    /// terminal, json otherwise. Verbosity follows RUST_LOG (default `info`).
+    #[arg(long, env = "WAFUEL_LOG_FORMAT", global = true, value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the API against the real FuelWatch feed (SQLite store by default; PostgreSQL
+    /// for several replicas), with the hourly warm and enrichment jobs unless --no-jobs.
+    Serve(ServeArgs),
+    /// Serve the API against an in-process simulated FuelWatch: real-looking prices with no
+    /// internet. Prints the URLs to try.
+    Demo(DemoArgs),
+    /// Run the simulated FuelWatch RSS origin on its own port, with optional faults, for
+    /// load tests, other replicas and failure drills.
+    SimulateSource(SimulateArgs),
+    /// Run one warm pass over the store (refresh the catalogue extracts), then exit; non-zero
+    /// if any extract failed.
+    Warm(WarmArgs),
+    /// Run one enrichment pass (Google Places), then exit.
+    Enrich(EnrichArgs),
+}
+
+/// The public and admin listeners.
+#[derive(Debug, Clone, Args)]
+pub struct ListenArgs {
+    /// Address of the public API.
+    #[arg(long, env = "WAFUEL_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Address of the admin listener: /healthz, /readyz, /metrics.
+    #[arg(long, env = "WAFUEL_ADMIN_LISTEN", default_value = "127.0.0.1:9090")]
+    pub admin_listen: SocketAddr,
+}
+
+/// Where snapshots live.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// Snapshot store: `sqlite://PATH` (created on first start) or `postgres://…` so that
+    /// several replicas share one store.
+    #[arg(
+        long,
+        env = "WAFUEL_STORE",
+        default_value = "sqlite://./data/wafuel.sqlite3"
+    )]
+    pub store: String,
+}
+
+/// Where prices come from.
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// FuelWatch RSS URL (http is allowed, for loopback tests).
+    #[arg(long, env = "WAFUEL_SOURCE_URL", default_value = DEFAULT_SOURCE_URL)]
+    pub source_url: url::Url,
+}
+
+/// How the API names itself.
+#[derive(Debug, Clone, Args)]
+pub struct PublicArgs {
+    /// Public origin (e.g. `https://fuel.example.org`) for absolute redirect locations.
+    /// Unset: redirects use a relative Location.
+    #[arg(long, env = "WAFUEL_PUBLIC_ORIGIN")]
+    pub public_origin: Option<url::Url>,
+}
+
+/// The map data provider.
+#[derive(Debug, Clone, Args)]
+pub struct PlacesArgs {
+    /// Google Places API (New) base URL.
+    #[arg(long, env = "WAFUEL_PLACES_URL", default_value = DEFAULT_PLACES_URL)]
+    pub places_url: url::Url,
+    /// Google Places API key. Unset: enrichment is off (logged once). Never logged.
+    #[arg(long, env = "WAFUEL_PLACES_API_KEY", hide_env_values = true)]
+    pub places_api_key: Option<String>,
+}
+
+/// Background jobs.
+#[derive(Debug, Clone, Args)]
+pub struct JobsArgs {
+    /// Do not run the hourly warm and the enrichment jobs in this process.
+    #[arg(long, env = "WAFUEL_NO_JOBS")]
+    pub no_jobs: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub listen: ListenArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub public: PublicArgs,
+    #[command(flatten)]
+    pub places: PlacesArgs,
+    #[command(flatten)]
+    pub jobs: JobsArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub listen: ListenArgs,
+    #[command(flatten)]
+    pub public: PublicArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WarmArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EnrichArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub places: PlacesArgs,
+}
+
+/// The simulated origin. Faults apply to every feed request (or only to `--fault-products`,
+/// or only the first `--fault-times`); they can also be changed at run time with
+/// `PUT /_sim/faults` (JSON with the same names in snake_case), and the request log is at
+/// `GET /_sim/requests` (`DELETE` clears it).
+#[derive(Debug, Clone, Args)]
+pub struct SimulateArgs {
+    /// Address to serve the feed on (`GET /fuelwatch/fuelWatchRSS`).
+    #[arg(long, env = "WAFUEL_LISTEN", default_value = "127.0.0.1:8081")]
+    pub listen: SocketAddr,
+    /// Fixed current time (RFC 3339, e.g. `2026-09-29T10:00:00+08:00`) instead of the clock.
+    #[arg(long, env = "WAFUEL_SIM_NOW")]
+    pub now: Option<jiff::Timestamp>,
+    /// Answer with this HTTP status (403, 429, 500, 503, …) instead of the feed.
+    #[arg(long, env = "WAFUEL_FAULT_STATUS")]
+    pub fault_status: Option<u16>,
+    /// Retry-After seconds sent with --fault-status.
+    #[arg(long, env = "WAFUEL_FAULT_RETRY_AFTER")]
+    pub fault_retry_after: Option<u32>,
+    /// Wait this many milliseconds before sending headers.
+    #[arg(long, env = "WAFUEL_FAULT_DELAY_MS")]
+    pub fault_delay_ms: Option<u64>,
+    /// Send the body in 4 KiB chunks with this many milliseconds between them.
+    #[arg(long, env = "WAFUEL_FAULT_SLOW_BODY_MS")]
+    pub fault_slow_body_ms: Option<u64>,
+    /// Corrupt the body: malformed XML, a DOCTYPE/entity payload, an oversized (> 4 MiB)
+    /// body, a wrong item date, a conflicting duplicate station, an empty feed, invalid
+    /// UTF-8, or a redirect.
+    #[arg(long, env = "WAFUEL_FAULT_MODE", value_enum)]
+    pub fault_mode: Option<FaultMode>,
+    /// Apply faults only to requests for these products (comma list, e.g. `1,4`).
+    #[arg(long, env = "WAFUEL_FAULT_PRODUCTS", value_delimiter = ',')]
+    pub fault_products: Option<Vec<u8>>,
+    /// Apply faults only to the first N matching requests.
+    #[arg(long, env = "WAFUEL_FAULT_TIMES")]
+    pub fault_times: Option<u32>,
+}
+
+impl SimulateArgs {
+    pub fn faults(&self) -> Faults {
+        Faults {
+            status: self.fault_status,
+            retry_after: self.fault_retry_after,
+            delay_ms: self.fault_delay_ms,
+            slow_body_ms: self.fault_slow_body_ms,
+            mode: self.fault_mode,
+            products: self.fault_products.clone(),
+            times: self.fault_times,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn fault_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "wafuel",
+            "simulate-source",
+            "--listen",
+            "127.0.0.1:0",
+            "--fault-status",
+            "503",
+            "--fault-retry-after",
+            "5",
+            "--fault-mode",
+            "wrong-date",
+            "--fault-products",
+            "1,4",
+            "--fault-times",
+            "2",
+        ])
+        .expect("parses");
+        let Command::SimulateSource(args) = cli.command else {
+            panic!("wrong command")
+        };
+        let f = args.faults();
+        assert_eq!(f.status, Some(503));
+        assert_eq!(f.retry_after, Some(5));
+        assert_eq!(f.mode, Some(FaultMode::WrongDate));
+        assert_eq!(f.products, Some(vec![1, 4]));
+        assert_eq!(f.times, Some(2));
+    }
+
+    #[test]
+    fn serve_defaults() {
+        let cli = Cli::try_parse_from(["wafuel", "serve"]).expect("parses");
+        let Command::Serve(args) = cli.command else {
+            panic!("wrong command")
+        };
+        assert_eq!(args.listen.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(args.listen.admin_listen.to_string(), "127.0.0.1:9090");
+        assert_eq!(args.store.store, "sqlite://./data/wafuel.sqlite3");
+        assert_eq!(args.source.source_url.as_str(), DEFAULT_SOURCE_URL);
+        assert!(!args.jobs.no_jobs);
+    }
+}

@@ -1,0 +1,85 @@
+//! The error catalogue of SPEC.md: codes, statuses and the safe texts of DESIGN.md §6.
+//! Every layer reports failures with one of these codes; only the HTTP layer turns them
+//! into responses.
+
+/// A public error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    InvalidQuery,
+    NotFound,
+    MethodNotAllowed,
+    NotAcceptable,
+    UnsupportedMediaType,
+    InternalError,
+    InvalidFeed,
+    ResponseTooLarge,
+    UpstreamDenied,
+    UpstreamUnavailable,
+    CacheRefreshBusy,
+    UpstreamTimeout,
+}
+
+impl ErrorCode {
+    /// The `code` member clients branch on.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidQuery => "invalid_query",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::NotAcceptable => "not_acceptable",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::InternalError => "internal_error",
+            ErrorCode::InvalidFeed => "invalid_feed",
+            ErrorCode::ResponseTooLarge => "response_too_large",
+            ErrorCode::UpstreamDenied => "upstream_denied",
+            ErrorCode::UpstreamUnavailable => "upstream_unavailable",
+            ErrorCode::CacheRefreshBusy => "cache_refresh_busy",
+            ErrorCode::UpstreamTimeout => "upstream_timeout",
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidQuery => 400,
+            ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::NotAcceptable => 406,
+            ErrorCode::UnsupportedMediaType => 415,
+            ErrorCode::InternalError => 500,
+            ErrorCode::InvalidFeed | ErrorCode::ResponseTooLarge | ErrorCode::UpstreamDenied => 502,
+            ErrorCode::UpstreamUnavailable | ErrorCode::CacheRefreshBusy => 503,
+            ErrorCode::UpstreamTimeout => 504,
+        }
+    }
+}
+
+/// The `detail` (JSON:API) and `message` (legacy) texts.
+pub mod detail {
+    pub const INVALID_QUERY: &str = "Invalid or unsupported query.";
+    pub const TOO_MANY_COMBINATIONS: &str =
+        "Request at most 24 product/brand/region/suburb combinations; split larger selections.";
+    pub const BAD_EXPAND: &str = "Expand brand, siteFeatures, restrictions, or all.";
+    pub const NOT_FOUND: &str = "Endpoint not found.";
+    pub const IMAGE_NOT_FOUND: &str = "Brand image not found.";
+    pub const METHOD_NOT_ALLOWED: &str = "Use GET or HEAD.";
+    pub const NOT_ACCEPTABLE: &str =
+        "Request application/vnd.api+json without unsupported media parameters.";
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "Unsupported JSON:API Content-Type parameters.";
+    pub const INTERNAL_ERROR: &str = "The price service could not complete the request.";
+    pub const INVALID_FEED: &str = "The source returned an invalid price snapshot.";
+    pub const EMPTY_RESPONSE: &str = "The source returned an empty response.";
+    pub const INVALID_ENCODING: &str = "The source returned an invalid text encoding.";
+    pub const CONFLICTING_QUOTES: &str = "The source returned conflicting station quotes.";
+    pub const EMPTY_REPLACEMENT: &str =
+        "The source returned an empty replacement for published prices.";
+    pub const TOO_LARGE: &str = "The source response exceeds the size limit.";
+    pub const COMBINED_TOO_LARGE: &str = "The combined source responses exceed the size limit.";
+    pub const TOO_MANY_QUOTES: &str = "The source selection exceeds the quote limit.";
+    pub const UPSTREAM_DENIED: &str = "The source could not fulfil the request.";
+    pub const UPSTREAM_UNAVAILABLE: &str = "The source is temporarily unavailable.";
+    pub const UPSTREAM_UNREACHABLE: &str = "The source could not be reached.";
+    pub const CACHE_REFRESH_BUSY: &str =
+        "This price snapshot is being refreshed. Please retry shortly.";
+    pub const UPSTREAM_TIMEOUT: &str = "The source did not respond within the time limit.";
+}

@@ -1,0 +1,276 @@
+//! The simulated FuelWatch origin: the real feed's format and quirks over a statewide data
+//! set, with a request log and fault injection. The binary's `simulate-source` and the
+//! integration tests run this same code.
+
+pub mod dataset;
+pub mod faults;
+pub mod feed;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::time::SharedClock;
+pub use dataset::Dataset;
+pub use faults::{FaultMode, Faults};
+use feed::SimQuery;
+
+/// The feed's path on the origin.
+pub const FEED_PATH: &str = "/fuelwatch/fuelWatchRSS";
+
+/// One request the origin received.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LoggedRequest {
+    pub seq: u64,
+    /// The raw query string ("" when none).
+    pub query: String,
+    /// The `User-Agent` the client sent.
+    pub user_agent: Option<String>,
+}
+
+/// Shared state of one simulated origin.
+pub struct SimState {
+    data: Dataset,
+    clock: SharedClock,
+    faults: Mutex<Faults>,
+    log: Mutex<Vec<LoggedRequest>>,
+}
+
+/// A poisoned lock only means another request panicked mid-update of plain data; the data
+/// is still usable for a test double.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl SimState {
+    pub fn new(clock: SharedClock, faults: Faults) -> Result<Arc<Self>, serde_json::Error> {
+        Ok(Arc::new(Self {
+            data: Dataset::build()?,
+            clock,
+            faults: Mutex::new(faults),
+            log: Mutex::new(Vec::new()),
+        }))
+    }
+
+    pub fn dataset(&self) -> &Dataset {
+        &self.data
+    }
+
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        lock(&self.log).clone()
+    }
+
+    pub fn request_count(&self) -> usize {
+        lock(&self.log).len()
+    }
+
+    pub fn clear_requests(&self) {
+        lock(&self.log).clear();
+    }
+
+    pub fn set_faults(&self, faults: Faults) {
+        *lock(&self.faults) = faults;
+    }
+
+    pub fn faults(&self) -> Faults {
+        lock(&self.faults).clone()
+    }
+
+    /// The faults that apply to this request, consuming one use of a limited fault.
+    fn take_faults(&self, product: Option<u8>) -> Option<Faults> {
+        let mut faults = lock(&self.faults);
+        if faults.is_empty() || !faults.applies_to(product) {
+            return None;
+        }
+        match faults.times {
+            Some(0) => None,
+            Some(n) => {
+                faults.times = Some(n - 1);
+                Some(faults.clone())
+            }
+            None => Some(faults.clone()),
+        }
+    }
+
+    /// The feed body for a query at the clock's current time, without faults.
+    pub fn feed_body(&self, query: &str, mode: Option<FaultMode>) -> Vec<u8> {
+        let now = self.clock.now();
+        let q = SimQuery::parse(query);
+        let date = q.day.resolve(now);
+        let items = feed::select(&self.data, &q, date, now);
+        feed::render(&items, &q, date, now, mode)
+    }
+}
+
+/// The origin's router: the feed, and `/_sim/…` for its log and faults.
+pub fn router(state: Arc<SimState>) -> Router {
+    Router::new()
+        .route(FEED_PATH, get(feed_handler))
+        .route("/_sim/requests", get(list_requests).delete(clear_requests))
+        .route("/_sim/faults", get(get_faults).put(put_faults))
+        .with_state(state)
+}
+
+async fn feed_handler(
+    State(state): State<Arc<SimState>>,
+    RawQuery(query): RawQuery,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let query = query.unwrap_or_default();
+    {
+        let mut log = lock(&state.log);
+        let seq = log.len() as u64 + 1;
+        let user_agent = headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        log.push(LoggedRequest {
+            seq,
+            query: query.clone(),
+            user_agent,
+        });
+    }
+    let faults = state
+        .take_faults(SimQuery::product_hint(&query))
+        .unwrap_or_default();
+    if let Some(delay) = faults.delay() {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(status) = faults.status {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (
+            status,
+            [(header::CONTENT_TYPE, "text/html")],
+            "<html><body>Request refused</body></html>",
+        )
+            .into_response();
+        if let Some(secs) = faults.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        return response;
+    }
+    if faults.mode == Some(FaultMode::Redirect) {
+        return (StatusCode::FOUND, [(header::LOCATION, "/fuelwatch/moved")]).into_response();
+    }
+    let body = state.feed_body(&query, faults.mode);
+    let body = match faults.slow_body() {
+        Some(pause) => slow_body(body, pause),
+        None => Body::from(body),
+    };
+    ([(header::CONTENT_TYPE, "text/xml;charset=UTF-8")], body).into_response()
+}
+
+/// Send the body in 4 KiB pieces with a pause before each.
+fn slow_body(body: Vec<u8>, pause: Duration) -> Body {
+    let chunks: Vec<Bytes> = body.chunks(4096).map(Bytes::copy_from_slice).collect();
+    let stream = futures::stream::unfold(chunks.into_iter(), move |mut rest| async move {
+        let next = rest.next()?;
+        tokio::time::sleep(pause).await;
+        Some((Ok::<Bytes, std::io::Error>(next), rest))
+    });
+    Body::from_stream(stream)
+}
+
+#[derive(Serialize)]
+struct RequestLog {
+    count: usize,
+    requests: Vec<LoggedRequest>,
+}
+
+async fn list_requests(State(state): State<Arc<SimState>>) -> axum::Json<RequestLog> {
+    let requests = state.requests();
+    axum::Json(RequestLog {
+        count: requests.len(),
+        requests,
+    })
+}
+
+async fn clear_requests(State(state): State<Arc<SimState>>) -> StatusCode {
+    state.clear_requests();
+    StatusCode::NO_CONTENT
+}
+
+async fn get_faults(State(state): State<Arc<SimState>>) -> axum::Json<Faults> {
+    axum::Json(state.faults())
+}
+
+async fn put_faults(
+    State(state): State<Arc<SimState>>,
+    axum::Json(faults): axum::Json<Faults>,
+) -> StatusCode {
+    state.set_faults(faults);
+    StatusCode::NO_CONTENT
+}
+
+/// A running origin on a local port.
+pub struct SimHandle {
+    pub addr: SocketAddr,
+    pub state: Arc<SimState>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl SimHandle {
+    /// Start an origin on `listen` (port 0 for a random port).
+    pub async fn spawn(
+        listen: SocketAddr,
+        clock: SharedClock,
+        faults: Faults,
+    ) -> std::io::Result<Self> {
+        let state = SimState::new(clock, faults).map_err(std::io::Error::other)?;
+        let listener = TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = router(state.clone());
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = rx.await;
+            });
+            if let Err(e) = served.await {
+                tracing::error!(error = %e, "simulated source stopped");
+            }
+        });
+        Ok(Self {
+            addr,
+            state,
+            shutdown: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    /// The feed URL, to pass as `--source-url`.
+    pub fn feed_url(&self) -> String {
+        format!("http://{}{FEED_PATH}", self.addr)
+    }
+
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
