@@ -35,6 +35,8 @@ pub enum LogFormat {
     Json,
 }
 
+// Parsed once per process; boxing the larger variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the API against the real FuelWatch feed (SQLite store by default; PostgreSQL

@@ -98,7 +98,7 @@ fn labels() -> Vec<(Vec<&'static str>, u8)> {
         .iter()
         .map(|f| (f.name.split_whitespace().collect(), f.code))
         .collect();
-    labels.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    labels.sort_by_key(|l| std::cmp::Reverse(l.0.len()));
     labels
 }
 

@@ -10,8 +10,9 @@ use super::dataset::{Dataset, SimStation};
 use super::faults::FaultMode;
 use crate::time::{Day, perth_now, tomorrow_published};
 
-/// Stations within this distance of a suburb count as its neighbours (`Surrounding=yes`).
-pub const SURROUNDING_KM: f64 = 5.0;
+/// Stations within this distance of a suburb count as its neighbours (`Surrounding=yes`);
+/// the real 2022 Ellenbrook answer reaches Bullsbrook, 13 km from the suburb's centre.
+pub const SURROUNDING_KM: f64 = 15.0;
 
 /// The origin's query parameters. Unknown parameters are ignored; a value the origin cannot
 /// read selects nothing.

@@ -44,7 +44,8 @@ pub struct LoggedRequest {
 pub struct SimState {
     data: Dataset,
     clock: SharedClock,
-    faults: Mutex<Faults>,
+    /// Fault rules; the first that applies to a request is used.
+    faults: Mutex<Vec<Faults>>,
     log: Mutex<Vec<LoggedRequest>>,
 }
 
@@ -59,7 +60,7 @@ impl SimState {
         Ok(Arc::new(Self {
             data: Dataset::build()?,
             clock,
-            faults: Mutex::new(faults),
+            faults: Mutex::new(vec![faults]),
             log: Mutex::new(Vec::new()),
         }))
     }
@@ -80,28 +81,31 @@ impl SimState {
         lock(&self.log).clear();
     }
 
+    /// Replace every fault rule with this one.
     pub fn set_faults(&self, faults: Faults) {
-        *lock(&self.faults) = faults;
+        self.set_fault_rules(vec![faults]);
     }
 
-    pub fn faults(&self) -> Faults {
+    /// Several rules at once (e.g. product 4 refused while the others are slow); the first
+    /// rule that applies to a request wins.
+    pub fn set_fault_rules(&self, rules: Vec<Faults>) {
+        *lock(&self.faults) = rules;
+    }
+
+    pub fn fault_rules(&self) -> Vec<Faults> {
         lock(&self.faults).clone()
     }
 
-    /// The faults that apply to this request, consuming one use of a limited fault.
+    /// The faults that apply to this request, consuming one use of a limited rule.
     fn take_faults(&self, product: Option<u8>) -> Option<Faults> {
-        let mut faults = lock(&self.faults);
-        if faults.is_empty() || !faults.applies_to(product) {
-            return None;
+        let mut rules = lock(&self.faults);
+        let rule = rules
+            .iter_mut()
+            .find(|f| !f.is_empty() && f.applies_to(product) && f.times != Some(0))?;
+        if let Some(n) = rule.times {
+            rule.times = Some(n - 1);
         }
-        match faults.times {
-            Some(0) => None,
-            Some(n) => {
-                faults.times = Some(n - 1);
-                Some(faults.clone())
-            }
-            None => Some(faults.clone()),
-        }
+        Some(rule.clone())
     }
 
     /// The feed body for a query at the clock's current time, without faults.
@@ -204,15 +208,26 @@ async fn clear_requests(State(state): State<Arc<SimState>>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-async fn get_faults(State(state): State<Arc<SimState>>) -> axum::Json<Faults> {
-    axum::Json(state.faults())
+async fn get_faults(State(state): State<Arc<SimState>>) -> axum::Json<Vec<Faults>> {
+    axum::Json(state.fault_rules())
+}
+
+/// `PUT /_sim/faults` takes one rule object or an array of rules.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum FaultBody {
+    One(Faults),
+    Many(Vec<Faults>),
 }
 
 async fn put_faults(
     State(state): State<Arc<SimState>>,
-    axum::Json(faults): axum::Json<Faults>,
+    axum::Json(body): axum::Json<FaultBody>,
 ) -> StatusCode {
-    state.set_faults(faults);
+    state.set_fault_rules(match body {
+        FaultBody::One(rule) => vec![rule],
+        FaultBody::Many(rules) => rules,
+    });
     StatusCode::NO_CONTENT
 }
 

@@ -1,6 +1,8 @@
 //! The source: fetch the FuelWatch feed, read it safely, validate it whole.
 
+pub mod client;
 pub mod error;
 pub mod rss;
+pub mod validate;
 
 pub use error::SourceError;

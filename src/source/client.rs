@@ -1,0 +1,376 @@
+//! The transport to FuelWatch: one shared deadline per selection, bounded retries, no
+//! redirects, byte caps on decompressed bodies, strict UTF-8. Every failure becomes a
+//! [`SourceError`] with a public code.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use jiff::civil::Date;
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_LENGTH, RETRY_AFTER};
+use tokio::time::Instant;
+
+use super::error::SourceError;
+use super::rss;
+use super::validate::{Component, validate};
+use crate::model::station::Quote;
+use crate::time::Day;
+
+/// Limits and timings of the transport (DESIGN.md §3).
+#[derive(Debug, Clone)]
+pub struct ClientLimits {
+    /// One deadline for a whole selection: queueing, headers, bodies and retry sleeps.
+    pub deadline: Duration,
+    pub max_attempts: u32,
+    pub max_in_flight: usize,
+    pub max_response_bytes: usize,
+    pub max_combined_bytes: usize,
+    /// A first `Retry-After` longer than this fails at once instead of waiting.
+    pub max_retry_wait: Duration,
+}
+
+impl Default for ClientLimits {
+    fn default() -> Self {
+        Self {
+            deadline: Duration::from_secs(8),
+            max_attempts: 2,
+            max_in_flight: 3,
+            max_response_bytes: 4 * 1024 * 1024,
+            max_combined_bytes: 16 * 1024 * 1024,
+            max_retry_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+/// One upstream request: one value per parameter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SourceRequest {
+    pub product: u8,
+    pub brand: Option<u8>,
+    pub region: Option<u8>,
+    /// Trimmed, whitespace-collapsed, upper-case.
+    pub suburb: Option<String>,
+    pub surrounding: Option<bool>,
+    pub day: Day,
+}
+
+impl SourceRequest {
+    /// An unfiltered catalogue extract of one product.
+    pub fn extract(product: u8, day: Day) -> Self {
+        Self {
+            product,
+            brand: None,
+            region: None,
+            suburb: None,
+            surrounding: None,
+            day,
+        }
+    }
+
+    /// Query parameters in the origin's spelling.
+    pub fn query(&self) -> Vec<(&'static str, String)> {
+        let mut q = vec![("Product", self.product.to_string())];
+        if let Some(b) = self.brand {
+            q.push(("Brand", b.to_string()));
+        }
+        if let Some(r) = self.region {
+            q.push(("Region", r.to_string()));
+        }
+        if let Some(s) = &self.suburb {
+            q.push(("Suburb", s.clone()));
+        }
+        if let Some(yes) = self.surrounding {
+            q.push(("Surrounding", if yes { "yes" } else { "no" }.to_string()));
+        }
+        q.push(("Day", self.day.word().to_string()));
+        q
+    }
+}
+
+/// The HTTP client for the source feed.
+#[derive(Debug, Clone)]
+pub struct SourceClient {
+    http: reqwest::Client,
+    url: url::Url,
+    limits: ClientLimits,
+}
+
+/// Install ring as rustls's process-wide crypto provider (we build without aws-lc).
+pub fn install_crypto_provider() {
+    // Err means a provider is installed already, which is all we need.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl SourceClient {
+    pub fn new(url: url::Url, limits: ClientLimits) -> Result<Self, reqwest::Error> {
+        install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("wafuel/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(limits.deadline)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()?;
+        Ok(Self { http, url, limits })
+    }
+
+    pub fn limits(&self) -> &ClientLimits {
+        &self.limits
+    }
+
+    /// Fetch, parse and validate every request of one selection for the Perth date
+    /// `expected`: all quotes, or the first failure.
+    pub async fn fetch_quotes(
+        &self,
+        requests: &[SourceRequest],
+        expected: Date,
+    ) -> Result<Vec<Quote>, SourceError> {
+        let bodies = self.fetch_all(requests).await?;
+        let mut components = Vec::with_capacity(bodies.len());
+        for (request, body) in requests.iter().zip(&bodies) {
+            components.push(Component {
+                product: request.product,
+                feed: rss::parse(body)?,
+            });
+        }
+        validate(&components, expected)
+    }
+
+    /// Fetch every request's body (in request order) under one deadline, at most
+    /// `max_in_flight` at once; the first failure cancels the rest.
+    pub async fn fetch_all(&self, requests: &[SourceRequest]) -> Result<Vec<String>, SourceError> {
+        let deadline = Instant::now() + self.limits.deadline;
+        let combined = Arc::new(AtomicUsize::new(0));
+        let work = futures::stream::iter(requests.iter().enumerate())
+            .map(|(i, request)| {
+                let combined = combined.clone();
+                async move {
+                    self.fetch_one(request, &combined, deadline)
+                        .await
+                        .map(|body| (i, body))
+                }
+            })
+            .buffer_unordered(self.limits.max_in_flight.max(1))
+            .try_collect::<Vec<(usize, String)>>();
+        let mut bodies = match tokio::time::timeout_at(deadline, work).await {
+            Ok(result) => result?,
+            Err(_) => {
+                metrics::counter!("wafuel_source_requests_total", "outcome" => "timeout")
+                    .increment(1);
+                return Err(SourceError::timeout());
+            }
+        };
+        bodies.sort_by_key(|(i, _)| *i);
+        Ok(bodies.into_iter().map(|(_, body)| body).collect())
+    }
+
+    async fn fetch_one(
+        &self,
+        request: &SourceRequest,
+        combined: &AtomicUsize,
+        deadline: Instant,
+    ) -> Result<String, SourceError> {
+        let mut attempt = 1;
+        loop {
+            let outcome = self.attempt(request, combined).await;
+            let failure = match outcome {
+                Attempt::Done(result) => {
+                    let label = if result.is_ok() { "ok" } else { "rejected" };
+                    metrics::counter!("wafuel_source_requests_total", "outcome" => label)
+                        .increment(1);
+                    return result;
+                }
+                Attempt::Retryable(failure) => failure,
+            };
+            metrics::counter!("wafuel_source_requests_total", "outcome" => "retryable")
+                .increment(1);
+            if attempt >= self.limits.max_attempts {
+                return Err(failure.into_error());
+            }
+            let wait = match failure.retry_after {
+                Some(secs) if Duration::from_secs(u64::from(secs)) > self.limits.max_retry_wait => {
+                    return Err(failure.into_error());
+                }
+                Some(secs) => Duration::from_secs(u64::from(secs)),
+                None => Duration::from_millis(rand::random_range(250..500)),
+            };
+            if Instant::now() + wait >= deadline {
+                return Err(SourceError::timeout());
+            }
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    async fn attempt(&self, request: &SourceRequest, combined: &AtomicUsize) -> Attempt {
+        let mut url = self.url.clone();
+        url.query_pairs_mut().clear().extend_pairs(request.query());
+        let sent = self
+            .http
+            .get(url)
+            .header(ACCEPT, "application/rss+xml, application/xml, text/xml")
+            .send()
+            .await;
+        let mut response = match sent {
+            Ok(r) => r,
+            Err(e) => return Attempt::Retryable(Failure::network(&e)),
+        };
+        let status = response.status();
+        if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+            let retry_after = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u32>().ok());
+            return Attempt::Retryable(Failure {
+                retry_after,
+                reason: format!("status {status}"),
+                network: false,
+            });
+        }
+        if status != StatusCode::OK {
+            return Attempt::Done(Err(SourceError::denied(format!("status {status}"))));
+        }
+        let cap = self.limits.max_response_bytes;
+        let declared = response
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > cap)
+            && response
+                .headers()
+                .get(reqwest::header::CONTENT_ENCODING)
+                .is_none()
+        {
+            return Attempt::Done(Err(SourceError::too_large(format!(
+                "declared {declared:?} bytes"
+            ))));
+        }
+        let mut body: Vec<u8> = Vec::with_capacity(declared.unwrap_or(64 * 1024).min(cap));
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > cap {
+                        return Attempt::Done(Err(SourceError::too_large(format!(
+                            "more than {cap} bytes"
+                        ))));
+                    }
+                    let total = combined.fetch_add(chunk.len(), Ordering::SeqCst) + chunk.len();
+                    if total > self.limits.max_combined_bytes {
+                        return Attempt::Done(Err(SourceError::combined_too_large(format!(
+                            "{total} bytes combined"
+                        ))));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    // Bytes of a failed attempt do not count against the combined cap.
+                    combined.fetch_sub(body.len(), Ordering::SeqCst);
+                    return Attempt::Retryable(Failure::network(&e));
+                }
+            }
+        }
+        Attempt::Done(decode_body(body))
+    }
+}
+
+/// Strict UTF-8 (a leading BOM is dropped); an empty body is not a feed.
+pub fn decode_body(mut body: Vec<u8>) -> Result<String, SourceError> {
+    if body.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        body.drain(..3);
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(SourceError::empty_response());
+    }
+    String::from_utf8(body).map_err(|e| {
+        SourceError::invalid_encoding(format!(
+            "invalid UTF-8 at byte {}",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+enum Attempt {
+    Done(Result<String, SourceError>),
+    Retryable(Failure),
+}
+
+/// A failure worth one more try.
+struct Failure {
+    retry_after: Option<u32>,
+    reason: String,
+    network: bool,
+}
+
+impl Failure {
+    fn network(e: &reqwest::Error) -> Self {
+        // The error text may carry the URL; it goes to logs only, never to a client.
+        Self {
+            retry_after: None,
+            reason: format!("network error: {e}"),
+            network: true,
+        }
+    }
+
+    fn into_error(self) -> SourceError {
+        if self.network {
+            SourceError::unreachable(self.reason)
+        } else {
+            SourceError::unavailable(self.retry_after, self.reason)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error_code::ErrorCode;
+
+    #[test]
+    fn bodies_are_strict_utf8() {
+        assert_eq!(
+            decode_body(b"\xEF\xBB\xBF<rss/>".to_vec()).expect("bom stripped"),
+            "<rss/>"
+        );
+        assert_eq!(
+            decode_body(b"<a>\xC3\x28</a>".to_vec())
+                .expect_err("bad")
+                .code,
+            ErrorCode::InvalidFeed
+        );
+        assert_eq!(
+            decode_body(Vec::new()).expect_err("empty").detail,
+            crate::error_code::detail::EMPTY_RESPONSE
+        );
+    }
+
+    #[test]
+    fn request_parameters() {
+        let r = SourceRequest {
+            product: 2,
+            brand: Some(5),
+            region: None,
+            suburb: Some("MOUNT LAWLEY".into()),
+            surrounding: Some(false),
+            day: Day::Tomorrow,
+        };
+        let q: Vec<String> = r
+            .query()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        assert_eq!(
+            q,
+            [
+                "Product=2",
+                "Brand=5",
+                "Suburb=MOUNT LAWLEY",
+                "Surrounding=no",
+                "Day=tomorrow"
+            ]
+        );
+    }
+}
