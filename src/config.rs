@@ -71,11 +71,7 @@ pub struct ListenArgs {
 pub struct StoreArgs {
     /// Snapshot store: `sqlite://PATH` (created on first start) or `postgres://…` so that
     /// several replicas share one store.
-    #[arg(
-        long,
-        env = "WAFUEL_STORE",
-        default_value = "sqlite://./data/wafuel.sqlite3"
-    )]
+    #[arg(long, env = "WAFUEL_STORE", default_value = "sqlite://./data/wafuel.sqlite3")]
     pub store: String,
 }
 
@@ -235,9 +231,7 @@ mod tests {
             "2",
         ])
         .expect("parses");
-        let Command::SimulateSource(args) = cli.command else {
-            panic!("wrong command")
-        };
+        let Command::SimulateSource(args) = cli.command else { panic!("wrong command") };
         let f = args.faults();
         assert_eq!(f.status, Some(503));
         assert_eq!(f.retry_after, Some(5));
@@ -249,9 +243,7 @@ mod tests {
     #[test]
     fn serve_defaults() {
         let cli = Cli::try_parse_from(["wafuel", "serve"]).expect("parses");
-        let Command::Serve(args) = cli.command else {
-            panic!("wrong command")
-        };
+        let Command::Serve(args) = cli.command else { panic!("wrong command") };
         assert_eq!(args.listen.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(args.listen.admin_listen.to_string(), "127.0.0.1:9090");
         assert_eq!(args.store.store, "sqlite://./data/wafuel.sqlite3");

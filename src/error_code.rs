@@ -63,23 +63,20 @@ pub mod detail {
     pub const NOT_FOUND: &str = "Endpoint not found.";
     pub const IMAGE_NOT_FOUND: &str = "Brand image not found.";
     pub const METHOD_NOT_ALLOWED: &str = "Use GET or HEAD.";
-    pub const NOT_ACCEPTABLE: &str =
-        "Request application/vnd.api+json without unsupported media parameters.";
+    pub const NOT_ACCEPTABLE: &str = "Request application/vnd.api+json without unsupported media parameters.";
     pub const UNSUPPORTED_MEDIA_TYPE: &str = "Unsupported JSON:API Content-Type parameters.";
     pub const INTERNAL_ERROR: &str = "The price service could not complete the request.";
     pub const INVALID_FEED: &str = "The source returned an invalid price snapshot.";
     pub const EMPTY_RESPONSE: &str = "The source returned an empty response.";
     pub const INVALID_ENCODING: &str = "The source returned an invalid text encoding.";
     pub const CONFLICTING_QUOTES: &str = "The source returned conflicting station quotes.";
-    pub const EMPTY_REPLACEMENT: &str =
-        "The source returned an empty replacement for published prices.";
+    pub const EMPTY_REPLACEMENT: &str = "The source returned an empty replacement for published prices.";
     pub const TOO_LARGE: &str = "The source response exceeds the size limit.";
     pub const COMBINED_TOO_LARGE: &str = "The combined source responses exceed the size limit.";
     pub const TOO_MANY_QUOTES: &str = "The source selection exceeds the quote limit.";
     pub const UPSTREAM_DENIED: &str = "The source could not fulfil the request.";
     pub const UPSTREAM_UNAVAILABLE: &str = "The source is temporarily unavailable.";
     pub const UPSTREAM_UNREACHABLE: &str = "The source could not be reached.";
-    pub const CACHE_REFRESH_BUSY: &str =
-        "This price snapshot is being refreshed. Please retry shortly.";
+    pub const CACHE_REFRESH_BUSY: &str = "This price snapshot is being refreshed. Please retry shortly.";
     pub const UPSTREAM_TIMEOUT: &str = "The source did not respond within the time limit.";
 }

@@ -26,10 +26,7 @@ pub fn with_observability(router: Router) -> Router {
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID_HEADER))
-        .layer(SetRequestIdLayer::new(
-            REQUEST_ID_HEADER,
-            CounterRequestId::default(),
-        ))
+        .layer(SetRequestIdLayer::new(REQUEST_ID_HEADER, CounterRequestId::default()))
 }
 
 /// Whether the process can serve: the admin port asks this for `/readyz`.
@@ -59,10 +56,7 @@ pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
                 async move {
                     match readiness.ready().await {
                         Ok(()) => (StatusCode::OK, "ready\n".to_string()),
-                        Err(why) => (
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            format!("not ready: {why}\n"),
-                        ),
+                        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}\n")),
                     }
                 }
             }),
@@ -71,9 +65,7 @@ pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
             "/metrics",
             get(move || {
                 let body = handle.render();
-                async move {
-                    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
-                }
+                async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response() }
             }),
         )
 }
@@ -105,9 +97,7 @@ pub async fn shutdown_signal() {
 
 /// Bind a listener, naming the address in the error.
 pub async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
+    TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
 }
 
 /// Serve routers on their listeners until a shutdown signal, then drain and return.
@@ -118,14 +108,11 @@ pub async fn serve_until_signal(listeners: Vec<(TcpListener, Router)>) -> anyhow
         let mut rx = tx.subscribe();
         let app = with_observability(router);
         tasks.push(tokio::spawn(async move {
-            axum::serve(
-                listener,
-                app.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .with_graceful_shutdown(async move {
-                let _ = rx.recv().await;
-            })
-            .await
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+                .with_graceful_shutdown(async move {
+                    let _ = rx.recv().await;
+                })
+                .await
         }));
     }
     shutdown_signal().await;

@@ -20,21 +20,12 @@ pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id"
 
 /// Start logging. Safe to call more than once (later calls do nothing).
 pub fn init_logging(format: Option<LogFormat>) {
-    let format = format.unwrap_or(if std::io::stderr().is_terminal() {
-        LogFormat::Pretty
-    } else {
-        LogFormat::Json
-    });
+    let format =
+        format.unwrap_or(if std::io::stderr().is_terminal() { LogFormat::Pretty } else { LogFormat::Json });
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = match format {
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
         LogFormat::Pretty => builder.compact().try_init(),
     };
 }
@@ -46,8 +37,7 @@ pub fn metrics_handle() -> PrometheusHandle {
         .get_or_init(|| {
             let recorder = PrometheusBuilder::new()
                 .set_buckets(&[
-                    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-                    10.0,
+                    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                 ])
                 .map(PrometheusBuilder::build_recorder)
                 .unwrap_or_else(|_| PrometheusBuilder::new().build_recorder());
@@ -70,19 +60,14 @@ pub struct CounterRequestId {
 
 impl Default for CounterRequestId {
     fn default() -> Self {
-        Self {
-            prefix: rand::random(),
-            next: std::sync::Arc::new(AtomicU64::new(1)),
-        }
+        Self { prefix: rand::random(), next: std::sync::Arc::new(AtomicU64::new(1)) }
     }
 }
 
 impl MakeRequestId for CounterRequestId {
     fn make_request_id<B>(&mut self, _request: &axum::http::Request<B>) -> Option<RequestId> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        HeaderValue::from_str(&format!("{:08x}-{n}", self.prefix))
-            .ok()
-            .map(RequestId::new)
+        HeaderValue::from_str(&format!("{:08x}-{n}", self.prefix)).ok().map(RequestId::new)
     }
 }
 
@@ -106,10 +91,6 @@ pub async fn record_metrics(request: Request, next: Next) -> Response {
 /// The span for one request: its id, method and path (never the query's secrets: the API
 /// has none, and the admin port has no query).
 pub fn request_span<B>(request: &axum::http::Request<B>) -> tracing::Span {
-    let id = request
-        .headers()
-        .get(REQUEST_ID_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("-");
+    let id = request.headers().get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("-");
     tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path())
 }

@@ -31,9 +31,7 @@ pub struct ManualClock {
 
 impl ManualClock {
     pub fn new(at: Timestamp) -> Arc<Self> {
-        Arc::new(Self {
-            nanos: AtomicI64::new(nanos_of(at)),
-        })
+        Arc::new(Self { nanos: AtomicI64::new(nanos_of(at)) })
     }
 
     /// A clock standing at a Perth wall-clock time.
@@ -80,11 +78,7 @@ pub fn perth_now(at: Timestamp) -> Zoned {
 
 /// The instant of a Perth wall-clock time.
 pub fn perth_instant(datetime: DateTime) -> Timestamp {
-    perth()
-        .to_ambiguous_zoned(datetime)
-        .compatible()
-        .map(|z| z.timestamp())
-        .unwrap_or(Timestamp::UNIX_EPOCH)
+    perth().to_ambiguous_zoned(datetime).compatible().map(|z| z.timestamp()).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 /// The three Perth days the source can answer for.
@@ -109,9 +103,7 @@ impl Day {
 
     /// Parse a day word, case-insensitively.
     pub fn from_word(word: &str) -> Option<Day> {
-        Day::ALL
-            .into_iter()
-            .find(|d| d.word().eq_ignore_ascii_case(word))
+        Day::ALL.into_iter().find(|d| d.word().eq_ignore_ascii_case(word))
     }
 
     /// Offset in days from today.
@@ -126,9 +118,7 @@ impl Day {
     /// The Perth calendar date this word names at `now`.
     pub fn resolve(self, now: Timestamp) -> Date {
         let today = perth_now(now).date();
-        today
-            .checked_add(jiff::Span::new().days(self.offset()))
-            .unwrap_or(today)
+        today.checked_add(jiff::Span::new().days(self.offset())).unwrap_or(today)
     }
 
     /// Which word names `date` at `now`, if any.
@@ -152,10 +142,7 @@ pub fn price_period(date: Date) -> (Zoned, Zoned) {
 /// A Perth wall-clock time on a date as a zoned value.
 pub fn at_perth(date: Date, time: Time) -> Zoned {
     let dt = date.to_datetime(time);
-    perth()
-        .to_ambiguous_zoned(dt)
-        .compatible()
-        .unwrap_or_else(|_| Timestamp::UNIX_EPOCH.to_zoned(perth()))
+    perth().to_ambiguous_zoned(dt).compatible().unwrap_or_else(|_| Timestamp::UNIX_EPOCH.to_zoned(perth()))
 }
 
 /// Whether tomorrow's prices may exist yet (Perth 14:30 or later).
@@ -212,10 +199,7 @@ mod tests {
     #[test]
     fn manual_clock_moves() {
         let clock = ManualClock::at_perth(date(2026, 9, 29).at(5, 59, 59, 0));
-        assert_eq!(
-            Day::for_date(date(2026, 9, 28), clock.now()),
-            Some(Day::Yesterday)
-        );
+        assert_eq!(Day::for_date(date(2026, 9, 28), clock.now()), Some(Day::Yesterday));
         clock.advance(std::time::Duration::from_secs(1));
         assert_eq!(perth_now(clock.now()).time(), PERIOD_START);
         assert_eq!(Day::for_date(date(2026, 9, 26), clock.now()), None);

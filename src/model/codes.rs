@@ -12,41 +12,13 @@ pub struct Product {
 
 /// Every product, in code order. There is no product 3.
 pub const PRODUCTS: [Product; 7] = [
-    Product {
-        code: 1,
-        name: "Unleaded Petrol",
-        unit: "Australian cents per litre",
-    },
-    Product {
-        code: 2,
-        name: "Premium Unleaded 95",
-        unit: "cents per litre",
-    },
-    Product {
-        code: 4,
-        name: "Diesel",
-        unit: "cents per litre",
-    },
-    Product {
-        code: 5,
-        name: "LPG",
-        unit: "cents per litre",
-    },
-    Product {
-        code: 6,
-        name: "Premium Unleaded 98",
-        unit: "cents per litre",
-    },
-    Product {
-        code: 10,
-        name: "E85",
-        unit: "cents per litre",
-    },
-    Product {
-        code: 11,
-        name: "Brand Diesel",
-        unit: "cents per litre",
-    },
+    Product { code: 1, name: "Unleaded Petrol", unit: "Australian cents per litre" },
+    Product { code: 2, name: "Premium Unleaded 95", unit: "cents per litre" },
+    Product { code: 4, name: "Diesel", unit: "cents per litre" },
+    Product { code: 5, name: "LPG", unit: "cents per litre" },
+    Product { code: 6, name: "Premium Unleaded 98", unit: "cents per litre" },
+    Product { code: 10, name: "E85", unit: "cents per litre" },
+    Product { code: 11, name: "Brand Diesel", unit: "cents per litre" },
 ];
 
 /// The product with this code, if it exists.
@@ -73,158 +45,44 @@ pub const INDEPENDENT_BRAND: u8 = 15;
 
 /// Every mapped brand, in code order (DESIGN.md §4).
 pub const BRANDS: [Brand; 38] = [
-    Brand {
-        code: 2,
-        name: "Ampol",
-    },
-    Brand {
-        code: 3,
-        name: "Better Choice",
-    },
-    Brand {
-        code: 4,
-        name: "BOC",
-    },
-    Brand {
-        code: 5,
-        name: "BP",
-    },
-    Brand {
-        code: 6,
-        name: "Caltex",
-    },
-    Brand {
-        code: 7,
-        name: "Gull",
-    },
-    Brand {
-        code: 10,
-        name: "Liberty",
-    },
-    Brand {
-        code: 11,
-        name: "Mobil",
-    },
-    Brand {
-        code: 14,
-        name: "Shell",
-    },
-    Brand {
-        code: 15,
-        name: "Independent",
-    },
-    Brand {
-        code: 23,
-        name: "United",
-    },
-    Brand {
-        code: 24,
-        name: "Eagle",
-    },
-    Brand {
-        code: 25,
-        name: "FastFuel 24/7",
-    },
-    Brand {
-        code: 26,
-        name: "Puma",
-    },
-    Brand {
-        code: 27,
-        name: "Vibe",
-    },
-    Brand {
-        code: 29,
-        name: "7-Eleven",
-    },
-    Brand {
-        code: 30,
-        name: "Metro Petroleum",
-    },
-    Brand {
-        code: 31,
-        name: "WA Fuels",
-    },
-    Brand {
-        code: 32,
-        name: "Costco",
-    },
-    Brand {
-        code: 34,
-        name: "Atlas",
-    },
-    Brand {
-        code: 35,
-        name: "EG Ampol",
-    },
-    Brand {
-        code: 36,
-        name: "CGL fuel",
-    },
-    Brand {
-        code: 37,
-        name: "X Convenience",
-    },
-    Brand {
-        code: 38,
-        name: "Phoenix",
-    },
-    Brand {
-        code: 39,
-        name: "Burk",
-    },
-    Brand {
-        code: 40,
-        name: "Petro Fuels",
-    },
-    Brand {
-        code: 41,
-        name: "Astron",
-    },
-    Brand {
-        code: 42,
-        name: "OTR",
-    },
-    Brand {
-        code: 43,
-        name: "Reddy Express",
-    },
-    Brand {
-        code: 44,
-        name: "Dunning's",
-    },
-    Brand {
-        code: 45,
-        name: "Perrys",
-    },
-    Brand {
-        code: 46,
-        name: "UGO",
-    },
-    Brand {
-        code: 47,
-        name: "Maisey Fuels",
-    },
-    Brand {
-        code: 48,
-        name: "OMG Caltex",
-    },
-    Brand {
-        code: 49,
-        name: "OMG Metro",
-    },
-    Brand {
-        code: 50,
-        name: "Solo",
-    },
-    Brand {
-        code: 52,
-        name: "Broome Diesel",
-    },
-    Brand {
-        code: 53,
-        name: "Fuel Tech",
-    },
+    Brand { code: 2, name: "Ampol" },
+    Brand { code: 3, name: "Better Choice" },
+    Brand { code: 4, name: "BOC" },
+    Brand { code: 5, name: "BP" },
+    Brand { code: 6, name: "Caltex" },
+    Brand { code: 7, name: "Gull" },
+    Brand { code: 10, name: "Liberty" },
+    Brand { code: 11, name: "Mobil" },
+    Brand { code: 14, name: "Shell" },
+    Brand { code: 15, name: "Independent" },
+    Brand { code: 23, name: "United" },
+    Brand { code: 24, name: "Eagle" },
+    Brand { code: 25, name: "FastFuel 24/7" },
+    Brand { code: 26, name: "Puma" },
+    Brand { code: 27, name: "Vibe" },
+    Brand { code: 29, name: "7-Eleven" },
+    Brand { code: 30, name: "Metro Petroleum" },
+    Brand { code: 31, name: "WA Fuels" },
+    Brand { code: 32, name: "Costco" },
+    Brand { code: 34, name: "Atlas" },
+    Brand { code: 35, name: "EG Ampol" },
+    Brand { code: 36, name: "CGL fuel" },
+    Brand { code: 37, name: "X Convenience" },
+    Brand { code: 38, name: "Phoenix" },
+    Brand { code: 39, name: "Burk" },
+    Brand { code: 40, name: "Petro Fuels" },
+    Brand { code: 41, name: "Astron" },
+    Brand { code: 42, name: "OTR" },
+    Brand { code: 43, name: "Reddy Express" },
+    Brand { code: 44, name: "Dunning's" },
+    Brand { code: 45, name: "Perrys" },
+    Brand { code: 46, name: "UGO" },
+    Brand { code: 47, name: "Maisey Fuels" },
+    Brand { code: 48, name: "OMG Caltex" },
+    Brand { code: 49, name: "OMG Metro" },
+    Brand { code: 50, name: "Solo" },
+    Brand { code: 52, name: "Broome Diesel" },
+    Brand { code: 53, name: "Fuel Tech" },
 ];
 
 /// The mapped brand with this code (0 is not a mapped brand).
@@ -251,10 +109,7 @@ pub fn brand_code_for_label(label: &str) -> u8 {
     if label.trim().is_empty() {
         return INDEPENDENT_BRAND;
     }
-    BRANDS
-        .iter()
-        .find(|b| brand_label_eq(b.name, label))
-        .map_or(UNMAPPED_BRAND, |b| b.code)
+    BRANDS.iter().find(|b| brand_label_eq(b.name, label)).map_or(UNMAPPED_BRAND, |b| b.code)
 }
 
 /// Logo file name of a brand code: the lower-cased name with every run of other characters
@@ -295,90 +150,27 @@ pub struct Feature {
 pub const FEATURE_OPEN_24_HOURS: u8 = 21;
 
 pub const FEATURES: [Feature; 21] = [
-    Feature {
-        code: 1,
-        name: "Credit Cards",
-    },
-    Feature {
-        code: 2,
-        name: "Debit Cards",
-    },
-    Feature {
-        code: 3,
-        name: "Fuel Cards",
-    },
-    Feature {
-        code: 4,
-        name: "ATM",
-    },
-    Feature {
-        code: 5,
-        name: "Toilets",
-    },
-    Feature {
-        code: 6,
-        name: "Bottled Gas",
-    },
-    Feature {
-        code: 7,
-        name: "Trailer Hire",
-    },
-    Feature {
-        code: 8,
-        name: "EFTPOS",
-    },
-    Feature {
-        code: 9,
-        name: "Restaurant",
-    },
-    Feature {
-        code: 10,
-        name: "Carwash",
-    },
-    Feature {
-        code: 11,
-        name: "Workshop",
-    },
-    Feature {
-        code: 12,
-        name: "Air",
-    },
-    Feature {
-        code: 13,
-        name: "Water",
-    },
-    Feature {
-        code: 14,
-        name: "Ice",
-    },
-    Feature {
-        code: 15,
-        name: "Discount",
-    },
-    Feature {
-        code: 16,
-        name: "Voucher",
-    },
-    Feature {
-        code: 17,
-        name: "Bottled AdBlue",
-    },
-    Feature {
-        code: 18,
-        name: "Pumped AdBlue",
-    },
-    Feature {
-        code: 19,
-        name: "Truck Friendly",
-    },
-    Feature {
-        code: 20,
-        name: "Convenience Store",
-    },
-    Feature {
-        code: 21,
-        name: "Open 24 hours",
-    },
+    Feature { code: 1, name: "Credit Cards" },
+    Feature { code: 2, name: "Debit Cards" },
+    Feature { code: 3, name: "Fuel Cards" },
+    Feature { code: 4, name: "ATM" },
+    Feature { code: 5, name: "Toilets" },
+    Feature { code: 6, name: "Bottled Gas" },
+    Feature { code: 7, name: "Trailer Hire" },
+    Feature { code: 8, name: "EFTPOS" },
+    Feature { code: 9, name: "Restaurant" },
+    Feature { code: 10, name: "Carwash" },
+    Feature { code: 11, name: "Workshop" },
+    Feature { code: 12, name: "Air" },
+    Feature { code: 13, name: "Water" },
+    Feature { code: 14, name: "Ice" },
+    Feature { code: 15, name: "Discount" },
+    Feature { code: 16, name: "Voucher" },
+    Feature { code: 17, name: "Bottled AdBlue" },
+    Feature { code: 18, name: "Pumped AdBlue" },
+    Feature { code: 19, name: "Truck Friendly" },
+    Feature { code: 20, name: "Convenience Store" },
+    Feature { code: 21, name: "Open 24 hours" },
 ];
 
 pub fn feature(code: u8) -> Option<&'static Feature> {
@@ -393,22 +185,10 @@ pub struct Restriction {
 }
 
 pub const RESTRICTIONS: [Restriction; 4] = [
-    Restriction {
-        code: 1,
-        name: "Unmanned site (credit card charges may apply)",
-    },
-    Restriction {
-        code: 2,
-        name: "Entry Permit Required",
-    },
-    Restriction {
-        code: 3,
-        name: "Membership Required",
-    },
-    Restriction {
-        code: 4,
-        name: "Low Aromatic Fuel",
-    },
+    Restriction { code: 1, name: "Unmanned site (credit card charges may apply)" },
+    Restriction { code: 2, name: "Entry Permit Required" },
+    Restriction { code: 3, name: "Membership Required" },
+    Restriction { code: 4, name: "Low Aromatic Fuel" },
 ];
 
 pub fn restriction(code: u8) -> Option<&'static Restriction> {

@@ -21,20 +21,12 @@ pub fn station_key(street: &str, suburb: &str, latitude: f64, longitude: f64) ->
     let suburb = serde_json::Value::String(fold_text(suburb)).to_string();
     // Rust's `Display` for f64 is the shortest representation that round-trips and writes
     // whole numbers without a fraction, which is exactly the form the key needs.
-    format!(
-        "[{street},{suburb},{},{}]",
-        number(latitude),
-        number(longitude)
-    )
+    format!("[{street},{suburb},{},{}]", number(latitude), number(longitude))
 }
 
 fn number(value: f64) -> String {
     // -0 would print as "-0"; the key treats it as 0.
-    if value == 0.0 {
-        "0".to_string()
-    } else {
-        value.to_string()
-    }
+    if value == 0.0 { "0".to_string() } else { value.to_string() }
 }
 
 /// Lower-case hex SHA-256 of the key's UTF-8 bytes.
@@ -68,12 +60,7 @@ mod tests {
                 "238232d151f5f92bbce32951b828cb7fe4887fdc1ac868628c7ab33d4eda4e3b",
             ),
             (
-                station_key(
-                    "Lot 2 North West Coastal Hwy",
-                    "MEADOW",
-                    -26.816033,
-                    114.614261,
-                ),
+                station_key("Lot 2 North West Coastal Hwy", "MEADOW", -26.816033, 114.614261),
                 r#"["lot 2 north west coastal hwy","meadow",-26.816033,114.614261]"#,
                 "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe",
             ),
@@ -97,10 +84,7 @@ mod tests {
     #[test]
     fn coordinates_drop_trailing_zeroes() {
         let parsed: f64 = "-26.81603300".parse().expect("number");
-        assert_eq!(
-            station_key("a", "b", parsed, 115.0),
-            r#"["a","b",-26.816033,115]"#
-        );
+        assert_eq!(station_key("a", "b", parsed, 115.0), r#"["a","b",-26.816033,115]"#);
         assert_eq!(station_key("a", "b", -0.0, 0.0), r#"["a","b",0,0]"#);
     }
 
@@ -108,10 +92,6 @@ mod tests {
     fn id_shape() {
         let id = station_id("2026-09-29", &key_digest("x"));
         assert_eq!(id.len(), 10 + 1 + 64);
-        assert!(
-            id[11..]
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        );
+        assert!(id[11..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
     }
 }

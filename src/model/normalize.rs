@@ -52,9 +52,7 @@ fn coordinate(
     if !is_plain_decimal(text, true) {
         return Err(StationError::BadCoordinate(element));
     }
-    let number: f64 = text
-        .parse()
-        .map_err(|_| StationError::BadCoordinate(element))?;
+    let number: f64 = text.parse().map_err(|_| StationError::BadCoordinate(element))?;
     if !number.is_finite() || number.abs() > limit {
         return Err(StationError::BadCoordinate(element));
     }
@@ -157,10 +155,7 @@ mod tests {
         assert_eq!(s.phone, None);
         assert_eq!(s.notes.phone, None);
         assert_eq!(s.is_24_hours, None);
-        assert_eq!(
-            s.key,
-            r#"["21 watts st","wandering",-32.680596,116.675793]"#
-        );
+        assert_eq!(s.key, r#"["21 watts st","wandering",-32.680596,116.675793]"#);
     }
 
     #[test]

@@ -13,10 +13,7 @@ pub fn parse_restrictions(text: &str) -> Restrictions {
     let mut codes = Vec::new();
     let mut unclassified: Vec<String> = Vec::new();
     for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        match RESTRICTIONS
-            .iter()
-            .find(|r| r.name.eq_ignore_ascii_case(part))
-        {
+        match RESTRICTIONS.iter().find(|r| r.name.eq_ignore_ascii_case(part)) {
             Some(r) => codes.push(r.code),
             None => {
                 if !unclassified.iter().any(|u| u == part) {
@@ -27,10 +24,7 @@ pub fn parse_restrictions(text: &str) -> Restrictions {
     }
     codes.sort_unstable();
     codes.dedup();
-    Restrictions {
-        codes: (!codes.is_empty()).then_some(codes),
-        unclassified,
-    }
+    Restrictions { codes: (!codes.is_empty()).then_some(codes), unclassified }
 }
 
 #[cfg(test)]
@@ -39,14 +33,8 @@ mod tests {
 
     #[test]
     fn vectors() {
-        assert_eq!(
-            parse_restrictions("Membership Required;").codes,
-            Some(vec![3])
-        );
-        assert_eq!(
-            parse_restrictions("Unmanned site (credit card charges may apply);").codes,
-            Some(vec![1])
-        );
+        assert_eq!(parse_restrictions("Membership Required;").codes, Some(vec![3]));
+        assert_eq!(parse_restrictions("Unmanned site (credit card charges may apply);").codes, Some(vec![1]));
         let members = parse_restrictions("Members only;");
         assert_eq!(members.codes, None);
         assert_eq!(members.unclassified, vec!["Members only".to_string()]);

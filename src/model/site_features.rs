@@ -4,15 +4,8 @@
 use super::codes::{FEATURE_OPEN_24_HOURS, FEATURES};
 
 /// English weekday names in the order the API writes them.
-pub const WEEKDAYS: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
+pub const WEEKDAYS: [&str; 7] =
+    ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
 /// Opening hours per weekday (Monday first); `None` is an unknown day.
 pub type WeekHours = [Option<String>; 7];
@@ -75,11 +68,7 @@ pub fn parse_site_features(text: &str) -> SiteFeatures {
     }
     features.sort_unstable();
     features.dedup();
-    SiteFeatures {
-        features,
-        unclassified,
-        hours,
-    }
+    SiteFeatures { features, unclassified, hours }
 }
 
 /// Byte offset of the first whole word `Open`.
@@ -94,10 +83,8 @@ fn find_open(text: &str) -> Option<usize> {
 
 /// Known labels as word lists, longest first so the longest label wins.
 fn labels() -> Vec<(Vec<&'static str>, u8)> {
-    let mut labels: Vec<(Vec<&'static str>, u8)> = FEATURES
-        .iter()
-        .map(|f| (f.name.split_whitespace().collect(), f.code))
-        .collect();
+    let mut labels: Vec<(Vec<&'static str>, u8)> =
+        FEATURES.iter().map(|f| (f.name.split_whitespace().collect(), f.code)).collect();
     labels.sort_by_key(|l| std::cmp::Reverse(l.0.len()));
     labels
 }
@@ -110,10 +97,7 @@ fn classify_piece(piece: &str, features: &mut Vec<u8>, unclassified: &mut Vec<St
     while i < words.len() {
         let hit = labels.iter().find(|(label, _)| {
             words.len() - i >= label.len()
-                && label
-                    .iter()
-                    .zip(&words[i..])
-                    .all(|(l, w)| l.eq_ignore_ascii_case(w))
+                && label.iter().zip(&words[i..]).all(|(l, w)| l.eq_ignore_ascii_case(w))
         });
         match hit {
             Some((label, code)) => {
@@ -183,10 +167,7 @@ fn parse_hours_strict(text: &str) -> Option<Hours> {
         return Some(Hours::TwentyFourSeven);
     }
     let limited = days.iter().flatten().any(|d| d != WHOLE_DAY);
-    Some(Hours::Schedule {
-        days: Box::new(days),
-        limited,
-    })
+    Some(Hours::Schedule { days: Box::new(days), limited })
 }
 
 /// Split at commas that are followed by a day token (or range) and a colon.
@@ -219,8 +200,7 @@ fn parse_day_span(span: &str) -> Option<(usize, usize)> {
 /// Index (Monday = 0) of a full or three-letter English day name.
 fn weekday(token: &str) -> Option<usize> {
     WEEKDAYS.iter().position(|full| {
-        token.eq_ignore_ascii_case(full)
-            || (token.len() == 3 && token.eq_ignore_ascii_case(&full[..3]))
+        token.eq_ignore_ascii_case(full) || (token.len() == 3 && token.eq_ignore_ascii_case(&full[..3]))
     })
 }
 
@@ -228,8 +208,7 @@ fn parse_day_value(value: &str) -> Option<String> {
     if value == "-" || value.eq_ignore_ascii_case("closed") {
         return Some(CLOSED.to_string());
     }
-    let intervals: Option<Vec<String>> =
-        value.split(',').map(|i| parse_interval(i.trim())).collect();
+    let intervals: Option<Vec<String>> = value.split(',').map(|i| parse_interval(i.trim())).collect();
     let intervals = intervals?;
     if intervals.is_empty() {
         return None;
@@ -328,8 +307,7 @@ mod tests {
 
     #[test]
     fn vector_leading_space_run_together() {
-        let sf =
-            parse_site_features(" ATM Air Bottled Gas EFTPOS Fuel Cards Ice Water, Open 24 hours");
+        let sf = parse_site_features(" ATM Air Bottled Gas EFTPOS Fuel Cards Ice Water, Open 24 hours");
         assert_eq!(sf.features, vec![3, 4, 6, 8, 12, 13, 14, 21]);
         assert!(sf.unclassified.is_empty());
     }
@@ -340,10 +318,7 @@ mod tests {
             "Conditional Driveway Service, ATM Air Bottled AdBlue Pumped AdBlue Truck Friendly, Open 24 hours",
         );
         assert_eq!(sf.features, vec![4, 12, 17, 18, 19, 21]);
-        assert_eq!(
-            sf.unclassified,
-            vec!["Conditional Driveway Service".to_string()]
-        );
+        assert_eq!(sf.unclassified, vec!["Conditional Driveway Service".to_string()]);
     }
 
     #[test]
@@ -372,21 +347,13 @@ mod tests {
 
     #[test]
     fn conflicting_day_is_unparsed_but_repeat_is_fine() {
-        assert!(matches!(
-            parse_hours("Open Mon-Fri: 06:00-20:00, Mon: 07:00-20:00"),
-            Hours::Unparsed(_)
-        ));
-        assert!(matches!(
-            parse_hours("Open Mon-Fri: 06:00-20:00, Mon: 06:00-20:00"),
-            Hours::Schedule { .. }
-        ));
+        assert!(matches!(parse_hours("Open Mon-Fri: 06:00-20:00, Mon: 07:00-20:00"), Hours::Unparsed(_)));
+        assert!(matches!(parse_hours("Open Mon-Fri: 06:00-20:00, Mon: 06:00-20:00"), Hours::Schedule { .. }));
     }
 
     #[test]
     fn several_intervals_in_one_day() {
-        let d = days(&parse_hours(
-            "Open Monday: 06:00-12:00, 13:00-18:00, Tue: closed",
-        ));
+        let d = days(&parse_hours("Open Monday: 06:00-12:00, 13:00-18:00, Tue: closed"));
         assert_eq!(d[0].as_deref(), Some("06:00-12:00,13:00-18:00"));
         assert_eq!(d[1].as_deref(), Some(CLOSED));
     }

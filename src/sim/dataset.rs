@@ -122,9 +122,7 @@ const TOWNS: [(&str, f64, f64); 59] = [
 
 /// Region codes that receive generated stations (all but the metro codes 25–27).
 fn regional_codes() -> Vec<u8> {
-    (1..=63u8)
-        .filter(|c| is_region(*c) && !(25..=27).contains(c))
-        .collect()
+    (1..=63u8).filter(|c| is_region(*c) && !(25..=27).contains(c)).collect()
 }
 
 const STREETS: [&str; 16] = [
@@ -146,11 +144,7 @@ const STREETS: [&str; 16] = [
     "Hannan St",
 ];
 
-const DRIVEWAY: [&str; 3] = [
-    "Full Driveway Service",
-    "Conditional Driveway Service",
-    "Unmanned Station",
-];
+const DRIVEWAY: [&str; 3] = ["Full Driveway Service", "Conditional Driveway Service", "Unmanned Station"];
 
 const RESTRICTION_TEXTS: [&str; 4] = [
     "Unmanned site (credit card charges may apply);",
@@ -206,10 +200,7 @@ fn from_fixture(f: FixtureStation) -> SimStation {
     let mut products: Vec<u8> = f.prices.keys().filter_map(|k| k.parse().ok()).collect();
     products.sort_unstable();
     let fixed_prices = if f.fixed_prices {
-        f.prices
-            .iter()
-            .filter_map(|(k, v)| Some((k.parse().ok()?, v.clone())))
-            .collect()
+        f.prices.iter().filter_map(|(k, v)| Some((k.parse().ok()?, v.clone()))).collect()
     } else {
         BTreeMap::new()
     };
@@ -244,31 +235,15 @@ fn generate(index: usize, region: u8, town: (&str, f64, f64)) -> SimStation {
     let brand = if index < BRANDS.len() {
         BRANDS[index].name.to_string()
     } else {
-        const COMMON: [&str; 9] = [
-            "BP",
-            "Caltex",
-            "Shell",
-            "Puma",
-            "United",
-            "Ampol",
-            "Liberty",
-            "Independent",
-            "",
-        ];
+        const COMMON: [&str; 9] =
+            ["BP", "Caltex", "Shell", "Puma", "United", "Ampol", "Liberty", "Independent", ""];
         COMMON[pick(h("brand"), COMMON.len())].to_string()
     };
     let street = STREETS[pick(h("street"), STREETS.len())];
     let number = 1 + pick(h("number"), 480);
-    let address = if pick(h("lot"), 6) == 0 {
-        format!("Lot {number} {street}")
-    } else {
-        format!("{number} {street}")
-    };
-    let label = if brand.is_empty() {
-        "Roadhouse"
-    } else {
-        brand.as_str()
-    };
+    let address =
+        if pick(h("lot"), 6) == 0 { format!("Lot {number} {street}") } else { format!("{number} {street}") };
+    let label = if brand.is_empty() { "Roadhouse" } else { brand.as_str() };
     let trading_name = format!("{label} {}", title_case(town_name)) + &suffix(index);
 
     let jitter = |salt: &str| (pick(h(salt), 4001) as f64 - 2000.0) / 100_000.0;
@@ -277,17 +252,8 @@ fn generate(index: usize, region: u8, town: (&str, f64, f64)) -> SimStation {
 
     let phone = match pick(h("phone"), 7) {
         0 => String::new(),
-        1 => format!(
-            "04{:02} {:03} {:03}",
-            pick(h("m1"), 100),
-            pick(h("m2"), 1000),
-            pick(h("m3"), 1000)
-        ),
-        _ => format!(
-            "(08) 9{:03} {:04}",
-            pick(h("p1"), 1000),
-            pick(h("p2"), 10000)
-        ),
+        1 => format!("04{:02} {:03} {:03}", pick(h("m1"), 100), pick(h("m2"), 1000), pick(h("m3"), 1000)),
+        _ => format!("(08) 9{:03} {:04}", pick(h("p1"), 1000), pick(h("p2"), 10000)),
     };
 
     let (site_features, facilities, hours) = site_features(&h);
@@ -356,11 +322,8 @@ fn title_case(text: &str) -> String {
 /// A `site-features` text in the real grammar: optional driveway phrase, facilities run
 /// together alphabetically, then hours. Returns (whole text, facility part, hours part).
 fn site_features(h: &dyn Fn(&str) -> u64) -> (String, String, String) {
-    let mut labels: Vec<&str> = FEATURES
-        .iter()
-        .filter(|f| f.code != 21 && pick(h(f.name), 3) == 0)
-        .map(|f| f.name)
-        .collect();
+    let mut labels: Vec<&str> =
+        FEATURES.iter().filter(|f| f.code != 21 && pick(h(f.name), 3) == 0).map(|f| f.name).collect();
     labels.sort_unstable();
     let mut facilities = String::new();
     if pick(h("driveway"), 5) == 0 {
@@ -378,11 +341,7 @@ fn site_features(h: &dyn Fn(&str) -> u64) -> (String, String, String) {
         4 => "Open Mon-Sun: 06:00-22:00".to_string(),
         _ => String::new(),
     };
-    let text = if hours.is_empty() {
-        format!("{facilities}, ")
-    } else {
-        format!("{facilities}, {hours}")
-    };
+    let text = if hours.is_empty() { format!("{facilities}, ") } else { format!("{facilities}, {hours}") };
     (text, facilities, hours)
 }
 
@@ -433,11 +392,7 @@ impl SimStation {
         let remote = ((self.lat + 31.95).abs() + (self.lon - 115.86).abs()) * 25.0;
         let tenths = base_tenths(product) + station % 180 + daily % 90 + (remote * 10.0) as u64;
         let (whole, tenth) = (tenths / 10, tenths % 10);
-        Some(if tenth == 0 {
-            whole.to_string()
-        } else {
-            format!("{whole}.{tenth}")
-        })
+        Some(if tenth == 0 { whole.to_string() } else { format!("{whole}.{tenth}") })
     }
 
     /// Distance in km (equirectangular; plenty for "a few km").
@@ -462,18 +417,10 @@ mod tests {
         regions.sort_unstable();
         regions.dedup();
         assert_eq!(regions.len(), 62);
-        let e85 = data
-            .stations
-            .iter()
-            .filter(|s| s.products.contains(&10))
-            .count();
+        let e85 = data.stations.iter().filter(|s| s.products.contains(&10)).count();
         assert!((10..=14).contains(&e85), "{e85} E85 stations");
         for b in BRANDS {
-            assert!(
-                data.stations.iter().any(|s| s.brand_code == b.code),
-                "brand {}",
-                b.name
-            );
+            assert!(data.stations.iter().any(|s| s.brand_code == b.code), "brand {}", b.name);
         }
     }
 

@@ -49,10 +49,7 @@ pub struct Faults {
 
 impl Faults {
     pub fn is_empty(&self) -> bool {
-        self.status.is_none()
-            && self.delay_ms.is_none()
-            && self.slow_body_ms.is_none()
-            && self.mode.is_none()
+        self.status.is_none() && self.delay_ms.is_none() && self.slow_body_ms.is_none() && self.mode.is_none()
     }
 
     /// Whether a request for `product` is affected (before counting `times`).

@@ -85,12 +85,7 @@ pub struct FeedItem<'a> {
 }
 
 /// Stations and prices for a query at `now`, sorted by price as the real feed is.
-pub fn select<'a>(
-    data: &'a Dataset,
-    q: &SimQuery,
-    date: Date,
-    now: Timestamp,
-) -> Vec<FeedItem<'a>> {
+pub fn select<'a>(data: &'a Dataset, q: &SimQuery, date: Date, now: Timestamp) -> Vec<FeedItem<'a>> {
     if q.unreadable || (q.day == Day::Tomorrow && !tomorrow_published(now)) {
         return Vec::new();
     }
@@ -101,18 +96,12 @@ pub fn select<'a>(
         .filter(|s| q.brand.is_none_or(|b| s.brand_code == b))
         .filter(|s| q.region.is_none_or(|r| s.region == r))
         .filter(|s| in_area(s))
-        .filter_map(|s| {
-            Some(FeedItem {
-                price: s.price_text(q.product, date)?,
-                station: s,
-            })
-        })
+        .filter_map(|s| Some(FeedItem { price: s.price_text(q.product, date)?, station: s }))
         .collect();
     items.sort_by(|a, b| {
         let pa: f64 = a.price.parse().unwrap_or(f64::MAX);
         let pb: f64 = b.price.parse().unwrap_or(f64::MAX);
-        pa.total_cmp(&pb)
-            .then_with(|| a.station.trading_name.cmp(&b.station.trading_name))
+        pa.total_cmp(&pb).then_with(|| a.station.trading_name.cmp(&b.station.trading_name))
     });
     items
 }
@@ -172,9 +161,7 @@ fn title_words(s: &str) -> String {
         .map(|w| {
             let lower = w.to_lowercase();
             let mut c = lower.chars();
-            c.next()
-                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                .unwrap_or_default()
+            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -192,11 +179,7 @@ pub fn render(
         Some(FaultMode::WrongDate) => date.yesterday().unwrap_or(date),
         _ => date,
     };
-    let items: &[FeedItem<'_>] = if mode == Some(FaultMode::Empty) {
-        &[]
-    } else {
-        items
-    };
+    let items: &[FeedItem<'_>] = if mode == Some(FaultMode::Empty) { &[] } else { items };
     let mut out = String::with_capacity(400 + items.len() * 900);
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n");
     if mode == Some(FaultMode::Doctype) {
@@ -206,9 +189,7 @@ pub fn render(
     let perth = perth_now(now);
     out.push_str("<rss version=\"2.0\"><channel><title>FuelWatch Prices For ");
     escape(&mut out, &scope);
-    out.push_str(
-        "</title><ttl>720</ttl><link>https://www.fuelwatch.wa.gov.au/</link><description>",
-    );
+    out.push_str("</title><ttl>720</ttl><link>https://www.fuelwatch.wa.gov.au/</link><description>");
     let _ = write!(out, "{} - ", date.strftime("%d/%m/%Y"));
     escape(&mut out, &scope);
     if mode == Some(FaultMode::Oversize) {

@@ -99,9 +99,7 @@ impl SimState {
     /// The faults that apply to this request, consuming one use of a limited rule.
     fn take_faults(&self, product: Option<u8>) -> Option<Faults> {
         let mut rules = lock(&self.faults);
-        let rule = rules
-            .iter_mut()
-            .find(|f| !f.is_empty() && f.applies_to(product) && f.times != Some(0))?;
+        let rule = rules.iter_mut().find(|f| !f.is_empty() && f.applies_to(product) && f.times != Some(0))?;
         if let Some(n) = rule.times {
             rule.times = Some(n - 1);
         }
@@ -136,34 +134,20 @@ async fn feed_handler(
     {
         let mut log = lock(&state.log);
         let seq = log.len() as u64 + 1;
-        let user_agent = headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        log.push(LoggedRequest {
-            seq,
-            query: query.clone(),
-            user_agent,
-        });
+        let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_string);
+        log.push(LoggedRequest { seq, query: query.clone(), user_agent });
     }
-    let faults = state
-        .take_faults(SimQuery::product_hint(&query))
-        .unwrap_or_default();
+    let faults = state.take_faults(SimQuery::product_hint(&query)).unwrap_or_default();
     if let Some(delay) = faults.delay() {
         tokio::time::sleep(delay).await;
     }
     if let Some(status) = faults.status {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = (
-            status,
-            [(header::CONTENT_TYPE, "text/html")],
-            "<html><body>Request refused</body></html>",
-        )
-            .into_response();
+        let mut response =
+            (status, [(header::CONTENT_TYPE, "text/html")], "<html><body>Request refused</body></html>")
+                .into_response();
         if let Some(secs) = faults.retry_after {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         return response;
     }
@@ -197,10 +181,7 @@ struct RequestLog {
 
 async fn list_requests(State(state): State<Arc<SimState>>) -> axum::Json<RequestLog> {
     let requests = state.requests();
-    axum::Json(RequestLog {
-        count: requests.len(),
-        requests,
-    })
+    axum::Json(RequestLog { count: requests.len(), requests })
 }
 
 async fn clear_requests(State(state): State<Arc<SimState>>) -> StatusCode {
@@ -241,11 +222,7 @@ pub struct SimHandle {
 
 impl SimHandle {
     /// Start an origin on `listen` (port 0 for a random port).
-    pub async fn spawn(
-        listen: SocketAddr,
-        clock: SharedClock,
-        faults: Faults,
-    ) -> std::io::Result<Self> {
+    pub async fn spawn(listen: SocketAddr, clock: SharedClock, faults: Faults) -> std::io::Result<Self> {
         let state = SimState::new(clock, faults).map_err(std::io::Error::other)?;
         let listener = TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
@@ -259,12 +236,7 @@ impl SimHandle {
                 tracing::error!(error = %e, "simulated source stopped");
             }
         });
-        Ok(Self {
-            addr,
-            state,
-            shutdown: Some(tx),
-            task: Some(task),
-        })
+        Ok(Self { addr, state, shutdown: Some(tx), task: Some(task) })
     }
 
     /// The feed URL, to pass as `--source-url`.

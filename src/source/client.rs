@@ -59,14 +59,7 @@ pub struct SourceRequest {
 impl SourceRequest {
     /// An unfiltered catalogue extract of one product.
     pub fn extract(product: u8, day: Day) -> Self {
-        Self {
-            product,
-            brand: None,
-            region: None,
-            suburb: None,
-            surrounding: None,
-            day,
-        }
+        Self { product, brand: None, region: None, suburb: None, surrounding: None, day }
     }
 
     /// Query parameters in the origin's spelling.
@@ -129,10 +122,7 @@ impl SourceClient {
         let bodies = self.fetch_all(requests).await?;
         let mut components = Vec::with_capacity(bodies.len());
         for (request, body) in requests.iter().zip(&bodies) {
-            components.push(Component {
-                product: request.product,
-                feed: rss::parse(body)?,
-            });
+            components.push(Component { product: request.product, feed: rss::parse(body)? });
         }
         validate(&components, expected)
     }
@@ -145,19 +135,14 @@ impl SourceClient {
         let work = futures::stream::iter(requests.iter().enumerate())
             .map(|(i, request)| {
                 let combined = combined.clone();
-                async move {
-                    self.fetch_one(request, &combined, deadline)
-                        .await
-                        .map(|body| (i, body))
-                }
+                async move { self.fetch_one(request, &combined, deadline).await.map(|body| (i, body)) }
             })
             .buffer_unordered(self.limits.max_in_flight.max(1))
             .try_collect::<Vec<(usize, String)>>();
         let mut bodies = match tokio::time::timeout_at(deadline, work).await {
             Ok(result) => result?,
             Err(_) => {
-                metrics::counter!("wafuel_source_requests_total", "outcome" => "timeout")
-                    .increment(1);
+                metrics::counter!("wafuel_source_requests_total", "outcome" => "timeout").increment(1);
                 return Err(SourceError::timeout());
             }
         };
@@ -177,14 +162,12 @@ impl SourceClient {
             let failure = match outcome {
                 Attempt::Done(result) => {
                     let label = if result.is_ok() { "ok" } else { "rejected" };
-                    metrics::counter!("wafuel_source_requests_total", "outcome" => label)
-                        .increment(1);
+                    metrics::counter!("wafuel_source_requests_total", "outcome" => label).increment(1);
                     return result;
                 }
                 Attempt::Retryable(failure) => failure,
             };
-            metrics::counter!("wafuel_source_requests_total", "outcome" => "retryable")
-                .increment(1);
+            metrics::counter!("wafuel_source_requests_total", "outcome" => "retryable").increment(1);
             if attempt >= self.limits.max_attempts {
                 return Err(failure.into_error());
             }
@@ -206,12 +189,8 @@ impl SourceClient {
     async fn attempt(&self, request: &SourceRequest, combined: &AtomicUsize) -> Attempt {
         let mut url = self.url.clone();
         url.query_pairs_mut().clear().extend_pairs(request.query());
-        let sent = self
-            .http
-            .get(url)
-            .header(ACCEPT, "application/rss+xml, application/xml, text/xml")
-            .send()
-            .await;
+        let sent =
+            self.http.get(url).header(ACCEPT, "application/rss+xml, application/xml, text/xml").send().await;
         let mut response = match sent {
             Ok(r) => r,
             Err(e) => return Attempt::Retryable(Failure::network(&e)),
@@ -239,23 +218,16 @@ impl SourceClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
         if declared.is_some_and(|n| n > cap)
-            && response
-                .headers()
-                .get(reqwest::header::CONTENT_ENCODING)
-                .is_none()
+            && response.headers().get(reqwest::header::CONTENT_ENCODING).is_none()
         {
-            return Attempt::Done(Err(SourceError::too_large(format!(
-                "declared {declared:?} bytes"
-            ))));
+            return Attempt::Done(Err(SourceError::too_large(format!("declared {declared:?} bytes"))));
         }
         let mut body: Vec<u8> = Vec::with_capacity(declared.unwrap_or(64 * 1024).min(cap));
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
                     if body.len() + chunk.len() > cap {
-                        return Attempt::Done(Err(SourceError::too_large(format!(
-                            "more than {cap} bytes"
-                        ))));
+                        return Attempt::Done(Err(SourceError::too_large(format!("more than {cap} bytes"))));
                     }
                     let total = combined.fetch_add(chunk.len(), Ordering::SeqCst) + chunk.len();
                     if total > self.limits.max_combined_bytes {
@@ -286,10 +258,7 @@ pub fn decode_body(mut body: Vec<u8>) -> Result<String, SourceError> {
         return Err(SourceError::empty_response());
     }
     String::from_utf8(body).map_err(|e| {
-        SourceError::invalid_encoding(format!(
-            "invalid UTF-8 at byte {}",
-            e.utf8_error().valid_up_to()
-        ))
+        SourceError::invalid_encoding(format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()))
     })
 }
 
@@ -308,11 +277,7 @@ struct Failure {
 impl Failure {
     fn network(e: &reqwest::Error) -> Self {
         // The error text may carry the URL; it goes to logs only, never to a client.
-        Self {
-            retry_after: None,
-            reason: format!("network error: {e}"),
-            network: true,
-        }
+        Self { retry_after: None, reason: format!("network error: {e}"), network: true }
     }
 
     fn into_error(self) -> SourceError {
@@ -331,16 +296,8 @@ mod tests {
 
     #[test]
     fn bodies_are_strict_utf8() {
-        assert_eq!(
-            decode_body(b"\xEF\xBB\xBF<rss/>".to_vec()).expect("bom stripped"),
-            "<rss/>"
-        );
-        assert_eq!(
-            decode_body(b"<a>\xC3\x28</a>".to_vec())
-                .expect_err("bad")
-                .code,
-            ErrorCode::InvalidFeed
-        );
+        assert_eq!(decode_body(b"\xEF\xBB\xBF<rss/>".to_vec()).expect("bom stripped"), "<rss/>");
+        assert_eq!(decode_body(b"<a>\xC3\x28</a>".to_vec()).expect_err("bad").code, ErrorCode::InvalidFeed);
         assert_eq!(
             decode_body(Vec::new()).expect_err("empty").detail,
             crate::error_code::detail::EMPTY_RESPONSE
@@ -357,20 +314,7 @@ mod tests {
             surrounding: Some(false),
             day: Day::Tomorrow,
         };
-        let q: Vec<String> = r
-            .query()
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        assert_eq!(
-            q,
-            [
-                "Product=2",
-                "Brand=5",
-                "Suburb=MOUNT LAWLEY",
-                "Surrounding=no",
-                "Day=tomorrow"
-            ]
-        );
+        let q: Vec<String> = r.query().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(q, ["Product=2", "Brand=5", "Suburb=MOUNT LAWLEY", "Surrounding=no", "Day=tomorrow"]);
     }
 }

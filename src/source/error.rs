@@ -15,12 +15,7 @@ pub struct SourceError {
 
 impl SourceError {
     fn new(code: ErrorCode, detail: &'static str, reason: impl Into<String>) -> Self {
-        Self {
-            code,
-            detail,
-            retry_after: None,
-            reason: reason.into(),
-        }
+        Self { code, detail, retry_after: None, reason: reason.into() }
     }
 
     pub fn invalid_feed(reason: impl Into<String>) -> Self {
@@ -52,11 +47,7 @@ impl SourceError {
     }
 
     pub fn combined_too_large(reason: impl Into<String>) -> Self {
-        Self::new(
-            ErrorCode::ResponseTooLarge,
-            detail::COMBINED_TOO_LARGE,
-            reason,
-        )
+        Self::new(ErrorCode::ResponseTooLarge, detail::COMBINED_TOO_LARGE, reason)
     }
 
     pub fn too_many_quotes(reason: impl Into<String>) -> Self {
@@ -70,27 +61,15 @@ impl SourceError {
     pub fn unavailable(retry_after: Option<u32>, reason: impl Into<String>) -> Self {
         Self {
             retry_after,
-            ..Self::new(
-                ErrorCode::UpstreamUnavailable,
-                detail::UPSTREAM_UNAVAILABLE,
-                reason,
-            )
+            ..Self::new(ErrorCode::UpstreamUnavailable, detail::UPSTREAM_UNAVAILABLE, reason)
         }
     }
 
     pub fn unreachable(reason: impl Into<String>) -> Self {
-        Self::new(
-            ErrorCode::UpstreamUnavailable,
-            detail::UPSTREAM_UNREACHABLE,
-            reason,
-        )
+        Self::new(ErrorCode::UpstreamUnavailable, detail::UPSTREAM_UNREACHABLE, reason)
     }
 
     pub fn timeout() -> Self {
-        Self::new(
-            ErrorCode::UpstreamTimeout,
-            detail::UPSTREAM_TIMEOUT,
-            "shared source deadline passed",
-        )
+        Self::new(ErrorCode::UpstreamTimeout, detail::UPSTREAM_TIMEOUT, "shared source deadline passed")
     }
 }

@@ -75,12 +75,9 @@ pub fn parse(text: &str) -> Result<Feed, SourceError> {
         items: Vec::new(),
     };
     loop {
-        let event = reader.read_event().map_err(|e| {
-            bad(format!(
-                "not well-formed XML at byte {}: {e}",
-                reader.error_position()
-            ))
-        })?;
+        let event = reader
+            .read_event()
+            .map_err(|e| bad(format!("not well-formed XML at byte {}: {e}", reader.error_position())))?;
         match event {
             Event::Eof => break,
             Event::DocType(_) => return Err(bad("DOCTYPE declarations are not accepted")),
@@ -99,18 +96,16 @@ pub fn parse(text: &str) -> Result<Feed, SourceError> {
                 p.text(&raw)?;
             }
             Event::GeneralRef(r) => {
-                let resolved = match r
-                    .resolve_char_ref()
-                    .map_err(|e| bad(format!("bad character reference: {e}")))?
-                {
-                    Some(c) => c.to_string(),
-                    None => {
-                        let name = r.xml10_content();
-                        resolve_predefined_entity(&name)
-                            .ok_or_else(|| bad(format!("undeclared entity &{name};")))?
-                            .to_string()
-                    }
-                };
+                let resolved =
+                    match r.resolve_char_ref().map_err(|e| bad(format!("bad character reference: {e}")))? {
+                        Some(c) => c.to_string(),
+                        None => {
+                            let name = r.xml10_content();
+                            resolve_predefined_entity(&name)
+                                .ok_or_else(|| bad(format!("undeclared entity &{name};")))?
+                                .to_string()
+                        }
+                    };
                 p.text(&resolved)?;
             }
         }
@@ -337,34 +332,21 @@ mod tests {
     fn item_limit() {
         let item = "<item><title>x</title></item>";
         let at_limit = format!("<rss><channel>{}</channel></rss>", item.repeat(MAX_ITEMS));
-        assert_eq!(
-            parse(&at_limit).expect("5000 is fine").items.len(),
-            MAX_ITEMS
-        );
-        let over = format!(
-            "<rss><channel>{}</channel></rss>",
-            item.repeat(MAX_ITEMS + 1)
-        );
+        assert_eq!(parse(&at_limit).expect("5000 is fine").items.len(), MAX_ITEMS);
+        let over = format!("<rss><channel>{}</channel></rss>", item.repeat(MAX_ITEMS + 1));
         assert_eq!(rejects(&over).code, ErrorCode::ResponseTooLarge);
     }
 
     #[test]
     fn char_references_and_cdata() {
-        let feed = parse(
-            "<rss><channel><item><title>&#65;&#x42;<![CDATA[<C>]]></title></item></channel></rss>",
-        )
-        .expect("parses");
+        let feed =
+            parse("<rss><channel><item><title>&#65;&#x42;<![CDATA[<C>]]></title></item></channel></rss>")
+                .expect("parses");
         assert_eq!(feed.items[0].title.as_deref(), Some("AB<C>"));
     }
 
     #[test]
     fn empty_channel_is_an_empty_feed() {
-        assert_eq!(
-            parse("<rss version=\"2.0\"><channel/></rss>")
-                .expect("parses")
-                .items
-                .len(),
-            0
-        );
+        assert_eq!(parse("<rss version=\"2.0\"><channel/></rss>").expect("parses").items.len(), 0);
     }
 }

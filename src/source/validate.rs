@@ -30,9 +30,7 @@ pub struct Component {
 pub fn validate(components: &[Component], expected: Date) -> Result<Vec<Quote>, SourceError> {
     let total: usize = components.iter().map(|c| c.feed.items.len()).sum();
     if total > MAX_COMBINED_QUOTES {
-        return Err(SourceError::too_many_quotes(format!(
-            "{total} quotes in one selection"
-        )));
+        return Err(SourceError::too_many_quotes(format!("{total} quotes in one selection")));
     }
     let expected_text = expected.to_string();
     let mut quotes: Vec<Quote> = Vec::with_capacity(total);
@@ -50,8 +48,8 @@ pub fn validate(components: &[Component], expected: Date) -> Result<Vec<Quote>, 
             let price_text = item.price.as_deref().map(str::trim).unwrap_or("");
             let price = parse_price(price_text)
                 .ok_or_else(|| SourceError::invalid_feed(at(format!("price {price_text:?}"))))?;
-            let station = normalize_station(item)
-                .map_err(|e| SourceError::invalid_feed(at(e.to_string())))?;
+            let station =
+                normalize_station(item).map_err(|e| SourceError::invalid_feed(at(e.to_string())))?;
             match seen.entry((component.product, station.key.clone())) {
                 Entry::Occupied(existing) => {
                     let first = &quotes[*existing.get()];
@@ -110,21 +108,15 @@ mod tests {
     }
 
     fn one(product: u8, items: Vec<SourceRecord>) -> Component {
-        Component {
-            product,
-            feed: Feed { items },
-        }
+        Component { product, feed: Feed { items } }
     }
 
     const DAY: Date = date(2026, 9, 29);
 
     #[test]
     fn accepts_good_quotes() {
-        let quotes = validate(
-            &[one(1, vec![item("179", "1 A St"), item("180.9", "2 A St")])],
-            DAY,
-        )
-        .expect("valid");
+        let quotes =
+            validate(&[one(1, vec![item("179", "1 A St"), item("180.9", "2 A St")])], DAY).expect("valid");
         assert_eq!(quotes.len(), 2);
         assert_eq!(quotes[0].price, 179.0);
         assert_eq!(quotes[1].price_text, "180.9");
@@ -143,9 +135,7 @@ mod tests {
 
     #[test]
     fn bad_prices_reject() {
-        for price in [
-            "0", "0.0", "10000.1", "-1", "1e2", "", " ", "12,5", "NaN", "abc",
-        ] {
+        for price in ["0", "0.0", "10000.1", "-1", "1e2", "", " ", "12,5", "NaN", "abc"] {
             let e = validate(&[one(1, vec![item(price, "1 A St")])], DAY).expect_err(price);
             assert_eq!(e.code, ErrorCode::InvalidFeed, "{price}");
         }
@@ -162,57 +152,32 @@ mod tests {
         let mut far = item("179", "1 A St");
         far.longitude = Some("180.5".into());
         for bad in [no_name, no_lat, far] {
-            assert_eq!(
-                validate(&[one(1, vec![bad])], DAY).expect_err("bad").code,
-                ErrorCode::InvalidFeed
-            );
+            assert_eq!(validate(&[one(1, vec![bad])], DAY).expect_err("bad").code, ErrorCode::InvalidFeed);
         }
     }
 
     #[test]
     fn conflicts_reject_and_duplicates_collapse() {
-        let dup = validate(
-            &[one(
-                1,
-                vec![item("179", "1 A St"), item("179.0", "1  a st")],
-            )],
-            DAY,
-        )
-        .expect("identical");
+        let dup = validate(&[one(1, vec![item("179", "1 A St"), item("179.0", "1  a st")])], DAY)
+            .expect("identical");
         assert_eq!(dup.len(), 1);
-        let e = validate(
-            &[one(1, vec![item("179", "1 A St"), item("180", "1 A St")])],
-            DAY,
-        )
-        .expect_err("conflict");
+        let e = validate(&[one(1, vec![item("179", "1 A St"), item("180", "1 A St")])], DAY)
+            .expect_err("conflict");
         assert_eq!(e.detail, detail::CONFLICTING_QUOTES);
         // Across components of one selection (e.g. two brand requests for one product).
-        let e = validate(
-            &[
-                one(1, vec![item("179", "1 A St")]),
-                one(1, vec![item("181", "1 A St")]),
-            ],
-            DAY,
-        )
-        .expect_err("cross-component conflict");
+        let e = validate(&[one(1, vec![item("179", "1 A St")]), one(1, vec![item("181", "1 A St")])], DAY)
+            .expect_err("cross-component conflict");
         assert_eq!(e.code, ErrorCode::InvalidFeed);
         // The same station for another product is not a conflict.
-        let two = validate(
-            &[
-                one(1, vec![item("179", "1 A St")]),
-                one(4, vec![item("199", "1 A St")]),
-            ],
-            DAY,
-        )
-        .expect("two products");
+        let two = validate(&[one(1, vec![item("179", "1 A St")]), one(4, vec![item("199", "1 A St")])], DAY)
+            .expect("two products");
         assert_eq!(two.len(), 2);
     }
 
     #[test]
     fn too_many_quotes() {
-        let items: Vec<SourceRecord> = (0..=MAX_COMBINED_QUOTES / 2)
-            .map(|i| item("179", &format!("{i} A St")))
-            .collect();
+        let items: Vec<SourceRecord> =
+            (0..=MAX_COMBINED_QUOTES / 2).map(|i| item("179", &format!("{i} A St"))).collect();
         let e = validate(&[one(1, items.clone()), one(2, items)], DAY).expect_err("too many");
         assert_eq!(e.code, ErrorCode::ResponseTooLarge);
     }

@@ -19,27 +19,18 @@ fn quotes(name: &str, day: Date) -> Vec<Quote> {
 }
 
 fn find<'a>(quotes: &'a [Quote], trading_name: &str) -> &'a Quote {
-    quotes
-        .iter()
-        .find(|q| q.station.trading_name == trading_name)
-        .expect("station present")
+    quotes.iter().find(|q| q.station.trading_name == trading_name).expect("station present")
 }
 
 #[test]
 fn statewide_2026_excerpt() {
-    let q = quotes(
-        "2026-09-29_statewide-excerpt_product-1.xml",
-        date(2026, 9, 29),
-    );
+    let q = quotes("2026-09-29_statewide-excerpt_product-1.xml", date(2026, 9, 29));
     assert_eq!(q.len(), 3);
     let billabong = find(&q, "Billabong Roadhouse");
     let s = &billabong.station;
     assert_eq!(billabong.price, 195.0);
     assert_eq!(billabong.price_text, "195.0");
-    assert_eq!(
-        s.digest,
-        "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe"
-    );
+    assert_eq!(s.digest, "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe");
     assert_eq!(s.brand, 15);
     assert_eq!(s.suburb, "MEADOW");
     assert_eq!(s.street, "Lot 2 North West Coastal Hwy");
@@ -60,10 +51,7 @@ fn statewide_2026_excerpt() {
     assert_eq!(wandering.open_hours, None);
 
     let meeka = find(&q, "Meekatharra Corner Store");
-    assert_eq!(
-        meeka.station.digest,
-        "294ed847a15de8a8305c548cece119542e625a89897cd82290470f7df5ec0a8e"
-    );
+    assert_eq!(meeka.station.digest, "294ed847a15de8a8305c548cece119542e625a89897cd82290470f7df5ec0a8e");
     assert_eq!(meeka.station.phone.as_deref(), Some("+61899811151"));
     assert_eq!(meeka.station.brand, 5);
     assert_eq!(meeka.price, 212.9);
@@ -93,34 +81,20 @@ fn default_2019_feed() {
         }
     }
     // The 12 empty phones are absent, not notes.
-    assert_eq!(
-        q.iter()
-            .filter(|x| x.station.phone.is_none() && x.station.notes.phone.is_none())
-            .count(),
-        12
-    );
+    assert_eq!(q.iter().filter(|x| x.station.phone.is_none() && x.station.notes.phone.is_none()).count(), 12);
     // Latitude written as a bare integer.
     assert!(q.iter().any(|x| x.station.legacy.latitude == "-32"));
     let brands_unmapped = q.iter().filter(|x| x.station.brand == 0).count();
-    assert!(
-        brands_unmapped > 0,
-        "Caltex Woolworths and Coles Express have no code"
-    );
+    assert!(brands_unmapped > 0, "Caltex Woolworths and Coles Express have no code");
 }
 
 #[test]
 fn ellenbrook_2022_response() {
     let text = fixture("2022-12-05_suburb-ellenbrook_surrounding-yes_product-1.xml");
     assert!(text.contains("?>\r\n<rss"));
-    let q = quotes(
-        "2022-12-05_suburb-ellenbrook_surrounding-yes_product-1.xml",
-        date(2022, 12, 5),
-    );
+    let q = quotes("2022-12-05_suburb-ellenbrook_surrounding-yes_product-1.xml", date(2022, 12, 5));
     assert_eq!(q.len(), 14);
-    let whole = q
-        .iter()
-        .find(|x| x.price_text == "179")
-        .expect("whole-cent price");
+    let whole = q.iter().find(|x| x.price_text == "179").expect("whole-cent price");
     assert_eq!(whole.price, 179.0);
     let united = &find(&q, "United Ellenbrook").station;
     assert_eq!(united.features, vec![4, 5, 6, 7, 8, 12, 13, 14]);
@@ -139,18 +113,17 @@ fn ellenbrook_2022_response() {
 
 #[test]
 fn malformed_copy_is_rejected_not_repaired() {
-    let err = rss::parse(&fixture("malformed_2020-12-30_unescaped-ampersand.xml"))
-        .expect_err("raw ampersand");
+    let err =
+        rss::parse(&fixture("malformed_2020-12-30_unescaped-ampersand.xml")).expect_err("raw ampersand");
     assert_eq!(err.code, ErrorCode::InvalidFeed);
 }
 
 #[test]
 fn the_2020_extraction_normalises() {
     // Not RSS: one consumer's JSON of all seven products. Its stations still normalise.
-    let raw: serde_json::Value = serde_json::from_str(&fixture(
-        "2020-12_metro_products-1-2-4-5-6-10-11_yesterday-today.json",
-    ))
-    .expect("json");
+    let raw: serde_json::Value =
+        serde_json::from_str(&fixture("2020-12_metro_products-1-2-4-5-6-10-11_yesterday-today.json"))
+            .expect("json");
     let mut counts = Vec::new();
     let days = raw.as_array().expect("days");
     for product in days[0].as_array().expect("products") {
@@ -170,10 +143,7 @@ fn the_2020_extraction_normalises() {
             };
             let station = normalize_station(&record).expect("normalises");
             assert_eq!(station.digest.len(), 64);
-            assert!(
-                wafuel::source::validate::parse_price(record.price.as_deref().unwrap_or(""))
-                    .is_some()
-            );
+            assert!(wafuel::source::validate::parse_price(record.price.as_deref().unwrap_or("")).is_some());
         }
     }
     assert_eq!(counts, vec![396, 314, 219, 125, 380, 8, 226]);

@@ -13,9 +13,7 @@ use wafuel::source::rss;
 use crate::support::*;
 
 fn items(text: &str) -> Vec<SourceRecord> {
-    rss::parse(text)
-        .expect("the simulated feed is valid RSS")
-        .items
+    rss::parse(text).expect("the simulated feed is valid RSS").items
 }
 
 /// The `<item>…</item>` of the station with this trading name.
@@ -36,16 +34,10 @@ async fn statewide_product_1_has_about_940_items() {
     let feed = items(&text);
     assert!((900..=960).contains(&feed.len()), "{} items", feed.len());
     // Not a timing assertion on the test's outcome, just a sanity note in the output.
-    println!(
-        "Product=1: {} items, {} bytes in {took:?}",
-        feed.len(),
-        text.len()
-    );
+    println!("Product=1: {} items, {} bytes in {took:?}", feed.len(), text.len());
     // Sorted by price, as the real feed is.
-    let prices: Vec<f64> = feed
-        .iter()
-        .map(|i| i.price.as_deref().unwrap_or("0").parse().expect("price"))
-        .collect();
+    let prices: Vec<f64> =
+        feed.iter().map(|i| i.price.as_deref().unwrap_or("0").parse().expect("price")).collect();
     assert!(prices.windows(2).all(|w| w[0] <= w[1]));
     assert_eq!(sim.state.request_count(), 1);
     assert_eq!(sim.state.requests()[0].query, "Product=1");
@@ -57,24 +49,19 @@ async fn fixture_stations_keep_their_real_bytes() {
     let ours = get_text(&sim, "Product=1").await;
     let real = std::fs::read_to_string("tests/fixtures/2026-09-29_statewide-excerpt_product-1.xml")
         .expect("fixture");
-    for name in [
-        "Billabong Roadhouse",
-        "Shire of Wandering",
-        "Meekatharra Corner Store",
-    ] {
+    for name in ["Billabong Roadhouse", "Shire of Wandering", "Meekatharra Corner Store"] {
         assert_eq!(item_bytes(&ours, name), item_bytes(&real, name), "{name}");
     }
     // The document's own quirks.
-    assert!(ours.starts_with(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n<rss version=\"2.0\"><channel><title>"
-    ));
+    assert!(
+        ours.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n<rss version=\"2.0\"><channel><title>"
+        )
+    );
     assert!(ours.ends_with("</channel></rss>\r\n"));
     assert!(ours.contains("<phone />"));
     assert!(ours.contains("&amp;"), "entities in names");
-    let whole = items(&ours)
-        .iter()
-        .filter(|i| !i.price.as_deref().unwrap_or(".").contains('.'))
-        .count();
+    let whole = items(&ours).iter().filter(|i| !i.price.as_deref().unwrap_or(".").contains('.')).count();
     assert!(whole > 0, "whole-cent prices are written without decimals");
 }
 
@@ -83,28 +70,14 @@ async fn ellenbrook_matches_the_2022_response_field_for_field() {
     let sim = origin(Faults::default()).await;
     let ours = items(&get_text(&sim, "Suburb=Ellenbrook&Surrounding=yes&Product=1").await);
     let real = items(
-        &std::fs::read_to_string(
-            "tests/fixtures/2022-12-05_suburb-ellenbrook_surrounding-yes_product-1.xml",
-        )
-        .expect("fixture"),
+        &std::fs::read_to_string("tests/fixtures/2022-12-05_suburb-ellenbrook_surrounding-yes_product-1.xml")
+            .expect("fixture"),
     );
-    let names = |v: &[SourceRecord]| {
-        v.iter()
-            .filter_map(|i| i.trading_name.clone())
-            .collect::<BTreeSet<_>>()
-    };
+    let names = |v: &[SourceRecord]| v.iter().filter_map(|i| i.trading_name.clone()).collect::<BTreeSet<_>>();
     // Every real station of that answer is in ours (the simulated area may hold a few more).
-    assert!(
-        names(&real).is_subset(&names(&ours)),
-        "{:?} vs {:?}",
-        names(&real),
-        names(&ours)
-    );
+    assert!(names(&real).is_subset(&names(&ours)), "{:?} vs {:?}", names(&real), names(&ours));
     for r in &real {
-        let o = ours
-            .iter()
-            .find(|o| o.trading_name == r.trading_name)
-            .expect("present");
+        let o = ours.iter().find(|o| o.trading_name == r.trading_name).expect("present");
         assert_eq!(
             (
                 &o.description,
@@ -136,16 +109,9 @@ async fn suburb_surrounding_and_exact() {
     let sim = origin(Faults::default()).await;
     let exact = items(&get_text(&sim, "Suburb=ELLENBROOK&Surrounding=no").await);
     assert!(!exact.is_empty());
-    assert!(
-        exact
-            .iter()
-            .all(|i| i.location.as_deref() == Some("ELLENBROOK"))
-    );
+    assert!(exact.iter().all(|i| i.location.as_deref() == Some("ELLENBROOK")));
     let around = items(&get_text(&sim, "Suburb=%20ellenbrook%20").await);
-    assert!(
-        around.len() > exact.len(),
-        "neighbours within a few km are included"
-    );
+    assert!(around.len() > exact.len(), "neighbours within a few km are included");
     let nowhere = items(&get_text(&sim, "Suburb=Atlantis").await);
     assert!(nowhere.is_empty());
 }
@@ -156,22 +122,11 @@ async fn brand_region_product_filters() {
     for b in BRANDS.iter().map(|b| b.code) {
         let feed = items(&get_text(&sim, &format!("Product=1&Brand={b}")).await);
         assert!(!feed.is_empty(), "brand {b} has stations");
-        assert!(
-            feed.iter()
-                .all(|i| brand_code_for_label(i.brand.as_deref().unwrap_or("")) == b)
-        );
+        assert!(feed.iter().all(|i| brand_code_for_label(i.brand.as_deref().unwrap_or("")) == b));
     }
     let region4 = items(&get_text(&sim, "Product=1&Region=4").await);
-    assert!(
-        region4
-            .iter()
-            .any(|i| i.trading_name.as_deref() == Some("Billabong Roadhouse"))
-    );
-    assert!(
-        region4
-            .iter()
-            .all(|i| i.location.as_deref() != Some("PERTH AIRPORT"))
-    );
+    assert!(region4.iter().any(|i| i.trading_name.as_deref() == Some("Billabong Roadhouse")));
+    assert!(region4.iter().all(|i| i.location.as_deref() != Some("PERTH AIRPORT")));
     for region in wafuel::model::codes::region_codes() {
         assert!(
             !items(&get_text(&sim, &format!("Product=1&Region={region}")).await).is_empty(),
@@ -184,10 +139,7 @@ async fn brand_region_product_filters() {
     let ulp = items(&get_text(&sim, "Product=1").await).len();
     assert!(lpg < ulp, "not every station sells every product");
     // Unknown parameters are ignored; unreadable values select nothing.
-    assert_eq!(
-        items(&get_text(&sim, "Product=1&Colour=blue").await).len(),
-        ulp
-    );
+    assert_eq!(items(&get_text(&sim, "Product=1&Colour=blue").await).len(), ulp);
     assert!(items(&get_text(&sim, "Product=abc").await).is_empty());
     // No Product means Unleaded, as at the real origin.
     assert_eq!(items(&get_text(&sim, "").await).len(), ulp);
@@ -200,11 +152,7 @@ async fn prices_are_deterministic_per_station_product_and_date() {
     let again = get_text(&sim, "Product=4").await;
     let strip = |t: &str| {
         t.split("<lastBuildDate>")
-            .map(|p| {
-                p.split_once("</lastBuildDate>")
-                    .map_or(p, |(_, r)| r)
-                    .to_string()
-            })
+            .map(|p| p.split_once("</lastBuildDate>").map_or(p, |(_, r)| r).to_string())
             .collect::<String>()
     };
     assert_eq!(strip(&first), strip(&again));
@@ -212,9 +160,7 @@ async fn prices_are_deterministic_per_station_product_and_date() {
     let next_day = items(&get_text(&sim, "Product=4").await);
     let today = items(&first);
     let price_of = |v: &[SourceRecord], n: &str| {
-        v.iter()
-            .find(|i| i.trading_name.as_deref() == Some(n))
-            .and_then(|i| i.price.clone())
+        v.iter().find(|i| i.trading_name.as_deref() == Some(n)).and_then(|i| i.price.clone())
     };
     let changed = today
         .iter()
@@ -228,29 +174,12 @@ async fn prices_are_deterministic_per_station_product_and_date() {
 #[tokio::test]
 async fn day_words_resolve_in_perth_at_the_year_boundary() {
     let (sim, clock) = origin_at(date(2026, 12, 31).at(23, 59, 59, 0), Faults::default()).await;
-    let dates = |t: String| {
-        items(&t)
-            .iter()
-            .filter_map(|i| i.date.clone())
-            .collect::<BTreeSet<_>>()
-    };
-    assert_eq!(
-        dates(get_text(&sim, "Day=tomorrow").await),
-        BTreeSet::from(["2027-01-01".to_string()])
-    );
-    assert_eq!(
-        dates(get_text(&sim, "Day=TODAY").await),
-        BTreeSet::from(["2026-12-31".to_string()])
-    );
+    let dates = |t: String| items(&t).iter().filter_map(|i| i.date.clone()).collect::<BTreeSet<_>>();
+    assert_eq!(dates(get_text(&sim, "Day=tomorrow").await), BTreeSet::from(["2027-01-01".to_string()]));
+    assert_eq!(dates(get_text(&sim, "Day=TODAY").await), BTreeSet::from(["2026-12-31".to_string()]));
     clock.advance(Duration::from_secs(1));
-    assert_eq!(
-        dates(get_text(&sim, "Day=yesterday").await),
-        BTreeSet::from(["2026-12-31".to_string()])
-    );
-    assert_eq!(
-        dates(get_text(&sim, "Day=today").await),
-        BTreeSet::from(["2027-01-01".to_string()])
-    );
+    assert_eq!(dates(get_text(&sim, "Day=yesterday").await), BTreeSet::from(["2026-12-31".to_string()]));
+    assert_eq!(dates(get_text(&sim, "Day=today").await), BTreeSet::from(["2027-01-01".to_string()]));
     // Midnight is before 14:30: tomorrow is not published yet.
     assert!(items(&get_text(&sim, "Day=tomorrow").await).is_empty());
 }
@@ -279,22 +208,14 @@ async fn status_faults_carry_retry_after_and_apply_per_product() {
     assert_eq!(hit.headers()["retry-after"], "7");
     assert_eq!(get(&sim, "Product=1").await.status(), 200);
     for status in [403u16, 429, 500] {
-        sim.state.set_faults(Faults {
-            status: Some(status),
-            ..Faults::default()
-        });
+        sim.state.set_faults(Faults { status: Some(status), ..Faults::default() });
         assert_eq!(get(&sim, "Product=1").await.status().as_u16(), status);
     }
 }
 
 #[tokio::test]
 async fn limited_faults_stop_after_n_requests() {
-    let sim = origin(Faults {
-        status: Some(500),
-        times: Some(2),
-        ..Faults::default()
-    })
-    .await;
+    let sim = origin(Faults { status: Some(500), times: Some(2), ..Faults::default() }).await;
     assert_eq!(get(&sim, "Product=1").await.status(), 500);
     assert_eq!(get(&sim, "Product=2").await.status(), 500);
     assert_eq!(get(&sim, "Product=1").await.status(), 200);
@@ -305,18 +226,8 @@ async fn limited_faults_stop_after_n_requests() {
 async fn body_faults_do_what_they_say() {
     let sim = origin(Faults::default()).await;
     let body = |mode| {
-        sim.state.set_faults(Faults {
-            mode: Some(mode),
-            ..Faults::default()
-        });
-        async {
-            get(&sim, "Product=1")
-                .await
-                .bytes()
-                .await
-                .expect("body")
-                .to_vec()
-        }
+        sim.state.set_faults(Faults { mode: Some(mode), ..Faults::default() });
+        async { get(&sim, "Product=1").await.bytes().await.expect("body").to_vec() }
     };
     let malformed = String::from_utf8(body(FaultMode::Malformed).await).expect("utf8");
     assert!(rss::parse(&malformed).is_err());
@@ -324,26 +235,16 @@ async fn body_faults_do_what_they_say() {
     assert!(doctype.contains("<!DOCTYPE") && doctype.contains("<!ENTITY"));
     let oversize = body(FaultMode::Oversize).await;
     assert!(oversize.len() > 4 * 1024 * 1024);
-    assert!(
-        rss::parse(std::str::from_utf8(&oversize).expect("utf8")).is_ok(),
-        "well-formed, just big"
-    );
+    assert!(rss::parse(std::str::from_utf8(&oversize).expect("utf8")).is_ok(), "well-formed, just big");
     let wrong = String::from_utf8(body(FaultMode::WrongDate).await).expect("utf8");
-    assert!(
-        items(&wrong)
-            .iter()
-            .all(|i| i.date.as_deref() == Some("2026-09-28"))
-    );
+    assert!(items(&wrong).iter().all(|i| i.date.as_deref() == Some("2026-09-28")));
     let conflict = items(&String::from_utf8(body(FaultMode::Conflict).await).expect("utf8"));
     let (a, b) = (&conflict[0], conflict.last().expect("duplicate"));
     assert_eq!((&a.address, &a.latitude), (&b.address, &b.latitude));
     assert_ne!(a.price, b.price);
     assert!(items(&String::from_utf8(body(FaultMode::Empty).await).expect("utf8")).is_empty());
     assert!(String::from_utf8(body(FaultMode::InvalidUtf8).await).is_err());
-    sim.state.set_faults(Faults {
-        mode: Some(FaultMode::Redirect),
-        ..Faults::default()
-    });
+    sim.state.set_faults(Faults { mode: Some(FaultMode::Redirect), ..Faults::default() });
     let redirect = get(&sim, "Product=1").await;
     assert_eq!(redirect.status(), 302);
     assert!(redirect.headers().contains_key("location"));
@@ -351,19 +252,12 @@ async fn body_faults_do_what_they_say() {
 
 #[tokio::test]
 async fn delay_and_slow_body() {
-    let sim = origin(Faults {
-        delay_ms: Some(300),
-        ..Faults::default()
-    })
-    .await;
+    let sim = origin(Faults { delay_ms: Some(300), ..Faults::default() }).await;
     let started = Instant::now();
     assert_eq!(get(&sim, "Product=10").await.status(), 200);
     assert!(started.elapsed() >= Duration::from_millis(300));
     // 4 KiB chunks 20 ms apart: an LPG feed of over 100 KiB takes at least 25 pauses.
-    sim.state.set_faults(Faults {
-        slow_body_ms: Some(20),
-        ..Faults::default()
-    });
+    sim.state.set_faults(Faults { slow_body_ms: Some(20), ..Faults::default() });
     let started = Instant::now();
     let text = get_text(&sim, "Product=5").await;
     assert!(text.len() > 100 * 1024, "{} bytes", text.len());
@@ -377,14 +271,8 @@ async fn admin_paths_expose_the_log_and_set_faults() {
     let http = http();
     let base = format!("http://{}", sim.addr);
     get(&sim, "Product=2&Day=today").await;
-    let log: serde_json::Value = http
-        .get(format!("{base}/_sim/requests"))
-        .send()
-        .await
-        .expect("log")
-        .json()
-        .await
-        .expect("json");
+    let log: serde_json::Value =
+        http.get(format!("{base}/_sim/requests")).send().await.expect("log").json().await.expect("json");
     assert_eq!(log["count"], 1);
     assert_eq!(log["requests"][0]["query"], "Product=2&Day=today");
     let put = http
@@ -403,19 +291,7 @@ async fn admin_paths_expose_the_log_and_set_faults() {
         .expect("put rules");
     assert_eq!(rules.status(), 204);
     assert_eq!(get(&sim, "Product=4").await.status(), 403);
-    assert!(
-        get_text(&sim, "Product=1")
-            .await
-            .contains("</image></channel>"),
-        "empty feed"
-    );
-    assert_eq!(
-        http.delete(format!("{base}/_sim/requests"))
-            .send()
-            .await
-            .expect("delete")
-            .status(),
-        204
-    );
+    assert!(get_text(&sim, "Product=1").await.contains("</image></channel>"), "empty feed");
+    assert_eq!(http.delete(format!("{base}/_sim/requests")).send().await.expect("delete").status(), 204);
     assert_eq!(sim.state.request_count(), 0);
 }

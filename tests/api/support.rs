@@ -24,9 +24,7 @@ pub fn fixture_morning() -> DateTime {
 pub async fn origin_at(at: DateTime, faults: Faults) -> (SimHandle, Arc<ManualClock>) {
     let clock = ManualClock::at_perth(at);
     let shared: SharedClock = clock.clone();
-    let sim = SimHandle::spawn(local(), shared, faults)
-        .await
-        .expect("origin starts");
+    let sim = SimHandle::spawn(local(), shared, faults).await.expect("origin starts");
     (sim, clock)
 }
 
@@ -36,11 +34,7 @@ pub async fn origin(faults: Faults) -> SimHandle {
 
 /// Fetch a feed path with query from the origin.
 pub async fn get(sim: &SimHandle, query: &str) -> reqwest::Response {
-    http()
-        .get(format!("{}?{query}", sim.feed_url()))
-        .send()
-        .await
-        .expect("origin answers")
+    http().get(format!("{}?{query}", sim.feed_url())).send().await.expect("origin answers")
 }
 
 pub async fn get_text(sim: &SimHandle, query: &str) -> String {
@@ -49,10 +43,7 @@ pub async fn get_text(sim: &SimHandle, query: &str) -> String {
 
 /// Client limits short enough that timeout tests finish quickly.
 pub fn quick_limits() -> ClientLimits {
-    ClientLimits {
-        deadline: Duration::from_millis(1500),
-        ..ClientLimits::default()
-    }
+    ClientLimits { deadline: Duration::from_millis(1500), ..ClientLimits::default() }
 }
 
 pub fn client_for(sim: &SimHandle, limits: ClientLimits) -> SourceClient {
@@ -62,8 +53,5 @@ pub fn client_for(sim: &SimHandle, limits: ClientLimits) -> SourceClient {
 /// A plain HTTP client for tests (no redirects followed, so tests see them).
 pub fn http() -> reqwest::Client {
     wafuel::source::client::install_crypto_provider();
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
