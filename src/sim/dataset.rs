@@ -389,7 +389,8 @@ impl SimStation {
         let station = mix(&[self.trading_name.as_bytes(), self.address.as_bytes()]);
         let daily = mix(&[&station.to_le_bytes(), &[product], day.as_bytes()]);
         // Regional sites (far from Perth) are dearer, as they really are.
-        let remote = ((self.lat + 31.95).abs() + (self.lon - 115.86).abs()) * 25.0;
+        // Up to 40 cents more, growing with the distance (in degrees) from Perth.
+        let remote = (((self.lat + 31.95).abs() + (self.lon - 115.86).abs()) * 2.5).min(40.0);
         let tenths = base_tenths(product) + station % 180 + daily % 90 + (remote * 10.0) as u64;
         let (whole, tenth) = (tenths / 10, tenths % 10);
         Some(if tenth == 0 { whole.to_string() } else { format!("{whole}.{tenth}") })
