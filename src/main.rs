@@ -43,11 +43,11 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let state = wafuel::sim::SimState::new(clock, Default::default())?;
             let public = server::bind(args.listen.listen).await?;
             let admin = server::bind(args.listen.admin_listen).await?;
-            println!(
-                "wafuel demo: the API is not built yet; serving the simulated FuelWatch feed instead:\n  curl -s 'http://{}{}?Product=1'",
-                public.local_addr()?,
-                wafuel::sim::FEED_PATH
-            );
+            let (public_addr, admin_addr) = (public.local_addr()?, admin.local_addr()?);
+            println!("wafuel demo: the API is not built yet; serving the simulated FuelWatch feed instead");
+            println!("public: http://{public_addr}");
+            println!("admin: http://{admin_addr}");
+            println!("try: curl -s 'http://{public_addr}{}?Product=1'", wafuel::sim::FEED_PATH);
             server::serve_until_signal(vec![
                 (public, wafuel::sim::router(state)),
                 (admin, server::admin_router(Arc::new(AlwaysReady))),

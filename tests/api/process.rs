@@ -1,0 +1,98 @@
+//! The binary as operators run it: admin endpoints, request ids in JSON logs, metrics by
+//! route, and a clean exit on SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::support::http;
+
+struct Running {
+    child: Child,
+    public: String,
+    admin: String,
+}
+
+/// Start `wafuel demo` on random ports and read its addresses from stdout.
+fn start_demo() -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wafuel"))
+        .args(["demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("wafuel starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let (mut public, mut admin) = (None, None);
+    while public.is_none() || admin.is_none() {
+        let line = lines.next().expect("a line").expect("utf8");
+        if let Some(url) = line.strip_prefix("public: ") {
+            public = Some(url.to_string());
+        }
+        if let Some(url) = line.strip_prefix("admin: ") {
+            admin = Some(url.to_string());
+        }
+    }
+    Running { child, public: public.unwrap_or_default(), admin: admin.unwrap_or_default() }
+}
+
+#[tokio::test]
+async fn admin_port_logs_metrics_and_graceful_exit() {
+    let mut run = start_demo();
+    let client = http();
+    let health = client.get(format!("{}/healthz", run.admin)).send().await.expect("healthz");
+    assert_eq!(health.status(), 200);
+    let ready = client.get(format!("{}/readyz", run.admin)).send().await.expect("readyz");
+    assert_eq!(ready.status(), 200);
+    let feed = client
+        .get(format!("{}/fuelwatch/fuelWatchRSS?Product=10", run.public))
+        .send()
+        .await
+        .expect("public request");
+    assert_eq!(feed.status(), 200);
+    let request_id = feed.headers()["x-request-id"].to_str().expect("ascii").to_string();
+    assert!(!request_id.is_empty());
+    let missing = client.get(format!("{}/nowhere", run.public)).send().await.expect("404");
+    assert_eq!(missing.status(), 404);
+
+    let metrics = client.get(format!("{}/metrics", run.admin)).send().await.expect("metrics");
+    let text = metrics.text().await.expect("text");
+    assert!(
+        text.lines().any(|l| l.starts_with("wafuel_http_requests_total")
+            && l.contains("route=\"/fuelwatch/fuelWatchRSS\"")
+            && l.contains("status=\"200\"")),
+        "{text}"
+    );
+    assert!(text.contains("wafuel_http_request_duration_seconds_bucket"));
+    assert!(text.contains("status=\"404\""));
+
+    // SIGTERM: drain and exit 0.
+    let status = Command::new("kill").args(["-TERM", &run.child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+    let exit = wait_with_timeout(&mut run.child, Duration::from_secs(10));
+    assert!(exit.success(), "{exit:?}");
+
+    // The JSON log has a line per request carrying that request's id.
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut run.child.stderr.take().expect("stderr"), &mut stderr).expect("log");
+    let with_id: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["span"]["request_id"] == request_id.as_str())
+        .collect();
+    assert!(!with_id.is_empty(), "no log line for request {request_id}:\n{stderr}");
+}
+
+fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("wafuel did not exit within {limit:?} of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
