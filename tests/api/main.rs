@@ -3,6 +3,7 @@
 
 mod feed_fixtures;
 mod process;
+mod properties;
 mod sim_feed;
 mod source_client;
 mod support;
