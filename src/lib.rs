@@ -3,8 +3,12 @@
 pub mod config;
 pub mod error_code;
 pub mod model;
+pub mod query;
+pub mod render;
 pub mod server;
 pub mod sim;
+pub mod snapshot;
 pub mod source;
+pub mod store;
 pub mod telemetry;
 pub mod time;

@@ -31,7 +31,12 @@ fn number(value: f64) -> String {
 
 /// Lower-case hex SHA-256 of the key's UTF-8 bytes.
 pub fn key_digest(key: &str) -> String {
-    let digest = Sha256::digest(key.as_bytes());
+    sha256_hex(key.as_bytes())
+}
+
+/// Lower-case hex SHA-256 of any bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
     let mut hex = String::with_capacity(64);
     for byte in digest {
         hex.push(char::from(HEX[usize::from(byte >> 4)]));

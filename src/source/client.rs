@@ -132,11 +132,17 @@ impl SourceClient {
     pub async fn fetch_all(&self, requests: &[SourceRequest]) -> Result<Vec<String>, SourceError> {
         let deadline = Instant::now() + self.limits.deadline;
         let combined = Arc::new(AtomicUsize::new(0));
-        let work = futures::stream::iter(requests.iter().enumerate())
+        // Futures are built up front (not in a stream closure) so the whole fetch stays `Send`
+        // for callers that spawn it.
+        let attempts: Vec<_> = requests
+            .iter()
+            .enumerate()
             .map(|(i, request)| {
                 let combined = combined.clone();
                 async move { self.fetch_one(request, &combined, deadline).await.map(|body| (i, body)) }
             })
+            .collect();
+        let work = futures::stream::iter(attempts)
             .buffer_unordered(self.limits.max_in_flight.max(1))
             .try_collect::<Vec<(usize, String)>>();
         let mut bodies = match tokio::time::timeout_at(deadline, work).await {

@@ -1,0 +1,426 @@
+//! Query string → canonical [`Selection`]: every 400 rule of SPEC.md, before any cache or
+//! source work. Pure: the only outside input is the current instant, for day words.
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use crate::error_code::detail;
+use crate::model::codes::{brand, is_region, product, product_codes};
+use crate::model::key::fold_text;
+use crate::time::Day;
+
+/// Longest accepted serialized query string.
+pub const MAX_QUERY_LEN: usize = 1024;
+/// Most source requests one source-filtered selection may need.
+pub const MAX_COMBINATIONS: usize = 24;
+/// Longest suburb value, in characters.
+pub const MAX_SUBURB_CHARS: usize = 100;
+
+/// Which document a selection renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Route {
+    V1,
+    Legacy,
+}
+
+/// Members of `expand`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Expand {
+    pub brand: bool,
+    pub site_features: bool,
+    pub restrictions: bool,
+}
+
+/// How a selection is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One complete extract per product; brand and exact suburb are filtered locally.
+    Catalogue,
+    /// Product × brand × region × suburb requests go upstream.
+    SourceFiltered,
+}
+
+/// A validated, canonical selection: equal selections are equal values (one cache entry,
+/// one ETag), however the query spelled them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Selection {
+    pub route: Route,
+    /// Ascending, unique.
+    pub products: Vec<u8>,
+    /// Ascending, unique; `None` = every brand.
+    pub brands: Option<Vec<u8>>,
+    pub regions: Option<Vec<u8>>,
+    /// Whitespace-collapsed, upper-case, sorted, unique.
+    pub suburbs: Option<Vec<String>>,
+    pub surrounding: Option<bool>,
+    pub day: Day,
+    /// The Perth date `day` named when the request arrived.
+    pub date: Date,
+    pub expand: Expand,
+}
+
+/// A rejected query: always 400 `invalid_query`, with one of the documented texts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{detail} ({reason})")]
+pub struct QueryError {
+    pub detail: &'static str,
+    /// For logs only.
+    pub reason: String,
+}
+
+fn invalid(reason: impl Into<String>) -> QueryError {
+    QueryError { detail: detail::INVALID_QUERY, reason: reason.into() }
+}
+
+/// The six filters and `expand`, by canonical name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Param {
+    Product,
+    Brand,
+    Region,
+    Suburb,
+    Day,
+    Surrounding,
+    Expand,
+}
+
+impl Param {
+    fn from_name(name: &str) -> Option<Param> {
+        let lower = name.to_ascii_lowercase();
+        let short = lower.strip_prefix("filter[").and_then(|rest| rest.strip_suffix(']'));
+        let param = match short.unwrap_or(&lower) {
+            "product" => Param::Product,
+            "brand" => Param::Brand,
+            "region" => Param::Region,
+            "suburb" => Param::Suburb,
+            "day" => Param::Day,
+            "surrounding" => Param::Surrounding,
+            "expand" if short.is_none() => Param::Expand,
+            _ => return None,
+        };
+        Some(param)
+    }
+}
+
+/// Parse and validate a raw query string (without `?`) for `route` at `now`.
+pub fn parse_selection(route: Route, raw: &str, now: Timestamp) -> Result<Selection, QueryError> {
+    if raw.len() > MAX_QUERY_LEN {
+        return Err(invalid(format!("query of {} characters", raw.len())));
+    }
+    let mut values: [Option<String>; 7] = Default::default();
+    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+        let param =
+            Param::from_name(&name).ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
+        if param == Param::Expand && route == Route::Legacy {
+            return Err(invalid("expand is not supported on /legacy"));
+        }
+        let slot = &mut values[param as usize];
+        if slot.is_some() {
+            return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
+        }
+        *slot = Some(value.into_owned());
+    }
+    let take = |p: Param| values[p as usize].as_deref();
+
+    let products = match take(Param::Product) {
+        Some(v) => codes(v, "product", |c| product(c).is_some())?,
+        None if route == Route::Legacy => vec![1],
+        None => product_codes().collect(),
+    };
+    let brands = take(Param::Brand).map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
+    let regions = take(Param::Region).map(|v| codes(v, "region", is_region)).transpose()?;
+    let suburbs = take(Param::Suburb).map(suburbs).transpose()?;
+    let surrounding = take(Param::Surrounding).map(yes_no).transpose()?;
+    let (day, date) = match take(Param::Day) {
+        Some(v) => day(v, now)?,
+        None => (Day::Today, Day::Today.resolve(now)),
+    };
+    let expand = take(Param::Expand).map(expand).transpose()?.unwrap_or_default();
+
+    let selection = Selection { route, products, brands, regions, suburbs, surrounding, day, date, expand };
+    if selection.mode() == Mode::SourceFiltered && selection.combinations() > MAX_COMBINATIONS {
+        return Err(QueryError {
+            detail: detail::TOO_MANY_COMBINATIONS,
+            reason: format!("{} source combinations", selection.combinations()),
+        });
+    }
+    Ok(selection)
+}
+
+impl Selection {
+    /// Catalogue or source-filtered (DESIGN.md §3).
+    pub fn mode(&self) -> Mode {
+        let suburb_with_surrounding = self.suburbs.is_some() && self.surrounding != Some(false);
+        if self.route == Route::V1 && self.regions.is_none() && !suburb_with_surrounding {
+            Mode::Catalogue
+        } else {
+            Mode::SourceFiltered
+        }
+    }
+
+    /// Product × brand × region × suburb.
+    pub fn combinations(&self) -> usize {
+        let n = |v: &Option<Vec<_>>| v.as_ref().map_or(1, Vec::len);
+        self.products.len() * n(&self.brands) * n(&self.regions) * self.suburbs.as_ref().map_or(1, Vec::len)
+    }
+
+    /// Whether a station suburb passes the local exact-suburb filter.
+    pub fn suburb_matches(&self, suburb: &str) -> bool {
+        match &self.suburbs {
+            None => true,
+            Some(list) => {
+                let folded = fold_text(suburb);
+                list.iter().any(|s| s.to_lowercase() == folded)
+            }
+        }
+    }
+
+    /// A stable text naming the selection's data (not its representation): cache and
+    /// snapshot keys are built from it.
+    pub fn data_key(&self) -> String {
+        let list = |v: &Option<Vec<u8>>| {
+            v.as_ref().map_or("*".to_string(), |l| l.iter().map(u8::to_string).collect::<Vec<_>>().join(","))
+        };
+        let suburbs = self.suburbs.as_ref().map_or("*".to_string(), |s| s.join("|"));
+        let surrounding = match self.surrounding {
+            None => "-",
+            Some(true) => "yes",
+            Some(false) => "no",
+        };
+        format!(
+            "p={};b={};r={};s={};sur={};d={}",
+            list(&Some(self.products.clone())),
+            list(&self.brands),
+            list(&self.regions),
+            suburbs,
+            surrounding,
+            self.date
+        )
+    }
+}
+
+/// A comma list of integer codes: trimmed, each valid, de-duplicated, ascending.
+fn codes(value: &str, what: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
+    let mut out = Vec::new();
+    for item in value.split(',') {
+        let item = item.trim();
+        if item.is_empty() || item.len() > 3 || !item.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid(format!("{what} {item:?}")));
+        }
+        let code: u8 = item.parse().map_err(|_| invalid(format!("{what} {item:?}")))?;
+        if !valid(code) {
+            return Err(invalid(format!("unknown {what} {code}")));
+        }
+        out.push(code);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+fn suburbs(value: &str) -> Result<Vec<String>, QueryError> {
+    let mut out = Vec::new();
+    for item in value.split(',') {
+        let collapsed = item.split_whitespace().collect::<Vec<_>>().join(" ");
+        let chars = collapsed.chars().count();
+        if chars == 0 || chars > MAX_SUBURB_CHARS {
+            return Err(invalid(format!("suburb of {chars} characters")));
+        }
+        if collapsed.chars().any(char::is_control) {
+            return Err(invalid("control character in suburb"));
+        }
+        out.push(collapsed.to_uppercase());
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn yes_no(value: &str) -> Result<bool, QueryError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        other => Err(invalid(format!("surrounding {other:?}"))),
+    }
+}
+
+/// A day word or `DD/MM/YYYY` naming Perth yesterday, today or tomorrow.
+fn day(value: &str, now: Timestamp) -> Result<(Day, Date), QueryError> {
+    let value = value.trim();
+    if let Some(d) = Day::from_word(value) {
+        return Ok((d, d.resolve(now)));
+    }
+    let date = parse_dmy(value).ok_or_else(|| invalid(format!("day {value:?}")))?;
+    let d = Day::for_date(date, now)
+        .ok_or_else(|| invalid(format!("day {date} is not yesterday, today or tomorrow")))?;
+    Ok((d, date))
+}
+
+fn parse_dmy(value: &str) -> Option<Date> {
+    let parts: Vec<&str> = value.split('/').collect();
+    let [d, m, y] = parts.as_slice() else { return None };
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(d, 2) && digits(m, 2) && digits(y, 4)) {
+        return None;
+    }
+    Date::new(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?).ok()
+}
+
+fn expand(value: &str) -> Result<Expand, QueryError> {
+    let mut e = Expand::default();
+    for member in value.split(',') {
+        match member.trim().to_ascii_lowercase().as_str() {
+            "brand" => e.brand = true,
+            "sitefeatures" => e.site_features = true,
+            "restrictions" => e.restrictions = true,
+            "all" => e = Expand { brand: true, site_features: true, restrictions: true },
+            other => {
+                return Err(QueryError { detail: detail::BAD_EXPAND, reason: format!("expand {other:?}") });
+            }
+        }
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn at(h: i8, m: i8, s: i8) -> Timestamp {
+        perth_instant(date(2026, 9, 29).at(h, m, s, 0))
+    }
+
+    fn v1(q: &str) -> Result<Selection, QueryError> {
+        parse_selection(Route::V1, q, at(10, 0, 0))
+    }
+
+    #[test]
+    fn defaults() {
+        let s = v1("").expect("valid");
+        assert_eq!(s.products, vec![1, 2, 4, 5, 6, 10, 11]);
+        assert_eq!(s.day, Day::Today);
+        assert_eq!(s.date, date(2026, 9, 29));
+        assert_eq!(s.mode(), Mode::Catalogue);
+        let l = parse_selection(Route::Legacy, "", at(10, 0, 0)).expect("valid");
+        assert_eq!(l.products, vec![1]);
+        assert_eq!(l.mode(), Mode::SourceFiltered);
+        assert_eq!(l.combinations(), 1);
+    }
+
+    #[test]
+    fn canonical_equivalence() {
+        let a = v1("brand=35,2&product=6,2,1&day=today").expect("valid");
+        let b = v1("filter[brand]=2,35&FILTER[Product]=1,2,6&filter[day]=TODAY").expect("valid");
+        assert_eq!(a, b);
+        assert_eq!(a.data_key(), b.data_key());
+        let c = v1("product=%201%20,2,2,6").expect("valid");
+        assert_eq!(c.products, vec![1, 2, 6]);
+    }
+
+    #[test]
+    fn rejections() {
+        let bad = [
+            "product=3",
+            "product=",
+            "product=1,,2",
+            "product=1&product=2",
+            "product=1&filter[product]=2",
+            "brand=0",
+            "brand=99",
+            "brand=bp",
+            "region=52",
+            "region=0",
+            "region=64",
+            "suburb=",
+            "suburb=perth,,fremantle",
+            "day=today,tomorrow",
+            "day=someday",
+            "day=31/09/2026",
+            "day=26/09/2026",
+            "day=2026-09-29",
+            "day=1/9/2026",
+            "surrounding=maybe",
+            "expand=",
+            "expand=prices",
+            "expand=brand,",
+            "expand=brand&expand=all",
+            "colour=blue",
+            "filter[expand]=brand",
+            "filter[product=1",
+            "product=-1",
+            "product=1.0",
+            "product=0001",
+        ];
+        for q in bad {
+            assert!(v1(q).is_err(), "{q} should be rejected");
+        }
+        let long = format!("suburb={}", "a".repeat(101));
+        assert!(v1(&long).is_err());
+        let ok = format!("suburb={}", "a".repeat(100));
+        assert!(v1(&ok).is_ok());
+        let too_long = format!("suburb=perth&x={}", "a".repeat(1020));
+        assert!(v1(&too_long).is_err());
+        assert!(parse_selection(Route::Legacy, "expand=brand", at(10, 0, 0)).is_err());
+    }
+
+    #[test]
+    fn expand_members() {
+        assert_eq!(v1("expand=brand").expect("ok").expand, Expand { brand: true, ..Expand::default() });
+        assert_eq!(
+            v1("expand= siteFeatures , brand,brand").expect("ok").expand,
+            Expand { brand: true, site_features: true, restrictions: false }
+        );
+        assert_eq!(
+            v1("expand=all,restrictions").expect("ok").expand,
+            Expand { brand: true, site_features: true, restrictions: true }
+        );
+        assert_eq!(v1("expand=nope").expect_err("bad").detail, detail::BAD_EXPAND);
+    }
+
+    #[test]
+    fn day_vectors() {
+        let early = perth_instant(date(2026, 9, 29).at(5, 59, 59, 0));
+        let s = parse_selection(Route::V1, "day=28/09/2026", early).expect("yesterday");
+        assert_eq!((s.day, s.date), (Day::Yesterday, date(2026, 9, 28)));
+        assert!(v1("day=31/09/2026").is_err());
+        assert!(v1("day=26/09/2026").is_err());
+        assert!(v1("day=today,tomorrow").is_err());
+        let nye = perth_instant(date(2026, 12, 31).at(23, 0, 0, 0));
+        let s = parse_selection(Route::V1, "day=01/01/2027", nye).expect("tomorrow");
+        assert_eq!(s.day, Day::Tomorrow);
+    }
+
+    #[test]
+    fn mode_vectors() {
+        let cases = [
+            ("", Mode::Catalogue, 7),
+            ("brand=2,5,35,15", Mode::Catalogue, 7),
+            ("product=2,6&suburb=perth&surrounding=no", Mode::Catalogue, 2),
+            ("suburb=perth", Mode::SourceFiltered, 7),
+            ("suburb=perth&surrounding=yes", Mode::SourceFiltered, 7),
+            ("region=25,26&suburb=PERTH,fremantle&product=1,2", Mode::SourceFiltered, 8),
+            ("surrounding=yes", Mode::Catalogue, 7),
+        ];
+        for (q, mode, n) in cases {
+            let s = v1(q).expect(q);
+            assert_eq!(s.mode(), mode, "{q}");
+            let requests = if mode == Mode::Catalogue { s.products.len() } else { s.combinations() };
+            assert_eq!(requests, n, "{q}");
+        }
+        assert_eq!(v1("region=25,26,27,28").expect_err("28").detail, detail::TOO_MANY_COMBINATIONS);
+        let legacy = parse_selection(Route::Legacy, "brand=2,35,5,6&product=1,2,4,5,6,10,11", at(10, 0, 0));
+        assert_eq!(legacy.expect_err("28").detail, detail::TOO_MANY_COMBINATIONS);
+        // A catalogue selection has no combination bound: all brands locally.
+        assert!(v1("brand=2,3,4,5,6,7,10,11,14,15,23,24,25,26&product=1,2,4,5,6,10,11").is_ok());
+    }
+
+    #[test]
+    fn suburbs_are_collapsed_and_upper_case() {
+        let s = v1("suburb=%20mount%20%20lawley%20,Perth&surrounding=no").expect("ok");
+        assert_eq!(s.suburbs, Some(vec!["MOUNT LAWLEY".to_string(), "PERTH".to_string()]));
+        assert!(s.suburb_matches("Mount  Lawley"));
+        assert!(!s.suburb_matches("Lawley"));
+    }
+}

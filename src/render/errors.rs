@@ -1,0 +1,19 @@
+//! The two error document shapes: JSON:API (`/v1` and every other path) and legacy.
+
+use serde_json::json;
+
+use crate::error_code::ErrorCode;
+
+/// `{"jsonapi":{"version":"1.1"},"errors":[{"status","code","detail"}]}`
+pub fn jsonapi_error(code: ErrorCode, detail: &str) -> Vec<u8> {
+    let doc = json!({
+        "jsonapi": {"version": "1.1"},
+        "errors": [{"status": code.status().to_string(), "code": code.as_str(), "detail": detail}],
+    });
+    serde_json::to_vec(&doc).unwrap_or_default()
+}
+
+/// `{"error":{"code","message"}}`
+pub fn legacy_error(code: ErrorCode, message: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({"error": {"code": code.as_str(), "message": message}})).unwrap_or_default()
+}

@@ -1,0 +1,330 @@
+//! The JSON:API 1.1 price document of `/v1`: one `serviceStation` per station with every
+//! selected product inside. Pure: quotes in, bytes out.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+use super::{DocumentMeta, PublicationStatus};
+use crate::model::codes::{brand, brand_logo_file, feature, restriction};
+use crate::model::key::station_id;
+use crate::model::site_features::WEEKDAYS;
+use crate::model::station::{Quote, SourceNotes, Station};
+use crate::query::{Expand, Selection};
+use crate::time::{format_perth, perth, price_period};
+
+/// The fixed `meta.source`.
+pub const SOURCE_HOST: &str = "fuelwatch.wa.gov.au";
+
+/// Everything a price document says, borrowed from the snapshot.
+pub struct PriceDocument<'a> {
+    pub selection: &'a Selection,
+    /// Quotes already filtered to the selection.
+    pub quotes: &'a [&'a Quote],
+    /// Oldest contributing origin fetch.
+    pub fetched_at: Timestamp,
+    pub status: PublicationStatus,
+    pub meta: &'a DocumentMeta,
+}
+
+/// A station with its selected prices, in product order.
+struct Row<'a> {
+    station: &'a Station,
+    id: String,
+    prices: Vec<(u8, f64)>,
+}
+
+/// Group quotes by station and order rows by suburb, name, then id (DESIGN.md §3).
+fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(quotes.len());
+    let mut rows: Vec<Row<'a>> = Vec::with_capacity(quotes.len());
+    for q in quotes {
+        let station: &'a Station = &q.station;
+        match index.get(station.digest.as_str()) {
+            Some(&i) => rows[i].prices.push((q.product, q.price)),
+            None => {
+                index.insert(station.digest.as_str(), rows.len());
+                rows.push(Row {
+                    station,
+                    id: station_id(date, &station.digest),
+                    prices: vec![(q.product, q.price)],
+                });
+            }
+        }
+    }
+    for row in &mut rows {
+        row.prices.sort_by_key(|(p, _)| *p);
+        row.prices.dedup_by_key(|(p, _)| *p);
+    }
+    rows.sort_by(|a, b| {
+        a.station
+            .suburb
+            .cmp(&b.station.suburb)
+            .then_with(|| a.station.name.cmp(&b.station.name))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    rows
+}
+
+/// Render the identity JSON bytes.
+pub fn render(doc: &PriceDocument<'_>) -> Vec<u8> {
+    let date = doc.selection.date.to_string();
+    let (from, until) = price_period(doc.selection.date);
+    let valid_from = format_perth(&from);
+    let valid_until = format_perth(&until);
+    let rows = rows(doc.quotes, &date);
+    let products = &doc.selection.products;
+    let body = Body {
+        jsonapi: JsonApi { version: "1.1" },
+        meta: Meta {
+            source: SOURCE_HOST,
+            source_date: &date,
+            fetched_at: format_perth(&doc.fetched_at.to_zoned(perth())),
+            valid_from: &valid_from,
+            valid_until: &valid_until,
+            publication_status: doc.status.as_str(),
+            product: (products.len() == 1).then(|| products[0]),
+            products: (products.len() > 1).then_some(products.as_slice()),
+            copyright: &doc.meta.copyright,
+            documentation: &doc.meta.documentation,
+            issues: &doc.meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        data: Data { rows: &rows, as_at: &valid_from, expand: doc.selection.expand },
+    };
+    let mut out = Vec::with_capacity(512 + rows.len() * 700);
+    // Serialising plain structs into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, &body);
+    out
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    jsonapi: JsonApi,
+    meta: Meta<'a>,
+    data: Data<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonApi {
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta<'a> {
+    source: &'static str,
+    source_date: &'a str,
+    fetched_at: String,
+    valid_from: &'a str,
+    valid_until: &'a str,
+    publication_status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    product: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    products: Option<&'a [u8]>,
+    copyright: &'a str,
+    documentation: &'a str,
+    issues: &'a str,
+    version: &'static str,
+}
+
+struct Data<'a> {
+    rows: &'a [Row<'a>],
+    as_at: &'a str,
+    expand: Expand,
+}
+
+impl Serialize for Data<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.rows.len()))?;
+        for row in self.rows {
+            seq.serialize_element(&Resource { row, as_at: self.as_at, expand: self.expand })?;
+        }
+        seq.end()
+    }
+}
+
+struct Resource<'a> {
+    row: &'a Row<'a>,
+    as_at: &'a str,
+    expand: Expand,
+}
+
+impl Serialize for Resource<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("type", "serviceStation")?;
+        map.serialize_entry("id", &self.row.id)?;
+        map.serialize_entry(
+            "attributes",
+            &Attributes { row: self.row, as_at: self.as_at, expand: self.expand },
+        )?;
+        map.end()
+    }
+}
+
+struct Attributes<'a> {
+    row: &'a Row<'a>,
+    as_at: &'a str,
+    expand: Expand,
+}
+
+impl Serialize for Attributes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let st = self.row.station;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &st.name)?;
+        map.serialize_entry("tradingName", &st.trading_name)?;
+        if self.expand.brand {
+            map.serialize_entry("brand", &BrandObject(st.brand))?;
+        } else {
+            map.serialize_entry("brand", &st.brand)?;
+        }
+        map.serialize_entry("price", &Price { as_at: self.as_at, products: &self.row.prices })?;
+        map.serialize_entry(
+            "address",
+            &Address { street: &st.street, suburb: &st.suburb, state: "WA", postcode: None },
+        )?;
+        map.serialize_entry("is24Hours", &st.is_24_hours)?;
+        map.serialize_entry("phone", &st.phone)?;
+        map.serialize_entry("latitude", &st.latitude)?;
+        map.serialize_entry("longitude", &st.longitude)?;
+        if self.expand.site_features {
+            map.serialize_entry("siteFeatures", &Named { codes: &st.features, name: feature_name })?;
+        } else {
+            map.serialize_entry("siteFeatures", &st.features)?;
+        }
+        match (&st.restrictions, self.expand.restrictions) {
+            (Some(codes), true) => {
+                map.serialize_entry("restrictions", &Named { codes, name: restriction_name })?
+            }
+            (codes, _) => map.serialize_entry("restrictions", codes)?,
+        }
+        if let Some(days) = &st.open_hours {
+            map.serialize_entry("openHours", &OpenHours(days))?;
+        }
+        if !st.notes.is_empty() {
+            map.serialize_entry("sourceNotes", &Notes(&st.notes))?;
+        }
+        map.end()
+    }
+}
+
+struct BrandObject(u8);
+
+impl Serialize for BrandObject {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let name = brand(self.0).map_or("Unknown", |b| b.name);
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("code", &self.0)?;
+        map.serialize_entry("name", name)?;
+        map.serialize_entry("logo", &format!("/static/image/brand/{}", brand_logo_file(self.0)))?;
+        map.end()
+    }
+}
+
+fn feature_name(code: u8) -> &'static str {
+    feature(code).map_or("Unknown", |f| f.name)
+}
+
+fn restriction_name(code: u8) -> &'static str {
+    restriction(code).map_or("Unknown", |r| r.name)
+}
+
+struct Named<'a> {
+    codes: &'a [u8],
+    name: fn(u8) -> &'static str,
+}
+
+impl Serialize for Named<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.codes.len()))?;
+        for &code in self.codes {
+            seq.serialize_element(&CodeName { code, name: (self.name)(code) })?;
+        }
+        seq.end()
+    }
+}
+
+#[derive(Serialize)]
+struct CodeName {
+    code: u8,
+    name: &'static str,
+}
+
+struct Price<'a> {
+    as_at: &'a str,
+    products: &'a [(u8, f64)],
+}
+
+impl Serialize for Price<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("asAt", self.as_at)?;
+        map.serialize_entry("products", &ProductPrices(self.products))?;
+        map.end()
+    }
+}
+
+struct ProductPrices<'a>(&'a [(u8, f64)]);
+
+impl Serialize for ProductPrices<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (product, price) in self.0 {
+            // serde_json writes integer map keys as JSON strings ("1", "10").
+            map.serialize_entry(product, price)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct Address<'a> {
+    street: &'a str,
+    suburb: &'a str,
+    state: &'static str,
+    postcode: Option<&'a str>,
+}
+
+struct OpenHours<'a>(&'a crate::model::site_features::WeekHours);
+
+impl Serialize for OpenHours<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (day, value) in WEEKDAYS.iter().zip(self.0.iter()) {
+            if let Some(v) = value {
+                map.serialize_entry(day, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct Notes<'a>(&'a SourceNotes);
+
+impl Serialize for Notes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = self.0;
+        let mut map = s.serialize_map(None)?;
+        if let Some(b) = &n.brand {
+            map.serialize_entry("brand", b)?;
+        }
+        if !n.features.is_empty() {
+            map.serialize_entry("features", &n.features)?;
+        }
+        if !n.restrictions.is_empty() {
+            map.serialize_entry("restrictions", &n.restrictions)?;
+        }
+        if let Some(h) = &n.open_hours {
+            map.serialize_entry("openHours", h)?;
+        }
+        if let Some(p) = &n.phone {
+            map.serialize_entry("phone", p)?;
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,91 @@
+//! Our own brand badges: a rounded square in a colour derived from the brand name, with the
+//! brand's initials. No brand artwork is copied. Built once; served from memory.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use bytes::Bytes;
+
+use crate::model::codes::{BRANDS, GENERIC_LOGO, brand_logo_file};
+use crate::model::key::sha256_hex;
+
+/// One logo file: its bytes and strong ETag.
+#[derive(Debug, Clone)]
+pub struct Logo {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+static LOGOS: LazyLock<HashMap<String, Logo>> = LazyLock::new(|| {
+    let mut map = HashMap::new();
+    for b in BRANDS {
+        map.insert(brand_logo_file(b.code), logo(&badge(b.name)));
+    }
+    map.insert(GENERIC_LOGO.to_string(), logo(&badge("")));
+    map
+});
+
+/// The logo with this exact file name.
+pub fn find(file: &str) -> Option<&'static Logo> {
+    LOGOS.get(file)
+}
+
+/// Every logo file name.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    LOGOS.keys().map(String::as_str)
+}
+
+fn logo(svg: &str) -> Logo {
+    Logo { etag: format!("\"{}\"", sha256_hex(svg.as_bytes())), body: Bytes::from(svg.to_string()) }
+}
+
+fn initials(name: &str) -> String {
+    let words: Vec<&str> =
+        name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let text: String = match words.as_slice() {
+        [] => "⛽".to_string(),
+        [one] => one.chars().take(3).collect(),
+        many => many.iter().filter_map(|w| w.chars().next()).take(3).collect(),
+    };
+    text.to_uppercase()
+}
+
+fn badge(name: &str) -> String {
+    let hue = sha256_hex(name.as_bytes()).bytes().take(4).fold(0u32, |h, b| h * 31 + u32::from(b)) % 360;
+    let label = xml_escape(&initials(name));
+    let title = xml_escape(if name.is_empty() { "Fuel station" } else { name });
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 64 64\" width=\"64\" height=\"64\" role=\"img\" aria-label=\"{title}\"><title>{title}</title><rect width=\"64\" height=\"64\" rx=\"12\" fill=\"hsl({hue},55%,38%)\"/><text x=\"32\" y=\"40\" font-family=\"Helvetica,Arial,sans-serif\" font-size=\"20\" font-weight=\"700\" text-anchor=\"middle\" fill=\"#fff\">{label}</text></svg>\n"
+    )
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_logo_per_brand_plus_generic() {
+        assert_eq!(names().count(), BRANDS.len() + 1);
+        for b in BRANDS {
+            let logo = find(&brand_logo_file(b.code)).expect("logo");
+            assert!(logo.body.starts_with(b"<svg"));
+        }
+        let dunning = find("dunning_s.svg").expect("dunning");
+        assert!(std::str::from_utf8(&dunning.body).expect("utf8").contains("Dunning&apos;s"));
+        assert!(find("generic.svg").is_some());
+        assert!(find("GENERIC.svg").is_none());
+        for n in names() {
+            assert!(
+                n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
+            );
+        }
+    }
+}

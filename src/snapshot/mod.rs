@@ -1,0 +1,246 @@
+//! The price service: plan a selection into snapshot keys, read the store, fill what is
+//! missing or stale from the source (once per key, however many ask), publish. The one place
+//! that knows snapshot freshness.
+
+pub mod singleflight;
+
+use std::sync::Arc;
+
+use jiff::civil::Date;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::model::station::Quote;
+use crate::query::{Mode, Selection};
+use crate::source::SourceError;
+use crate::source::client::{SourceClient, SourceRequest};
+use crate::store::{Snapshot, SnapshotStore};
+use crate::time::{Day, SharedClock};
+use singleflight::SingleFlight;
+
+/// A snapshot where every selected product has a quote lives this long.
+pub const COMPLETE_TTL: SignedDuration = SignedDuration::from_hours(6);
+/// An empty or partial snapshot lives at most this long.
+pub const INCOMPLETE_TTL: SignedDuration = SignedDuration::from_secs(30);
+
+/// Where a selection's snapshots came from (`X-Fuel-Snapshot-Cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SnapshotCache {
+    Hit,
+    Miss,
+    Bypass,
+}
+
+impl SnapshotCache {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotCache::Hit => "HIT",
+            SnapshotCache::Miss => "MISS",
+            SnapshotCache::Bypass => "BYPASS",
+        }
+    }
+}
+
+/// One unit of snapshot storage: a key and the source requests that fill it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Extract {
+    pub key: String,
+    pub date: Date,
+    pub products: Vec<u8>,
+    pub requests: Vec<SourceRequest>,
+}
+
+/// The snapshot keys a selection needs. Selections without brand, region or suburb filters
+/// upstream share the per-product catalogue extracts.
+pub fn plan(selection: &Selection) -> Vec<Extract> {
+    let upstream_filters =
+        selection.brands.is_some() || selection.regions.is_some() || selection.suburbs.is_some();
+    if selection.mode() == Mode::Catalogue || !upstream_filters {
+        return selection
+            .products
+            .iter()
+            .map(|&p| catalogue_extract(p, selection.day, selection.date))
+            .collect();
+    }
+    let mut requests = Vec::with_capacity(selection.combinations());
+    let one = |v: &Option<Vec<u8>>| v.clone().map_or(vec![None], |l| l.into_iter().map(Some).collect());
+    let suburbs = selection.suburbs.clone().map_or(vec![None], |l| l.into_iter().map(Some).collect());
+    for &product in &selection.products {
+        for brand in one(&selection.brands) {
+            for region in one(&selection.regions) {
+                for suburb in &suburbs {
+                    requests.push(SourceRequest {
+                        product,
+                        brand,
+                        region,
+                        suburb: suburb.clone(),
+                        surrounding: suburb.as_ref().and(selection.surrounding),
+                        day: selection.day,
+                    });
+                }
+            }
+        }
+    }
+    vec![Extract {
+        key: format!("filtered:{}", selection.data_key()),
+        date: selection.date,
+        products: selection.products.clone(),
+        requests,
+    }]
+}
+
+/// The complete extract of one product for one Perth date.
+pub fn catalogue_extract(product: u8, day: Day, date: Date) -> Extract {
+    Extract {
+        key: format!("extract:{product}:{date}"),
+        date,
+        products: vec![product],
+        requests: vec![SourceRequest::extract(product, day)],
+    }
+}
+
+/// The quotes of a selection's snapshots, before local filtering.
+#[derive(Debug, Clone)]
+pub struct SelectionData {
+    pub snapshots: Vec<Arc<Snapshot>>,
+    /// Oldest contributing fetch.
+    pub fetched_at: Timestamp,
+    /// Earliest expiry of a contributing snapshot.
+    pub expires_at: Timestamp,
+    pub cache: SnapshotCache,
+}
+
+impl SelectionData {
+    pub fn quotes(&self) -> impl Iterator<Item = &Quote> {
+        self.snapshots.iter().flat_map(|s| s.quotes.iter())
+    }
+}
+
+/// Reads and fills snapshots.
+pub struct PriceService {
+    client: SourceClient,
+    store: Arc<dyn SnapshotStore>,
+    clock: SharedClock,
+    fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
+}
+
+impl PriceService {
+    pub fn new(client: SourceClient, store: Arc<dyn SnapshotStore>, clock: SharedClock) -> Arc<Self> {
+        Arc::new(Self { client, store, clock, fills: SingleFlight::default() })
+    }
+
+    pub fn clock(&self) -> &SharedClock {
+        &self.clock
+    }
+
+    pub fn store(&self) -> &Arc<dyn SnapshotStore> {
+        &self.store
+    }
+
+    /// Every snapshot a selection needs, filled if necessary. Atomic: any failure fails all.
+    pub async fn selection(self: &Arc<Self>, selection: &Selection) -> Result<SelectionData, SourceError> {
+        let extracts = plan(selection);
+        let results = futures::future::join_all(extracts.into_iter().map(|e| self.snapshot(e))).await;
+        let mut snapshots = Vec::with_capacity(results.len());
+        let mut cache = SnapshotCache::Hit;
+        for result in results {
+            let (snapshot, how) = result?;
+            cache = cache.max(how);
+            snapshots.push(snapshot);
+        }
+        let fetched_at = snapshots.iter().map(|s| s.fetched_at).min().unwrap_or_else(|| self.clock.now());
+        let expires_at = snapshots.iter().map(|s| s.expires_at).min().unwrap_or_else(|| self.clock.now());
+        Ok(SelectionData { snapshots, fetched_at, expires_at, cache })
+    }
+
+    /// One extract: a fresh stored snapshot, or a fill shared by every concurrent caller.
+    pub async fn snapshot(
+        self: &Arc<Self>,
+        extract: Extract,
+    ) -> Result<(Arc<Snapshot>, SnapshotCache), SourceError> {
+        let now = self.clock.now();
+        let stored = match self.store.load(&extract.key).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, key = %extract.key, "store unavailable; fetching directly");
+                return self.fetch(&extract, None).await.map(|s| (s, SnapshotCache::Bypass));
+            }
+        };
+        if let Some(s) = &stored
+            && s.is_fresh(now)
+        {
+            return Ok((s.clone(), SnapshotCache::Hit));
+        }
+        let this = self.clone();
+        let key = extract.key.clone();
+        let (result, _) = self
+            .fills
+            .run(key, async move {
+                let fresh = this.fetch(&extract, stored).await?;
+                match this.store.publish(fresh.clone()).await {
+                    Ok(()) => Ok((fresh, SnapshotCache::Miss)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "store unavailable; serving the fetched snapshot unstored");
+                        Ok((fresh, SnapshotCache::Bypass))
+                    }
+                }
+            })
+            .await;
+        result.unwrap_or_else(|| Err(SourceError::unreachable("fill cancelled by shutdown")))
+    }
+
+    /// Fetch and validate an extract. An empty answer never replaces published prices.
+    async fn fetch(
+        &self,
+        extract: &Extract,
+        previous: Option<Arc<Snapshot>>,
+    ) -> Result<Arc<Snapshot>, SourceError> {
+        let quotes = self.client.fetch_quotes(&extract.requests, extract.date).await?;
+        if quotes.is_empty() && previous.as_ref().is_some_and(|p| !p.quotes.is_empty()) {
+            return Err(SourceError::empty_replacement());
+        }
+        let fetched_at = self.clock.now();
+        let complete = extract.products.iter().all(|p| quotes.iter().any(|q| q.product == *p));
+        let ttl = if complete { COMPLETE_TTL } else { INCOMPLETE_TTL };
+        Ok(Arc::new(Snapshot {
+            key: extract.key.clone(),
+            date: extract.date,
+            fetched_at,
+            expires_at: fetched_at.saturating_add(ttl).unwrap_or(fetched_at),
+            quotes: Arc::new(quotes),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{Route, parse_selection};
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn sel(route: Route, q: &str) -> Selection {
+        parse_selection(route, q, perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))).expect("valid")
+    }
+
+    #[test]
+    fn plans() {
+        let all = plan(&sel(Route::V1, ""));
+        assert_eq!(all.len(), 7);
+        assert_eq!(all[0].key, "extract:1:2026-09-29");
+        assert_eq!(plan(&sel(Route::V1, "brand=5&product=1,2")).len(), 2);
+        let legacy = plan(&sel(Route::Legacy, ""));
+        assert_eq!(legacy[0].key, "extract:1:2026-09-29", "legacy unfiltered shares the extract");
+        let filtered = plan(&sel(Route::V1, "region=25,26&suburb=PERTH,fremantle&product=1,2"));
+        assert_eq!(filtered.len(), 1);
+        assert_eq!(filtered[0].requests.len(), 8);
+        assert!(filtered[0].requests.iter().all(|r| r.surrounding.is_none()));
+        let brands = plan(&sel(Route::Legacy, "brand=5,6&product=1&suburb=perth&surrounding=yes"));
+        assert_eq!(brands[0].requests.len(), 2);
+        assert!(
+            brands[0]
+                .requests
+                .iter()
+                .all(|r| r.surrounding == Some(true) && r.suburb.as_deref() == Some("PERTH"))
+        );
+    }
+}
