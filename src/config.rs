@@ -92,6 +92,31 @@ pub struct PublicArgs {
     pub public_origin: Option<url::Url>,
 }
 
+/// Members of the price document's `meta`.
+#[derive(Debug, Clone, Args)]
+pub struct MetaArgs {
+    /// `meta.copyright` of every price document.
+    #[arg(long, env = "WAFUEL_COPYRIGHT")]
+    pub copyright: Option<String>,
+    /// `meta.documentation`: where the API is documented.
+    #[arg(long, env = "WAFUEL_DOCUMENTATION_URL")]
+    pub documentation_url: Option<url::Url>,
+    /// `meta.issues`: where to report problems.
+    #[arg(long, env = "WAFUEL_ISSUES_URL")]
+    pub issues_url: Option<url::Url>,
+}
+
+impl MetaArgs {
+    pub fn document_meta(&self) -> crate::render::DocumentMeta {
+        let defaults = crate::render::DocumentMeta::default();
+        crate::render::DocumentMeta {
+            copyright: self.copyright.clone().unwrap_or(defaults.copyright),
+            documentation: self.documentation_url.as_ref().map_or(defaults.documentation, |u| u.to_string()),
+            issues: self.issues_url.as_ref().map_or(defaults.issues, |u| u.to_string()),
+        }
+    }
+}
+
 /// The map data provider.
 #[derive(Debug, Clone, Args)]
 pub struct PlacesArgs {
@@ -122,6 +147,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub public: PublicArgs,
     #[command(flatten)]
+    pub meta: MetaArgs,
+    #[command(flatten)]
     pub places: PlacesArgs,
     #[command(flatten)]
     pub jobs: JobsArgs,
@@ -133,6 +160,8 @@ pub struct DemoArgs {
     pub listen: ListenArgs,
     #[command(flatten)]
     pub public: PublicArgs,
+    #[command(flatten)]
+    pub meta: MetaArgs,
 }
 
 #[derive(Debug, Clone, Args)]

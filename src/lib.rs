@@ -1,7 +1,9 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 
+pub mod app;
 pub mod config;
 pub mod error_code;
+pub mod http;
 pub mod model;
 pub mod query;
 pub mod render;

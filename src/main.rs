@@ -4,9 +4,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+use wafuel::app::{AppConfig, build_router, build_state};
 use wafuel::config::{Cli, Command};
 use wafuel::server::{self, AlwaysReady};
 use wafuel::sim::SimHandle;
+use wafuel::source::client::ClientLimits;
+use wafuel::store::MemoryStore;
 use wafuel::telemetry;
 use wafuel::time::{ManualClock, SharedClock, SystemClock};
 
@@ -38,24 +41,60 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo(args) => {
-            // Until the API lands, the demo serves the simulated origin on the public port.
             let clock: SharedClock = Arc::new(SystemClock);
-            let state = wafuel::sim::SimState::new(clock, Default::default())?;
+            let sim = SimHandle::spawn("127.0.0.1:0".parse()?, clock.clone(), Default::default()).await?;
+            let state = build_state(AppConfig {
+                source_url: sim.feed_url().parse()?,
+                limits: ClientLimits::default(),
+                store: Arc::new(MemoryStore::default()),
+                clock,
+                meta: args.meta.document_meta(),
+                public_origin: args.public.public_origin.clone(),
+            })?;
             let public = server::bind(args.listen.listen).await?;
             let admin = server::bind(args.listen.admin_listen).await?;
             let (public_addr, admin_addr) = (public.local_addr()?, admin.local_addr()?);
-            println!("wafuel demo: the API is not built yet; serving the simulated FuelWatch feed instead");
+            println!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
             println!("public: http://{public_addr}");
             println!("admin: http://{admin_addr}");
-            println!("try: curl -s 'http://{public_addr}{}?Product=1'", wafuel::sim::FEED_PATH);
+            println!("try:");
+            println!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
+            println!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
+            println!("  curl -s 'http://{public_addr}/v1?suburb=ellenbrook&product=1'");
+            println!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
+            println!("  curl -s http://{admin_addr}/metrics");
             server::serve_until_signal(vec![
-                (public, wafuel::sim::router(state)),
+                (public, build_router(state)),
+                (admin, server::admin_router(Arc::new(AlwaysReady))),
+            ])
+            .await?;
+            sim.shutdown().await;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve(args) => {
+            let clock: SharedClock = Arc::new(SystemClock);
+            tracing::warn!(store = %args.store.store, "shared snapshot stores are not built yet; snapshots live in process memory");
+            let state = build_state(AppConfig {
+                source_url: args.source.source_url.clone(),
+                limits: ClientLimits::default(),
+                store: Arc::new(MemoryStore::default()),
+                clock,
+                meta: args.meta.document_meta(),
+                public_origin: args.public.public_origin.clone(),
+            })?;
+            let public = server::bind(args.listen.listen).await?;
+            let admin = server::bind(args.listen.admin_listen).await?;
+            tracing::info!(public = %public.local_addr()?, admin = %admin.local_addr()?, source = %args.source.source_url, "wafuel serving");
+            println!("public: http://{}", public.local_addr()?);
+            println!("admin: http://{}", admin.local_addr()?);
+            server::serve_until_signal(vec![
+                (public, build_router(state)),
                 (admin, server::admin_router(Arc::new(AlwaysReady))),
             ])
             .await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve(_) | Command::Warm(_) | Command::Enrich(_) => {
+        Command::Warm(_) | Command::Enrich(_) => {
             eprintln!("wafuel: this command is not built yet (see the open issues)");
             Ok(ExitCode::from(2))
         }

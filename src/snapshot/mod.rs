@@ -244,3 +244,76 @@ mod tests {
         );
     }
 }
+
+/// Longest shared-cache lifetime of a rendered response with prices.
+pub const MAX_SHARED_AGE: i64 = 21_600;
+/// Longest shared-cache lifetime when the selection is not `available`.
+pub const MAX_SHARED_AGE_UNAVAILABLE: i64 = 30;
+
+/// Seconds a shared cache may keep a rendered response (`s-maxage`; 0 means `no-store`):
+/// until the earliest of snapshot expiry, the next Perth midnight, the end of the price
+/// period, 14:30 today while prices are not yet available, and any other `deadlines` (such
+/// as enrichment refresh limits); capped at 6 hours, or 30 s when not available.
+pub fn shared_max_age(
+    now: Timestamp,
+    date: Date,
+    available: bool,
+    snapshot_expiry: Timestamp,
+    deadlines: &[Timestamp],
+) -> i64 {
+    use crate::time::{PUBLICATION_TIME, at_perth, perth_now, price_period};
+    let today = perth_now(now).date();
+    let next_midnight =
+        at_perth(today.tomorrow().unwrap_or(today), jiff::civil::Time::midnight()).timestamp();
+    let (_, period_end) = price_period(date);
+    let mut limits = vec![snapshot_expiry, next_midnight, period_end.timestamp()];
+    let publication = at_perth(today, PUBLICATION_TIME).timestamp();
+    if !available && now < publication {
+        limits.push(publication);
+    }
+    limits.extend_from_slice(deadlines);
+    let earliest = limits.into_iter().min().unwrap_or(now);
+    let seconds = earliest.duration_since(now).as_secs().max(0);
+    let cap = if available { MAX_SHARED_AGE } else { MAX_SHARED_AGE_UNAVAILABLE };
+    seconds.min(cap)
+}
+
+#[cfg(test)]
+mod freshness_tests {
+    use super::*;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    /// VECTORS.md "Freshness of a rendered response", with a snapshot fetched just now.
+    #[test]
+    fn vectors() {
+        let day = date(2026, 9, 29);
+        let cases: [((i8, i8, i8), i8, bool, i64); 8] = [
+            ((16, 0, 0), 0, true, 21_600),
+            ((13, 0, 0), 0, true, 21_600),
+            ((5, 0, 0), 0, true, 21_600),
+            ((16, 0, 0), 0, false, 30),
+            ((23, 59, 45), 0, true, 15),
+            ((5, 59, 45), -1, true, 15),
+            ((6, 0, 0), -1, true, 0),
+            ((14, 29, 45), 1, false, 15),
+        ];
+        for ((h, m, s), offset, available, expected) in cases {
+            let now = perth_instant(day.at(h, m, s, 0));
+            let date = day.checked_add(jiff::Span::new().days(offset)).expect("date");
+            let ttl = if available { COMPLETE_TTL } else { INCOMPLETE_TTL };
+            let expiry = now.saturating_add(ttl).expect("expiry");
+            assert_eq!(shared_max_age(now, date, available, expiry, &[]), expected, "{h}:{m}:{s} {offset}");
+        }
+    }
+
+    #[test]
+    fn capped_by_snapshot_expiry_and_deadlines() {
+        let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let old = now.saturating_add(SignedDuration::from_secs(600)).expect("t");
+        assert_eq!(shared_max_age(now, date(2026, 9, 29), true, old, &[]), 600);
+        let deadline = now.saturating_add(SignedDuration::from_secs(90)).expect("t");
+        assert_eq!(shared_max_age(now, date(2026, 9, 29), true, old, &[deadline]), 90);
+        assert_eq!(shared_max_age(now, date(2026, 9, 29), true, now, &[]), 0);
+    }
+}

@@ -1,0 +1,40 @@
+//! Wiring: the application state and router shared by `main` and the tests.
+
+use std::sync::Arc;
+
+use crate::http::{AppState, rendered};
+use crate::render::DocumentMeta;
+use crate::snapshot::PriceService;
+use crate::source::client::{ClientLimits, SourceClient};
+use crate::store::SnapshotStore;
+use crate::time::SharedClock;
+
+/// Memory for rendered documents (all encodings): plenty for every common selection.
+pub const RENDER_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Everything needed to build the public API.
+pub struct AppConfig {
+    pub source_url: url::Url,
+    pub limits: ClientLimits,
+    pub store: Arc<dyn SnapshotStore>,
+    pub clock: SharedClock,
+    pub meta: DocumentMeta,
+    pub public_origin: Option<url::Url>,
+}
+
+/// Build the application state.
+pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
+    let client = SourceClient::new(config.source_url, config.limits)?;
+    let prices = PriceService::new(client, config.store, config.clock);
+    Ok(AppState {
+        prices,
+        rendered: rendered::new_cache(RENDER_CACHE_BYTES),
+        meta: Arc::new(config.meta),
+        public_origin: config.public_origin,
+    })
+}
+
+/// The public router for a state.
+pub fn build_router(state: AppState) -> axum::Router {
+    crate::http::router(state)
+}

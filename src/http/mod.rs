@@ -1,0 +1,148 @@
+//! The public HTTP surface: exactly the routes of SPEC.md, and 404 for everything else.
+
+pub mod conditional;
+pub mod errors;
+pub mod headers;
+pub mod negotiate;
+pub mod prices;
+pub mod rendered;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+
+use crate::error_code::detail;
+use crate::render::DocumentMeta;
+use crate::render::logos;
+use crate::snapshot::PriceService;
+use errors::{ApiError, Flavor};
+use headers::{ALLOW_METHODS, apply_cors};
+use rendered::RenderCache;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub prices: Arc<PriceService>,
+    pub rendered: RenderCache,
+    pub meta: Arc<DocumentMeta>,
+    /// Absolute origin for redirects; relative `Location` when unset.
+    pub public_origin: Option<url::Url>,
+}
+
+/// The public router.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", any(root))
+        .route("/v1", any(prices::v1))
+        .route("/legacy", any(prices::legacy))
+        .route("/static/image/brand/{filename}", any(logo))
+        .fallback(|| async { ApiError::not_found(Flavor::JsonApi) })
+        .with_state(state)
+}
+
+/// `/`: 302 to `/v1` with the query kept as it came, not validated.
+async fn root(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match method {
+        Method::GET | Method::HEAD => {}
+        Method::OPTIONS => return preflight(&headers),
+        _ => return ApiError::method_not_allowed(Flavor::JsonApi).into_response(),
+    }
+    let mut location = match &state.public_origin {
+        Some(origin) => format!("{}/v1", origin.as_str().trim_end_matches('/')),
+        None => "/v1".to_string(),
+    };
+    if let Some(q) = query {
+        location.push('?');
+        location.push_str(&q);
+    }
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::FOUND;
+    let h = response.headers_mut();
+    match HeaderValue::from_str(&location) {
+        Ok(v) => {
+            h.insert(header::LOCATION, v);
+        }
+        Err(_) => return ApiError::query_text(Flavor::JsonApi).into_response(),
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    apply_cors(h);
+    response
+}
+
+/// CORS preflight: 204 with our methods and the requested headers echoed, or 405 (no body)
+/// when the requested method is not ours. Reads no prices.
+pub fn preflight(headers: &HeaderMap) -> Response {
+    if let Some(requested) = headers.get(header::ACCESS_CONTROL_REQUEST_METHOD) {
+        let ok = matches!(requested.as_bytes(), b"GET" | b"HEAD" | b"OPTIONS");
+        if !ok {
+            let mut r = ApiError::method_not_allowed(Flavor::Empty).into_response();
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static(ALLOW_METHODS));
+            return r;
+        }
+    }
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    let h = response.headers_mut();
+    apply_cors(h);
+    h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+    if let Some(requested) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, requested.clone());
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Access-Control-Request-Method, Access-Control-Request-Headers"),
+    );
+    response
+}
+
+/// `/static/image/brand/{filename}`: our SVG badges, exact file names only.
+async fn logo(method: Method, headers: HeaderMap, Path(filename): Path<String>) -> Response {
+    if !matches!(method, Method::GET | Method::HEAD) {
+        let mut r = ApiError::method_not_allowed(Flavor::JsonApi).into_response();
+        r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    let Some(found) = logos::find(&filename) else {
+        return ApiError::new(
+            crate::error_code::ErrorCode::NotFound,
+            detail::IMAGE_NOT_FOUND,
+            Flavor::JsonApi,
+        )
+        .into_response();
+    };
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|inm| conditional::if_none_match_matches(inm, &found.etag));
+    let mut response = if not_modified || method == Method::HEAD {
+        Response::new(Body::empty())
+    } else {
+        Response::new(Body::from(found.body.clone()))
+    };
+    if not_modified {
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+    }
+    let h = response.headers_mut();
+    if !not_modified {
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(found.body.len()));
+    }
+    if let Ok(v) = HeaderValue::from_str(&found.etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}

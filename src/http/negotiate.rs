@@ -1,0 +1,134 @@
+//! `Accept` and `Content-Type` rules of `/v1` (DESIGN.md §3), checked before any cache or
+//! source work. Pure.
+
+const JSON_API: &str = "application/vnd.api+json";
+
+/// One media range of an `Accept` header.
+#[derive(Debug, PartialEq)]
+struct MediaRange {
+    essence: String,
+    q: f32,
+    /// Parameter names other than `q`, lower-case.
+    params: Vec<String>,
+}
+
+/// Split on a separator outside double-quoted strings.
+fn split_unquoted(text: &str, sep: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            c if c == sep && !quoted => {
+                parts.push(&text[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+fn parse_range(text: &str) -> Option<MediaRange> {
+    let mut pieces = split_unquoted(text, ';').into_iter();
+    let essence = pieces.next()?.trim().to_ascii_lowercase();
+    if essence.is_empty() {
+        return None;
+    }
+    let mut q = 1.0;
+    let mut params = Vec::new();
+    for p in pieces {
+        let (name, value) = p.split_once('=').unwrap_or((p, ""));
+        let name = name.trim().to_ascii_lowercase();
+        if name == "q" {
+            q = value.trim().parse().unwrap_or(0.0);
+        } else if !name.is_empty() {
+            params.push(name);
+        }
+    }
+    Some(MediaRange { essence, q, params })
+}
+
+/// Whether an `Accept` header permits the JSON:API media type as we serve it.
+pub fn accepts_json_api(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else { return true };
+    if accept.trim().is_empty() {
+        return true;
+    }
+    let ranges: Vec<MediaRange> = split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect();
+    let json_api: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == JSON_API).collect();
+    if !json_api.is_empty() {
+        // Listed explicitly: only a clean JSON:API range (profile at most) counts.
+        return json_api.iter().any(|r| r.q > 0.0 && r.params.iter().all(|p| p == "profile"));
+    }
+    // Otherwise the most specific wildcard present decides.
+    for wildcard in ["application/*", "*/*"] {
+        let matching: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == wildcard).collect();
+        if !matching.is_empty() {
+            return matching.iter().any(|r| r.q > 0.0);
+        }
+    }
+    false
+}
+
+/// Whether a request `Content-Type` is JSON:API with parameters other than `profile` (415).
+pub fn unsupported_content_type(content_type: Option<&str>) -> bool {
+    let Some(ct) = content_type else { return false };
+    let mut pieces = split_unquoted(ct, ';').into_iter();
+    let essence = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == JSON_API
+        && pieces.any(|p| {
+            let name = p.split('=').next().unwrap_or("").trim().to_ascii_lowercase();
+            !name.is_empty() && name != "profile"
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_vectors() {
+        let cases: [(Option<&str>, bool); 13] = [
+            (None, true),
+            (Some("application/vnd.api+json"), true),
+            (Some("*/*"), true),
+            (Some("application/*"), true),
+            (Some("application/vnd.api+json;profile=\"https://example.com/p,a;b\""), true),
+            (
+                Some(
+                    "application/vnd.api+json;ext=\"https://example.com/x\", application/vnd.api+json;q=0.9",
+                ),
+                true,
+            ),
+            (Some("application/vnd.api+json;charset=utf-8, application/vnd.api+json"), true),
+            (Some("application/vnd.api+json; charset=utf-8"), false),
+            (Some("application/vnd.api+json; ext=\"https://example.com/unknown\""), false),
+            (Some("application/vnd.api+json;q=0, */*;q=1"), false),
+            (Some("application/*;q=0, */*;q=1"), false),
+            (Some("*/*;q=1, application/*;q=0"), false),
+            (Some("application/json"), false),
+        ];
+        for (accept, ok) in cases {
+            assert_eq!(accepts_json_api(accept), ok, "{accept:?}");
+        }
+        assert!(accepts_json_api(Some("text/html, application/xhtml+xml, */*;q=0.8")));
+        assert!(accepts_json_api(Some("APPLICATION/VND.API+JSON")));
+    }
+
+    #[test]
+    fn content_type_vectors() {
+        assert!(unsupported_content_type(Some("application/vnd.api+json; charset=utf-8")));
+        assert!(!unsupported_content_type(Some("application/vnd.api+json")));
+        assert!(!unsupported_content_type(Some("application/vnd.api+json; profile=\"x\"")));
+        assert!(!unsupported_content_type(Some("text/plain")));
+        assert!(!unsupported_content_type(None));
+        assert!(unsupported_content_type(Some("application/vnd.api+json; q=1")));
+    }
+}

@@ -1,0 +1,122 @@
+//! `/v1` and `/legacy`: negotiation, query rules, the rendered cache, conditional requests.
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::conditional::if_none_match_matches;
+use super::errors::{ApiError, Flavor};
+use super::headers::*;
+use super::negotiate::{accepts_json_api, unsupported_content_type};
+use super::rendered::rendered;
+use super::{AppState, preflight};
+use crate::error_code::{ErrorCode, detail};
+use crate::query::{Route, parse_selection};
+use crate::render::PublicationStatus;
+use crate::render::representation::negotiate_encoding;
+use crate::snapshot::shared_max_age;
+
+pub async fn v1(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    prices(state, Route::V1, method, headers, query).await
+}
+
+pub async fn legacy(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    prices(state, Route::Legacy, method, headers, query).await
+}
+
+async fn prices(
+    state: AppState,
+    route: Route,
+    method: Method,
+    headers: HeaderMap,
+    query: Option<String>,
+) -> Response {
+    let flavor = if route == Route::V1 { Flavor::JsonApi } else { Flavor::Legacy };
+    match method {
+        Method::GET | Method::HEAD => {}
+        Method::OPTIONS => return preflight(&headers),
+        _ => return ApiError::method_not_allowed(flavor).into_response(),
+    }
+    if route == Route::V1 {
+        if unsupported_content_type(text(&headers, &header::CONTENT_TYPE)) {
+            return ApiError::new(ErrorCode::UnsupportedMediaType, detail::UNSUPPORTED_MEDIA_TYPE, flavor)
+                .into_response();
+        }
+        if !accepts_json_api(text(&headers, &header::ACCEPT)) {
+            return ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE, flavor).into_response();
+        }
+    }
+    let now = state.prices.clock().now();
+    let selection = match parse_selection(route, query.as_deref().unwrap_or(""), now) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(reason = %e.reason, "invalid query");
+            return ApiError::query(&e, flavor).into_response();
+        }
+    };
+    let (doc, cache_hit) = match rendered(&state.rendered, &state.prices, &state.meta, &selection).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed");
+            return ApiError::source(&e, flavor).into_response();
+        }
+    };
+
+    let coding = negotiate_encoding(text(&headers, &header::ACCEPT_ENCODING));
+    let etag = doc.repr.etag(coding);
+    let now = state.prices.clock().now();
+    let available = doc.status == PublicationStatus::Available;
+    let max_age = shared_max_age(now, doc.date, available, doc.expires_at, &[]);
+
+    let not_modified =
+        text(&headers, &header::IF_NONE_MATCH).is_some_and(|inm| if_none_match_matches(inm, &etag));
+    let body = doc.repr.body(coding).clone();
+    let length = body.len();
+    let mut response = if not_modified {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else if method == Method::HEAD {
+        Response::new(Body::empty())
+    } else {
+        Response::new(Body::from(body))
+    };
+    let h = response.headers_mut();
+    if !not_modified {
+        let media = if route == Route::V1 { "application/vnd.api+json" } else { "application/json" };
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+        if let Some(enc) = coding.header() {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::CACHE_CONTROL, cache_control(max_age));
+    h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
+    let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
+    h.insert(X_FUEL_SNAPSHOT_CACHE, HeaderValue::from_static(snapshot));
+    if let Ok(v) = HeaderValue::from_str(&doc.date.to_string()) {
+        h.insert(X_FUEL_SOURCE_DATE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&doc.fetched_at_text) {
+        h.insert(X_FUEL_FETCHED_AT, v);
+    }
+    let vary = if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" };
+    h.insert(header::VARY, HeaderValue::from_static(vary));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    apply_cors(h);
+    response
+}
