@@ -288,7 +288,9 @@ mod freshness_tests {
     #[test]
     fn vectors() {
         let day = date(2026, 9, 29);
-        let cases: [((i8, i8, i8), i8, bool, i64); 8] = [
+        // (Perth time, day offset, available, expected s-maxage)
+        type Case = ((i8, i8, i8), i8, bool, i64);
+        let cases: [Case; 8] = [
             ((16, 0, 0), 0, true, 21_600),
             ((13, 0, 0), 0, true, 21_600),
             ((5, 0, 0), 0, true, 21_600),

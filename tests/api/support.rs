@@ -55,3 +55,149 @@ pub fn http() -> reqwest::Client {
     wafuel::source::client::install_crypto_provider();
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
+
+/// The real router over a simulated origin on a random port, with a clock the test moves.
+pub struct TestApp {
+    pub sim: SimHandle,
+    pub clock: Arc<ManualClock>,
+    pub router: axum::Router,
+}
+
+/// A whole response, body read.
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: u16,
+    pub headers: axum::http::HeaderMap,
+    pub body: bytes::Bytes,
+}
+
+impl TestResponse {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).expect("JSON body")
+    }
+}
+
+impl TestApp {
+    pub async fn at(at: DateTime) -> Self {
+        Self::with(at, Faults::default(), None).await
+    }
+
+    pub async fn new() -> Self {
+        Self::at(fixture_morning()).await
+    }
+
+    pub async fn with(at: DateTime, faults: Faults, public_origin: Option<&str>) -> Self {
+        let (sim, clock) = origin_at(at, faults).await;
+        let shared: SharedClock = clock.clone();
+        let state = wafuel::app::build_state(wafuel::app::AppConfig {
+            source_url: sim.feed_url().parse().expect("url"),
+            limits: quick_limits(),
+            store: Arc::new(wafuel::store::MemoryStore::default()),
+            clock: shared,
+            meta: wafuel::render::DocumentMeta::default(),
+            public_origin: public_origin.map(|o| o.parse().expect("origin")),
+        })
+        .expect("state");
+        Self { router: wafuel::app::build_router(state), sim, clock }
+    }
+
+    pub fn source_requests(&self) -> usize {
+        self.sim.state.request_count()
+    }
+
+    pub async fn send(&self, request: axum::http::Request<axum::body::Body>) -> TestResponse {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let response = self.router.clone().oneshot(request).await.expect("infallible");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        TestResponse { status, headers, body }
+    }
+
+    pub async fn call(&self, method: &str, uri: &str, headers: &[(&str, &str)]) -> TestResponse {
+        let mut builder = axum::http::Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            builder = builder.header(*k, *v);
+        }
+        self.send(builder.body(axum::body::Body::empty()).expect("request")).await
+    }
+
+    pub async fn get(&self, uri: &str) -> TestResponse {
+        self.call("GET", uri, &[]).await
+    }
+}
+
+/// The JSON Schemas of docs/openapi.json, by component name.
+pub fn schema(component: &str) -> jsonschema::Validator {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("docs/openapi.json").expect("openapi.json"))
+            .expect("json");
+    doc["$ref"] = serde_json::Value::String(format!("#/components/schemas/{component}"));
+    doc["$schema"] = serde_json::Value::String("https://json-schema.org/draft/2020-12/schema".into());
+    jsonschema::validator_for(&doc).expect("schema compiles")
+}
+
+pub fn assert_valid(component: &str, body: &serde_json::Value) {
+    let validator = schema(component);
+    let errors: Vec<String> =
+        validator.iter_errors(body).take(5).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{component} schema: {errors:#?}");
+}
+
+/// The conditional-GET contract of a cacheable route (as docs.rs checks every route): a
+/// matching `If-None-Match` (exact, weak, in a list, or `*`) gives 304 with the same
+/// validators and cache headers and no body; a different tag gives 200.
+pub async fn assert_conditional_get(app: &TestApp, uri: &str, headers: &[(&str, &str)]) {
+    let first = app.call("GET", uri, headers).await;
+    assert_eq!(first.status, 200, "{uri}");
+    let etag = first.header("etag").to_string();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "strong quoted ETag: {etag}");
+    let weak = format!("W/{etag}");
+    let listed = format!("\"nope\", {etag}");
+    for inm in [etag.as_str(), weak.as_str(), listed.as_str(), "*"] {
+        let mut h = headers.to_vec();
+        h.push(("if-none-match", inm));
+        let r = app.call("GET", uri, &h).await;
+        assert_eq!(r.status, 304, "{uri} If-None-Match: {inm}");
+        assert!(r.body.is_empty());
+        for name in [
+            "etag",
+            "cache-control",
+            "vary",
+            "x-fuel-cache",
+            "x-fuel-snapshot-cache",
+            "x-fuel-source-date",
+            "x-fuel-fetched-at",
+            "access-control-allow-origin",
+        ] {
+            if first.headers.contains_key(name) {
+                assert!(r.headers.contains_key(name), "304 of {uri} repeats {name}");
+            }
+        }
+        assert_eq!(r.header("etag"), etag);
+        let head = app.call("HEAD", uri, &h).await;
+        assert_eq!(head.status, 304);
+    }
+    let mut h = headers.to_vec();
+    h.push(("if-none-match", "\"something-else\""));
+    assert_eq!(app.call("GET", uri, &h).await.status, 200);
+}
+
+/// HEAD answers like GET: same status and headers, no body.
+pub async fn assert_head_parity(app: &TestApp, uri: &str, headers: &[(&str, &str)]) {
+    let get = app.call("GET", uri, headers).await;
+    let head = app.call("HEAD", uri, headers).await;
+    assert_eq!(head.status, get.status, "{uri}");
+    assert!(head.body.is_empty(), "HEAD {uri} has no body");
+    for (name, value) in get.headers.iter() {
+        if matches!(name.as_str(), "x-fuel-cache" | "x-fuel-snapshot-cache" | "date") {
+            continue;
+        }
+        assert_eq!(head.headers.get(name), Some(value), "HEAD {uri} header {name}");
+    }
+}
