@@ -44,11 +44,7 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     assert_eq!(health.status(), 200);
     let ready = client.get(format!("{}/readyz", run.admin)).send().await.expect("readyz");
     assert_eq!(ready.status(), 200);
-    let feed = client
-        .get(format!("{}/fuelwatch/fuelWatchRSS?Product=10", run.public))
-        .send()
-        .await
-        .expect("public request");
+    let feed = client.get(format!("{}/v1?product=10", run.public)).send().await.expect("public request");
     assert_eq!(feed.status(), 200);
     let request_id = feed.headers()["x-request-id"].to_str().expect("ascii").to_string();
     assert!(!request_id.is_empty());
@@ -59,7 +55,7 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     let text = metrics.text().await.expect("text");
     assert!(
         text.lines().any(|l| l.starts_with("wafuel_http_requests_total")
-            && l.contains("route=\"/fuelwatch/fuelWatchRSS\"")
+            && l.contains("route=\"/v1\"")
             && l.contains("status=\"200\"")),
         "{text}"
     );
