@@ -13,6 +13,15 @@ use wafuel::store::MemoryStore;
 use wafuel::telemetry;
 use wafuel::time::{ManualClock, SharedClock, SystemClock};
 
+/// Print a line for the operator; a closed stdout (e.g. piped into `head`) must not stop
+/// the service, so write errors are ignored.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -35,7 +44,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             };
             let sim = SimHandle::spawn(args.listen, clock, args.faults()).await?;
             tracing::info!(url = %sim.feed_url(), "simulated FuelWatch origin listening");
-            println!("simulated FuelWatch origin: {}", sim.feed_url());
+            say!("simulated FuelWatch origin: {}", sim.feed_url());
             server::shutdown_signal().await;
             sim.shutdown().await;
             Ok(ExitCode::SUCCESS)
@@ -54,15 +63,15 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let public = server::bind(args.listen.listen).await?;
             let admin = server::bind(args.listen.admin_listen).await?;
             let (public_addr, admin_addr) = (public.local_addr()?, admin.local_addr()?);
-            println!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
-            println!("public: http://{public_addr}");
-            println!("admin: http://{admin_addr}");
-            println!("try:");
-            println!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
-            println!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
-            println!("  curl -s 'http://{public_addr}/v1?suburb=ellenbrook&product=1'");
-            println!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
-            println!("  curl -s http://{admin_addr}/metrics");
+            say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
+            say!("public: http://{public_addr}");
+            say!("admin: http://{admin_addr}");
+            say!("try:");
+            say!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
+            say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
+            say!("  curl -s 'http://{public_addr}/v1?suburb=ellenbrook&product=1'");
+            say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
+            say!("  curl -s http://{admin_addr}/metrics");
             server::serve_until_signal(vec![
                 (public, build_router(state)),
                 (admin, server::admin_router(Arc::new(AlwaysReady))),
@@ -85,8 +94,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let public = server::bind(args.listen.listen).await?;
             let admin = server::bind(args.listen.admin_listen).await?;
             tracing::info!(public = %public.local_addr()?, admin = %admin.local_addr()?, source = %args.source.source_url, "wafuel serving");
-            println!("public: http://{}", public.local_addr()?);
-            println!("admin: http://{}", admin.local_addr()?);
+            say!("public: http://{}", public.local_addr()?);
+            say!("admin: http://{}", admin.local_addr()?);
             server::serve_until_signal(vec![
                 (public, build_router(state)),
                 (admin, server::admin_router(Arc::new(AlwaysReady))),
@@ -95,7 +104,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Warm(_) | Command::Enrich(_) => {
-            eprintln!("wafuel: this command is not built yet (see the open issues)");
+            esay!("wafuel: this command is not built yet (see the open issues)");
             Ok(ExitCode::from(2))
         }
     }

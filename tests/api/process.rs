@@ -33,6 +33,8 @@ fn start_demo() -> Running {
             admin = Some(url.to_string());
         }
     }
+    // Keep draining stdout so the process never writes into a closed pipe.
+    std::thread::spawn(move || for _ in lines {});
     Running { child, public: public.unwrap_or_default(), admin: admin.unwrap_or_default() }
 }
 
