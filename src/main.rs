@@ -104,7 +104,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Warm(_) | Command::Enrich(_) => {
-            esay!("wafuel: this command is not built yet (see the open issues)");
+            eprintln!("wafuel: this command is not built yet (see the open issues)");
             Ok(ExitCode::from(2))
         }
     }
