@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::http::{AppState, rendered};
 use crate::render::DocumentMeta;
-use crate::snapshot::PriceService;
+use crate::snapshot::{FillConfig, PriceService};
 use crate::source::client::{ClientLimits, SourceClient};
 use crate::store::SnapshotStore;
 use crate::time::SharedClock;
@@ -17,6 +17,7 @@ pub struct AppConfig {
     pub source_url: url::Url,
     pub limits: ClientLimits,
     pub store: Arc<dyn SnapshotStore>,
+    pub fill: FillConfig,
     pub clock: SharedClock,
     pub meta: DocumentMeta,
     pub public_origin: Option<url::Url>,
@@ -25,7 +26,7 @@ pub struct AppConfig {
 /// Build the application state.
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
-    let prices = PriceService::new(client, config.store, config.clock);
+    let prices = PriceService::new(client, config.store, config.clock, config.fill);
     Ok(AppState {
         prices,
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),

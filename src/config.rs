@@ -73,6 +73,22 @@ pub struct StoreArgs {
     /// several replicas share one store.
     #[arg(long, env = "WAFUEL_STORE", default_value = "sqlite://./data/wafuel.sqlite3")]
     pub store: String,
+    /// Seconds a replica holds a snapshot's fill lease (tests shorten it).
+    #[arg(long, env = "WAFUEL_FILL_LEASE_SECS", default_value_t = 60, hide = true)]
+    pub fill_lease_secs: u64,
+    /// Seconds a request waits for another replica's fill before 503 cache_refresh_busy.
+    #[arg(long, env = "WAFUEL_FILL_WAIT_SECS", default_value_t = 10, hide = true)]
+    pub fill_wait_secs: u64,
+}
+
+impl StoreArgs {
+    pub fn fill(&self) -> crate::snapshot::FillConfig {
+        crate::snapshot::FillConfig {
+            lease: std::time::Duration::from_secs(self.fill_lease_secs.max(1)),
+            wait_limit: std::time::Duration::from_secs(self.fill_wait_secs),
+            ..crate::snapshot::FillConfig::default()
+        }
+    }
 }
 
 /// Where prices come from.

@@ -4,6 +4,7 @@ pub mod app;
 pub mod config;
 pub mod error_code;
 pub mod http;
+pub mod jobs;
 pub mod model;
 pub mod query;
 pub mod render;

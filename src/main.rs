@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use clap::Parser;
 use wafuel::app::{AppConfig, build_router, build_state};
-use wafuel::config::{Cli, Command};
-use wafuel::server::{self, AlwaysReady};
+use wafuel::config::{Cli, Command, ListenArgs, MetaArgs, PublicArgs};
+use wafuel::jobs::warm;
+use wafuel::server::{self, StoreReadiness};
 use wafuel::sim::SimHandle;
+use wafuel::snapshot::FillConfig;
 use wafuel::source::client::ClientLimits;
-use wafuel::store::MemoryStore;
+use wafuel::store::{self, SnapshotStore, redact};
 use wafuel::telemetry;
 use wafuel::time::{ManualClock, SharedClock, SystemClock};
 
@@ -52,60 +54,116 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => {
             let clock: SharedClock = Arc::new(SystemClock);
             let sim = SimHandle::spawn("127.0.0.1:0".parse()?, clock.clone(), Default::default()).await?;
-            let state = build_state(AppConfig {
-                source_url: sim.feed_url().parse()?,
-                limits: ClientLimits::default(),
-                store: Arc::new(MemoryStore::default()),
-                clock,
-                meta: args.meta.document_meta(),
-                public_origin: args.public.public_origin.clone(),
-            })?;
-            let public = server::bind(args.listen.listen).await?;
-            let admin = server::bind(args.listen.admin_listen).await?;
-            let (public_addr, admin_addr) = (public.local_addr()?, admin.local_addr()?);
+            // A store of its own, so the demo never mixes simulated prices into a real store.
+            let dir = std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id()));
+            let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
             say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
-            say!("public: http://{public_addr}");
-            say!("admin: http://{admin_addr}");
-            say!("try:");
-            say!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
-            say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
-            say!("  curl -s 'http://{public_addr}/v1?suburb=ellenbrook&product=1'");
-            say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
-            say!("  curl -s http://{admin_addr}/metrics");
-            server::serve_until_signal(vec![
-                (public, build_router(state)),
-                (admin, server::admin_router(Arc::new(AlwaysReady))),
-            ])
-            .await?;
+            let result = serve_api(
+                &args.listen,
+                &args.public,
+                &args.meta,
+                sim.feed_url().parse()?,
+                store,
+                FillConfig::default(),
+                clock,
+                false,
+            )
+            .await;
             sim.shutdown().await;
-            Ok(ExitCode::SUCCESS)
+            let _ = std::fs::remove_dir_all(&dir);
+            result
         }
         Command::Serve(args) => {
             let clock: SharedClock = Arc::new(SystemClock);
-            tracing::warn!(store = %args.store.store, "shared snapshot stores are not built yet; snapshots live in process memory");
+            let store = store::open(&args.store.store).await?;
+            tracing::info!(store = %redact(&args.store.store), "snapshot store ready");
+            if args.places.places_api_key.is_none() {
+                tracing::info!("no Places API key: station enrichment is off");
+            }
+            serve_api(
+                &args.listen,
+                &args.public,
+                &args.meta,
+                args.source.source_url.clone(),
+                store,
+                args.store.fill(),
+                clock,
+                !args.jobs.no_jobs,
+            )
+            .await
+        }
+        Command::Warm(args) => {
+            let clock: SharedClock = Arc::new(SystemClock);
+            let store = store::open(&args.store.store).await?;
             let state = build_state(AppConfig {
                 source_url: args.source.source_url.clone(),
                 limits: ClientLimits::default(),
-                store: Arc::new(MemoryStore::default()),
+                store,
+                fill: args.store.fill(),
                 clock,
-                meta: args.meta.document_meta(),
-                public_origin: args.public.public_origin.clone(),
+                meta: Default::default(),
+                public_origin: None,
             })?;
-            let public = server::bind(args.listen.listen).await?;
-            let admin = server::bind(args.listen.admin_listen).await?;
-            tracing::info!(public = %public.local_addr()?, admin = %admin.local_addr()?, source = %args.source.source_url, "wafuel serving");
-            say!("public: http://{}", public.local_addr()?);
-            say!("admin: http://{}", admin.local_addr()?);
-            server::serve_until_signal(vec![
-                (public, build_router(state)),
-                (admin, server::admin_router(Arc::new(AlwaysReady))),
-            ])
-            .await?;
-            Ok(ExitCode::SUCCESS)
+            let report = warm::warm_pass(&state.prices).await;
+            say!(
+                "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
+                report.refreshed,
+                report.skipped,
+                report.failed.len(),
+                report.pruned
+            );
+            for (key, code) in &report.failed {
+                say!("  failed: {key} ({code})");
+            }
+            Ok(if report.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
-        Command::Warm(_) | Command::Enrich(_) => {
-            eprintln!("wafuel: this command is not built yet (see the open issues)");
+        Command::Enrich(_) => {
+            eprintln!("wafuel: enrichment is not built yet (see the open issues)");
             Ok(ExitCode::from(2))
         }
     }
+}
+
+/// Serve the public API and the admin port until a signal; optionally run the jobs.
+#[allow(clippy::too_many_arguments)]
+async fn serve_api(
+    listen: &ListenArgs,
+    public: &PublicArgs,
+    meta: &MetaArgs,
+    source_url: url::Url,
+    store: Arc<dyn SnapshotStore>,
+    fill: FillConfig,
+    clock: SharedClock,
+    jobs: bool,
+) -> anyhow::Result<ExitCode> {
+    let state = build_state(AppConfig {
+        source_url,
+        limits: ClientLimits::default(),
+        store: store.clone(),
+        fill,
+        clock,
+        meta: meta.document_meta(),
+        public_origin: public.public_origin.clone(),
+    })?;
+    let public_listener = server::bind(listen.listen).await?;
+    let admin_listener = server::bind(listen.admin_listen).await?;
+    let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);
+    tracing::info!(public = %public_addr, admin = %admin_addr, "wafuel serving");
+    say!("public: http://{public_addr}");
+    say!("admin: http://{admin_addr}");
+    say!("try:");
+    say!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
+    say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
+    say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
+    say!("  curl -s http://{admin_addr}/metrics");
+    let warm_task = jobs.then(|| tokio::spawn(warm::run_hourly(state.prices.clone())));
+    let result = server::serve_until_signal(vec![
+        (public_listener, build_router(state)),
+        (admin_listener, server::admin_router(Arc::new(StoreReadiness(store)))),
+    ])
+    .await;
+    if let Some(task) = warm_task {
+        task.abort();
+    }
+    result.map(|()| ExitCode::SUCCESS)
 }

@@ -44,6 +44,19 @@ impl Readiness for AlwaysReady {
     }
 }
 
+/// Ready while the snapshot store answers.
+pub struct StoreReadiness(pub Arc<dyn crate::store::SnapshotStore>);
+
+impl Readiness for StoreReadiness {
+    async fn ready(&self) -> Result<(), String> {
+        match tokio::time::timeout(std::time::Duration::from_secs(2), self.0.ping()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("snapshot store did not answer within 2 s".into()),
+        }
+    }
+}
+
 /// The admin router: `/healthz`, `/readyz`, `/metrics`.
 pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
     let handle = telemetry::metrics_handle();

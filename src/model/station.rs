@@ -1,9 +1,11 @@
 //! The normalised station and its price quotes.
 
+use serde::{Deserialize, Serialize};
+
 use super::site_features::WeekHours;
 
 /// Original text the controlled schema could not represent (`sourceNotes`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceNotes {
     pub brand: Option<String>,
     pub features: Vec<String>,
@@ -23,7 +25,7 @@ impl SourceNotes {
 }
 
 /// Source text kept verbatim for the legacy rendering.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LegacyText {
     pub brand: Option<String>,
     pub latitude: String,
@@ -33,7 +35,7 @@ pub struct LegacyText {
 }
 
 /// One service station as the API describes it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Station {
     /// `[street, suburb, latitude, longitude]` (DESIGN.md §4).
     pub key: String,
@@ -58,7 +60,7 @@ pub struct Station {
 }
 
 /// One station's price for one product on one source date.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quote {
     pub product: u8,
     /// Cents per litre, in (0, 10000].

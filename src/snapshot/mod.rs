@@ -5,6 +5,7 @@
 pub mod singleflight;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
@@ -13,7 +14,7 @@ use crate::model::station::Quote;
 use crate::query::{Mode, Selection};
 use crate::source::SourceError;
 use crate::source::client::{SourceClient, SourceRequest};
-use crate::store::{Snapshot, SnapshotStore};
+use crate::store::{Snapshot, SnapshotStore, StoreError};
 use crate::time::{Day, SharedClock};
 use singleflight::SingleFlight;
 
@@ -115,17 +116,54 @@ impl SelectionData {
     }
 }
 
+/// Timings of the cross-replica fill lease (DESIGN.md §3).
+#[derive(Debug, Clone)]
+pub struct FillConfig {
+    /// How long a filler holds a key before others may take over.
+    pub lease: Duration,
+    /// How long a reader waits for another replica's fill before answering busy.
+    pub wait_limit: Duration,
+    /// First poll interval while waiting; doubles up to `max_poll`.
+    pub first_poll: Duration,
+    pub max_poll: Duration,
+}
+
+impl Default for FillConfig {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_secs(60),
+            wait_limit: Duration::from_secs(10),
+            first_poll: Duration::from_millis(250),
+            max_poll: Duration::from_secs(2),
+        }
+    }
+}
+
 /// Reads and fills snapshots.
 pub struct PriceService {
     client: SourceClient,
     store: Arc<dyn SnapshotStore>,
     clock: SharedClock,
+    fill: FillConfig,
+    /// This process's lease owner token prefix.
+    owner: String,
     fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
 }
 
+/// Turn a lease duration into a signed one for timestamp arithmetic.
+fn signed(d: Duration) -> SignedDuration {
+    SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX)
+}
+
 impl PriceService {
-    pub fn new(client: SourceClient, store: Arc<dyn SnapshotStore>, clock: SharedClock) -> Arc<Self> {
-        Arc::new(Self { client, store, clock, fills: SingleFlight::default() })
+    pub fn new(
+        client: SourceClient,
+        store: Arc<dyn SnapshotStore>,
+        clock: SharedClock,
+        fill: FillConfig,
+    ) -> Arc<Self> {
+        let owner = format!("{:016x}", rand::random::<u64>());
+        Arc::new(Self { client, store, clock, fill, owner, fills: SingleFlight::default() })
     }
 
     pub fn clock(&self) -> &SharedClock {
@@ -152,40 +190,118 @@ impl PriceService {
         Ok(SelectionData { snapshots, fetched_at, expires_at, cache })
     }
 
-    /// One extract: a fresh stored snapshot, or a fill shared by every concurrent caller.
+    /// One extract: a fresh stored snapshot, or a fill shared by every concurrent caller in
+    /// this process and leased across replicas.
     pub async fn snapshot(
         self: &Arc<Self>,
         extract: Extract,
     ) -> Result<(Arc<Snapshot>, SnapshotCache), SourceError> {
         let now = self.clock.now();
-        let stored = match self.store.load(&extract.key).await {
-            Ok(found) => found,
-            Err(e) => {
-                tracing::warn!(error = %e, key = %extract.key, "store unavailable; fetching directly");
-                return self.fetch(&extract, None).await.map(|s| (s, SnapshotCache::Bypass));
+        match self.store.load(&extract.key).await {
+            Ok(Some(s)) if s.is_fresh(now) => {
+                metrics::counter!("wafuel_snapshot_total", "result" => "hit").increment(1);
+                return Ok((s, SnapshotCache::Hit));
             }
-        };
-        if let Some(s) = &stored
-            && s.is_fresh(now)
-        {
-            return Ok((s.clone(), SnapshotCache::Hit));
+            Ok(_) => {}
+            Err(e) => return self.bypass(&extract, &e).await,
         }
         let this = self.clone();
-        let key = extract.key.clone();
-        let (result, _) = self
-            .fills
-            .run(key, async move {
-                let fresh = this.fetch(&extract, stored).await?;
-                match this.store.publish(fresh.clone()).await {
-                    Ok(()) => Ok((fresh, SnapshotCache::Miss)),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "store unavailable; serving the fetched snapshot unstored");
-                        Ok((fresh, SnapshotCache::Bypass))
-                    }
-                }
-            })
-            .await;
+        let (result, _) = self.fills.run(extract.key.clone(), async move { this.fill(extract).await }).await;
         result.unwrap_or_else(|| Err(SourceError::unreachable("fill cancelled by shutdown")))
+    }
+
+    /// Take the lease and fetch, or wait for the replica that holds it.
+    async fn fill(self: Arc<Self>, extract: Extract) -> Result<(Arc<Snapshot>, SnapshotCache), SourceError> {
+        let started = tokio::time::Instant::now();
+        let mut poll = self.fill.first_poll;
+        let mut waited = false;
+        loop {
+            let now = self.clock.now();
+            let previous = match self.store.load(&extract.key).await {
+                Ok(Some(s)) if s.is_fresh(now) => {
+                    let label = if waited { "waited" } else { "hit" };
+                    metrics::counter!("wafuel_snapshot_total", "result" => label).increment(1);
+                    return Ok((s, SnapshotCache::Hit));
+                }
+                Ok(previous) => previous,
+                Err(e) => return self.bypass(&extract, &e).await,
+            };
+            let owner = format!("{}-{:08x}", self.owner, rand::random::<u32>());
+            let until = now.saturating_add(signed(self.fill.lease)).unwrap_or(now);
+            match self.store.claim(&extract.key, &owner, now, until, false).await {
+                Ok(true) => return self.fill_leased(&extract, previous, &owner).await,
+                Ok(false) => {}
+                Err(e) => return self.bypass(&extract, &e).await,
+            }
+            if started.elapsed() + poll > self.fill.wait_limit {
+                metrics::counter!("wafuel_snapshot_busy_total").increment(1);
+                return Err(SourceError::busy());
+            }
+            if !waited {
+                metrics::counter!("wafuel_snapshot_lease_waits_total").increment(1);
+                waited = true;
+            }
+            tokio::time::sleep(poll).await;
+            poll = (poll * 2).min(self.fill.max_poll);
+        }
+    }
+
+    /// Fetch under a held lease and publish, fenced; the lease is released on every path.
+    async fn fill_leased(
+        &self,
+        extract: &Extract,
+        previous: Option<Arc<Snapshot>>,
+        owner: &str,
+    ) -> Result<(Arc<Snapshot>, SnapshotCache), SourceError> {
+        let fetched = self.fetch(extract, previous).await;
+        let fresh = match fetched {
+            Ok(s) => s,
+            Err(e) => {
+                if let Err(store) = self.store.release(&extract.key, owner).await {
+                    tracing::warn!(error = %store, "could not release the fill lease; it will expire");
+                }
+                return Err(e);
+            }
+        };
+        metrics::counter!("wafuel_snapshot_total", "result" => "miss").increment(1);
+        match self.store.publish(&fresh, owner).await {
+            Ok(true) => Ok((fresh, SnapshotCache::Miss)),
+            Ok(false) => {
+                // Our lease expired and another filler took it: its snapshot is the newer one.
+                tracing::warn!(key = %extract.key, "fill lease lost; not publishing over the newer snapshot");
+                Ok((fresh, SnapshotCache::Miss))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "store unavailable; serving the fetched snapshot unstored");
+                Ok((fresh, SnapshotCache::Bypass))
+            }
+        }
+    }
+
+    /// The store failed: fetch directly and say so.
+    async fn bypass(
+        &self,
+        extract: &Extract,
+        e: &StoreError,
+    ) -> Result<(Arc<Snapshot>, SnapshotCache), SourceError> {
+        tracing::warn!(error = %e, key = %extract.key, "store unavailable; fetching directly");
+        metrics::counter!("wafuel_snapshot_total", "result" => "bypass").increment(1);
+        self.fetch(extract, None).await.map(|s| (s, SnapshotCache::Bypass))
+    }
+
+    /// Refresh an extract even if fresh (the warm job): readers keep the previous snapshot
+    /// meanwhile, and a failed or empty replacement keeps it. Ok(false) when another replica
+    /// holds the lease.
+    pub async fn refresh(&self, extract: &Extract) -> Result<bool, SourceError> {
+        let now = self.clock.now();
+        let until = now.saturating_add(signed(self.fill.lease)).unwrap_or(now);
+        let owner = format!("{}-warm-{:08x}", self.owner, rand::random::<u32>());
+        let store_err = |e: StoreError| SourceError::unreachable(format!("store: {e}"));
+        let previous = self.store.load(&extract.key).await.map_err(store_err)?;
+        if !self.store.claim(&extract.key, &owner, now, until, true).await.map_err(store_err)? {
+            return Ok(false);
+        }
+        self.fill_leased(extract, previous, &owner).await.map(|_| true)
     }
 
     /// Fetch and validate an extract. An empty answer never replaces published prices.

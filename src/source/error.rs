@@ -69,6 +69,14 @@ impl SourceError {
         Self::new(ErrorCode::UpstreamUnavailable, detail::UPSTREAM_UNREACHABLE, reason)
     }
 
+    /// Another replica holds the fill lease and did not finish in time.
+    pub fn busy() -> Self {
+        Self {
+            retry_after: Some(2),
+            ..Self::new(ErrorCode::CacheRefreshBusy, detail::CACHE_REFRESH_BUSY, "fill lease held elsewhere")
+        }
+    }
+
     pub fn timeout() -> Self {
         Self::new(ErrorCode::UpstreamTimeout, detail::UPSTREAM_TIMEOUT, "shared source deadline passed")
     }

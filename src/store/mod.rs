@@ -1,11 +1,19 @@
-//! Where validated snapshots live. The price service talks to this interface only; the
-//! in-process [`MemoryStore`] holds snapshots until the shared SQLite/PostgreSQL stores land.
+//! Where validated snapshots live, shared by every replica: SQLite by default, PostgreSQL
+//! for many. Both backends run the same statements (written with `$n` placeholders, which
+//! both understand) behind one interface, with the fill lease and its fencing in SQL.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+pub mod codec;
+mod sql;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use jiff::Timestamp;
 use jiff::civil::Date;
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use crate::model::station::Quote;
 
@@ -31,41 +39,136 @@ impl Snapshot {
 #[error("snapshot store: {0}")]
 pub struct StoreError(pub String);
 
-/// Snapshot persistence.
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+/// Snapshot persistence with a fenced fill lease per key.
 #[async_trait::async_trait]
 pub trait SnapshotStore: Send + Sync + 'static {
-    /// The newest snapshot for a key, fresh or not.
+    /// The newest snapshot for a key, fresh or not. A corrupt row is deleted and reads as
+    /// absent.
     async fn load(&self, key: &str) -> Result<Option<Arc<Snapshot>>, StoreError>;
-    /// Make a snapshot the newest for its key.
-    async fn publish(&self, snapshot: Arc<Snapshot>) -> Result<(), StoreError>;
+    /// Take the fill lease of `key` until `until` if nobody holds it and the snapshot is
+    /// missing or expired (or, with `force`, even when fresh). True when `owner` now holds it.
+    async fn claim(
+        &self,
+        key: &str,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+        force: bool,
+    ) -> Result<bool, StoreError>;
+    /// Publish under the lease and release it. False when the lease was lost (expired and
+    /// taken): the snapshot is then not written.
+    async fn publish(&self, snapshot: &Snapshot, owner: &str) -> Result<bool, StoreError>;
+    /// Give up the lease without publishing.
+    async fn release(&self, key: &str, owner: &str) -> Result<(), StoreError>;
+    /// Delete snapshots expired before `before` and stale lease-only rows, sparing leased rows.
+    async fn prune(&self, now: Timestamp, before: Timestamp) -> Result<u64, StoreError>;
+    /// Take a named job lease (one warm per hour, one enrichment at a time).
+    async fn claim_job(
+        &self,
+        name: &str,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError>;
     /// Whether the store answers (for `/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
 }
 
-/// Snapshots in this process's memory.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    snapshots: Mutex<HashMap<String, Arc<Snapshot>>>,
-}
-
-impl MemoryStore {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Snapshot>>> {
-        self.snapshots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Open the store named by `--store`: `sqlite://PATH`, `sqlite::memory:` or `postgres://…`.
+pub async fn open(url: &str) -> Result<Arc<dyn SnapshotStore>, StoreError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::connect(url, None).await?))
+    } else if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::open(url).await?))
+    } else {
+        Err(StoreError(format!("unsupported store URL scheme in {}", redact(url))))
     }
 }
 
-#[async_trait::async_trait]
-impl SnapshotStore for MemoryStore {
-    async fn load(&self, key: &str) -> Result<Option<Arc<Snapshot>>, StoreError> {
-        Ok(self.map().get(key).cloned())
+/// A store URL without its password, for logs.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
     }
+}
 
-    async fn publish(&self, snapshot: Arc<Snapshot>) -> Result<(), StoreError> {
-        self.map().insert(snapshot.key.clone(), snapshot);
-        Ok(())
-    }
+/// The embedded SQLite store (WAL, busy timeout).
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: sqlx::SqlitePool,
+}
 
-    async fn ping(&self) -> Result<(), StoreError> {
-        Ok(())
+impl SqliteStore {
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let file = options.get_filename();
+        if file != Path::new(":memory:")
+            && let Some(dir) = file.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError(format!("create {}: {e}", dir.display())))?;
+        }
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        sqlx::migrate!("migrations/sqlite").run(&pool).await?;
+        Ok(Self { pool })
     }
+}
+
+/// The shared PostgreSQL store.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: sqlx::PgPool,
+}
+
+impl PostgresStore {
+    /// Connect and migrate; `schema` (tests) puts every table in that schema.
+    pub async fn connect(url: &str, schema: Option<&str>) -> Result<Self, StoreError> {
+        let mut options = PgPoolOptions::new().max_connections(8).acquire_timeout(Duration::from_secs(3));
+        if let Some(schema) = schema {
+            let statement = format!("SET search_path TO \"{}\"", schema.replace('"', ""));
+            options = options.after_connect(move |conn, _meta| {
+                // The schema name is ours (tests), not user input.
+                let statement = sqlx::AssertSqlSafe(statement.clone());
+                Box::pin(async move {
+                    sqlx::raw_sql(statement).execute(conn).await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = options.connect(url).await?;
+        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+sql::impl_store!(SqliteStore, sqlx::Sqlite);
+sql::impl_store!(PostgresStore, sqlx::Postgres);
+
+fn millis(t: Timestamp) -> i64 {
+    t.as_millisecond()
+}
+
+fn from_millis(ms: i64) -> Timestamp {
+    Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
 }

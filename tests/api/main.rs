@@ -7,4 +7,6 @@ mod process;
 mod properties;
 mod sim_feed;
 mod source_client;
+mod store;
 mod support;
+mod warm;

@@ -61,6 +61,9 @@ pub struct TestApp {
     pub sim: SimHandle,
     pub clock: Arc<ManualClock>,
     pub router: axum::Router,
+    pub state: wafuel::http::AppState,
+    /// Holds the SQLite store's directory for the test's lifetime.
+    pub dir: tempfile::TempDir,
 }
 
 /// A whole response, body read.
@@ -92,17 +95,10 @@ impl TestApp {
 
     pub async fn with(at: DateTime, faults: Faults, public_origin: Option<&str>) -> Self {
         let (sim, clock) = origin_at(at, faults).await;
-        let shared: SharedClock = clock.clone();
-        let state = wafuel::app::build_state(wafuel::app::AppConfig {
-            source_url: sim.feed_url().parse().expect("url"),
-            limits: quick_limits(),
-            store: Arc::new(wafuel::store::MemoryStore::default()),
-            clock: shared,
-            meta: wafuel::render::DocumentMeta::default(),
-            public_origin: public_origin.map(|o| o.parse().expect("origin")),
-        })
-        .expect("state");
-        Self { router: wafuel::app::build_router(state), sim, clock }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = sqlite_store(&dir).await;
+        let state = app_state(&sim, &clock, store, public_origin);
+        Self { router: wafuel::app::build_router(state.clone()), state, sim, clock, dir }
     }
 
     pub fn source_requests(&self) -> usize {
@@ -200,4 +196,75 @@ pub async fn assert_head_parity(app: &TestApp, uri: &str, headers: &[(&str, &str
         }
         assert_eq!(head.headers.get(name), Some(value), "HEAD {uri} header {name}");
     }
+}
+
+/// A real SQLite store in a temporary directory.
+pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel::store::SnapshotStore> {
+    let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
+    wafuel::store::open(&url).await.expect("sqlite store opens")
+}
+
+/// Application state over a store, talking to `sim`, on the test's clock.
+pub fn app_state(
+    sim: &SimHandle,
+    clock: &Arc<ManualClock>,
+    store: Arc<dyn wafuel::store::SnapshotStore>,
+    public_origin: Option<&str>,
+) -> wafuel::http::AppState {
+    app_state_with(sim, clock, store, public_origin, wafuel::snapshot::FillConfig::default())
+}
+
+pub fn app_state_with(
+    sim: &SimHandle,
+    clock: &Arc<ManualClock>,
+    store: Arc<dyn wafuel::store::SnapshotStore>,
+    public_origin: Option<&str>,
+    fill: wafuel::snapshot::FillConfig,
+) -> wafuel::http::AppState {
+    let shared: SharedClock = clock.clone();
+    wafuel::app::build_state(wafuel::app::AppConfig {
+        source_url: sim.feed_url().parse().expect("url"),
+        limits: quick_limits(),
+        store,
+        fill,
+        clock: shared,
+        meta: wafuel::render::DocumentMeta::default(),
+        public_origin: public_origin.map(|o| o.parse().expect("origin")),
+    })
+    .expect("state")
+}
+
+/// The PostgreSQL URL for tests. In CI it must be set; elsewhere its absence skips the test.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("WAFUEL_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok() => panic!("WAFUEL_TEST_POSTGRES must be set in CI"),
+        _ => {
+            eprintln!("WAFUEL_TEST_POSTGRES unset: skipping a PostgreSQL test");
+            None
+        }
+    }
+}
+
+/// A PostgreSQL store in a fresh schema of its own, so tests run in parallel.
+pub async fn postgres_store(url: &str) -> Arc<dyn wafuel::store::SnapshotStore> {
+    let schema = fresh_schema(url).await;
+    Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store"))
+}
+
+/// Create an empty schema with a unique name.
+pub async fn fresh_schema(url: &str) -> String {
+    use sqlx::Connection;
+    let schema = format!("t_{:016x}", rand_u64());
+    let mut conn = sqlx::PgConnection::connect(url).await.expect("postgres reachable");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&mut conn)
+        .await
+        .expect("schema");
+    schema
+}
+
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
 }

@@ -1,0 +1,3 @@
+//! Background jobs: the hourly warm (and, later, enrichment).
+
+pub mod warm;

@@ -1,0 +1,139 @@
+//! The hourly warm job (DESIGN.md §3): refresh the unfiltered single-product extracts that
+//! readers will ask for next, three at a time, even when fresh; keep old prices when a
+//! replacement fails; prune what nobody needs. Under many replicas each hour runs once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use jiff::civil::Time;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::model::codes::product_codes;
+use crate::snapshot::{Extract, PriceService, catalogue_extract};
+use crate::time::{Day, PERIOD_START, PUBLICATION_TIME, perth_now};
+
+/// Extract refreshes run at most this many at once.
+pub const WARM_CONCURRENCY: usize = 3;
+/// Snapshots expired longer than this are pruned (kept a day for the empty-replacement rule).
+pub const PRUNE_AFTER: SignedDuration = SignedDuration::from_hours(24);
+
+/// The extracts worth having at `now`: yesterday and today before 06:00, today until 14:29,
+/// today and tomorrow from 14:30.
+pub fn warm_extracts(now: Timestamp) -> Vec<Extract> {
+    let time = perth_now(now).time();
+    let days: &[Day] = if time < PERIOD_START {
+        &[Day::Yesterday, Day::Today]
+    } else if time < PUBLICATION_TIME {
+        &[Day::Today]
+    } else {
+        &[Day::Today, Day::Tomorrow]
+    };
+    days.iter()
+        .flat_map(|&day| product_codes().map(move |p| catalogue_extract(p, day, day.resolve(now))))
+        .collect()
+}
+
+/// What one pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WarmReport {
+    pub refreshed: usize,
+    /// Held by another replica's fill at the time.
+    pub skipped: usize,
+    /// Keys whose refresh failed, with the error code; their old snapshots stay.
+    pub failed: Vec<(String, &'static str)>,
+    pub pruned: u64,
+}
+
+/// One pass: refresh every extract, then prune.
+pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
+    let now = prices.clock().now();
+    let refreshes: Vec<_> = warm_extracts(now)
+        .into_iter()
+        .map(|extract| {
+            let prices = prices.clone();
+            async move {
+                let result = prices.refresh(&extract).await;
+                (extract.key, result)
+            }
+        })
+        .collect();
+    let mut results = futures::stream::iter(refreshes).buffer_unordered(WARM_CONCURRENCY);
+    let mut report = WarmReport::default();
+    while let Some((key, result)) = results.next().await {
+        match result {
+            Ok(true) => report.refreshed += 1,
+            Ok(false) => report.skipped += 1,
+            Err(e) => {
+                tracing::warn!(key, code = e.code.as_str(), reason = %e.reason, "warm refresh failed; previous snapshot kept");
+                report.failed.push((key, e.code.as_str()));
+            }
+        }
+    }
+    let before = now.saturating_sub(PRUNE_AFTER).unwrap_or(now);
+    match prices.store().prune(now, before).await {
+        Ok(n) => report.pruned = n,
+        Err(e) => tracing::warn!(error = %e, "prune failed"),
+    }
+    metrics::counter!("wafuel_warm_passes_total").increment(1);
+    metrics::counter!("wafuel_warm_failures_total").increment(report.failed.len() as u64);
+    tracing::info!(
+        refreshed = report.refreshed,
+        skipped = report.skipped,
+        failed = report.failed.len(),
+        pruned = report.pruned,
+        "warm pass done"
+    );
+    report
+}
+
+/// Run a pass at minute 0 of every Perth hour, once across replicas (job lease per hour).
+pub async fn run_hourly(prices: Arc<PriceService>) {
+    let owner = format!("warm-{:016x}", rand::random::<u64>());
+    loop {
+        let now = prices.clock().now();
+        let here = perth_now(now);
+        let hour_start =
+            here.with().time(Time::new(here.hour(), 0, 0, 0).unwrap_or(Time::midnight())).build();
+        let next = hour_start
+            .ok()
+            .and_then(|h| h.timestamp().checked_add(SignedDuration::from_hours(1)).ok())
+            .unwrap_or(now);
+        let wait = next.duration_since(now).unsigned_abs();
+        tokio::time::sleep(wait.max(Duration::from_millis(10))).await;
+        let now = prices.clock().now();
+        let name = format!("warm:{}", perth_now(now).strftime("%Y-%m-%dT%H"));
+        let until = now.saturating_add(SignedDuration::from_hours(1)).unwrap_or(now);
+        match prices.store().claim_job(&name, &owner, now, until).await {
+            Ok(true) => {
+                warm_pass(&prices).await;
+            }
+            Ok(false) => tracing::debug!(job = name, "another replica warms this hour"),
+            Err(e) => tracing::warn!(error = %e, "warm job lease unavailable; skipping this hour"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn keys(h: i8, m: i8) -> Vec<String> {
+        warm_extracts(perth_instant(date(2026, 9, 29).at(h, m, 0, 0))).into_iter().map(|e| e.key).collect()
+    }
+
+    #[test]
+    fn extracts_follow_the_day() {
+        let early = keys(5, 0);
+        assert_eq!(early.len(), 14);
+        assert!(early.contains(&"extract:1:2026-09-28".to_string()));
+        let midday = keys(10, 0);
+        assert_eq!(midday.len(), 7);
+        assert!(midday.iter().all(|k| k.ends_with("2026-09-29")));
+        let late = keys(14, 30);
+        assert_eq!(late.len(), 14);
+        assert!(late.contains(&"extract:11:2026-09-30".to_string()));
+    }
+}

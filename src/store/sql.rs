@@ -1,0 +1,164 @@
+//! The statements both backends run, and the one implementation of the store interface over
+//! either pool. `$n` placeholders are understood by PostgreSQL and SQLite alike (each number
+//! appears first in ascending order, so SQLite's positional binding lines up).
+
+pub const LOAD: &str = "SELECT source_date, fetched_at, expires_at, payload, checksum FROM snapshots WHERE key = $1 AND payload IS NOT NULL";
+
+pub const DELETE_CORRUPT: &str = "DELETE FROM snapshots WHERE key = $1 AND checksum = $2";
+
+pub const CLAIM: &str = "INSERT INTO snapshots (key, lease_owner, lease_until) VALUES ($1, $2, $3) \
+     ON CONFLICT (key) DO UPDATE SET lease_owner = excluded.lease_owner, lease_until = excluded.lease_until \
+     WHERE (snapshots.lease_until IS NULL OR snapshots.lease_until <= $4) \
+       AND ($5 = 1 OR snapshots.payload IS NULL OR snapshots.expires_at <= $4) \
+     RETURNING lease_owner";
+
+pub const PUBLISH: &str = "UPDATE snapshots SET source_date = $1, fetched_at = $2, expires_at = $3, payload = $4, \
+     checksum = $5, lease_owner = NULL, lease_until = NULL WHERE key = $6 AND lease_owner = $7";
+
+pub const RELEASE: &str =
+    "UPDATE snapshots SET lease_owner = NULL, lease_until = NULL WHERE key = $1 AND lease_owner = $2";
+
+pub const PRUNE: &str = "DELETE FROM snapshots WHERE (lease_until IS NULL OR lease_until <= $1) \
+     AND ((payload IS NOT NULL AND expires_at <= $2) OR (payload IS NULL))";
+
+pub const PRUNE_JOBS: &str = "DELETE FROM job_leases WHERE lease_until <= $1";
+
+pub const CLAIM_JOB: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ($1, $2, $3) \
+     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until \
+     WHERE job_leases.lease_until <= $4 RETURNING owner";
+
+/// Implement `SnapshotStore` for a store type holding `pool: sqlx::Pool<$db>`.
+macro_rules! impl_store {
+    ($store:ty, $db:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::store::SnapshotStore for $store {
+            async fn load(
+                &self,
+                key: &str,
+            ) -> Result<Option<std::sync::Arc<$crate::store::Snapshot>>, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::sql::LOAD).bind(key).fetch_optional(&self.pool).await?;
+                let Some(row) = row else { return Ok(None) };
+                let date: String = row.try_get(0)?;
+                let fetched_at: i64 = row.try_get(1)?;
+                let expires_at: i64 = row.try_get(2)?;
+                let payload: Vec<u8> = row.try_get(3)?;
+                let checksum: String = row.try_get(4)?;
+                let decoded = $crate::store::codec::decode(&payload, &checksum)
+                    .and_then(|quotes| date.parse::<jiff::civil::Date>().map(|d| (d, quotes)).map_err(|e| e.to_string()));
+                match decoded {
+                    Ok((date, quotes)) => Ok(Some(std::sync::Arc::new($crate::store::Snapshot {
+                        key: key.to_string(),
+                        date,
+                        fetched_at: $crate::store::from_millis(fetched_at),
+                        expires_at: $crate::store::from_millis(expires_at),
+                        quotes: std::sync::Arc::new(quotes),
+                    }))),
+                    Err(why) => {
+                        tracing::warn!(key, %why, "corrupt snapshot row deleted; it will be refetched");
+                        metrics::counter!("wafuel_snapshot_corrupt_total").increment(1);
+                        sqlx::query($crate::store::sql::DELETE_CORRUPT)
+                            .bind(key)
+                            .bind(&checksum)
+                            .execute(&self.pool)
+                            .await?;
+                        Ok(None)
+                    }
+                }
+            }
+
+            async fn claim(
+                &self,
+                key: &str,
+                owner: &str,
+                now: jiff::Timestamp,
+                until: jiff::Timestamp,
+                force: bool,
+            ) -> Result<bool, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::sql::CLAIM)
+                    .bind(key)
+                    .bind(owner)
+                    .bind($crate::store::millis(until))
+                    .bind($crate::store::millis(now))
+                    .bind(i64::from(force))
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(match row {
+                    Some(r) => r.try_get::<String, _>(0)? == owner,
+                    None => false,
+                })
+            }
+
+            async fn publish(
+                &self,
+                snapshot: &$crate::store::Snapshot,
+                owner: &str,
+            ) -> Result<bool, $crate::store::StoreError> {
+                let (payload, checksum) =
+                    $crate::store::codec::encode(&snapshot.quotes).map_err($crate::store::StoreError)?;
+                let done = sqlx::query($crate::store::sql::PUBLISH)
+                    .bind(snapshot.date.to_string())
+                    .bind($crate::store::millis(snapshot.fetched_at))
+                    .bind($crate::store::millis(snapshot.expires_at))
+                    .bind(payload)
+                    .bind(checksum)
+                    .bind(&snapshot.key)
+                    .bind(owner)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn release(&self, key: &str, owner: &str) -> Result<(), $crate::store::StoreError> {
+                sqlx::query($crate::store::sql::RELEASE).bind(key).bind(owner).execute(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn prune(
+                &self,
+                now: jiff::Timestamp,
+                before: jiff::Timestamp,
+            ) -> Result<u64, $crate::store::StoreError> {
+                let snapshots = sqlx::query($crate::store::sql::PRUNE)
+                    .bind($crate::store::millis(now))
+                    .bind($crate::store::millis(before))
+                    .execute(&self.pool)
+                    .await?;
+                sqlx::query($crate::store::sql::PRUNE_JOBS)
+                    .bind($crate::store::millis(before))
+                    .execute(&self.pool)
+                    .await?;
+                Ok(snapshots.rows_affected())
+            }
+
+            async fn claim_job(
+                &self,
+                name: &str,
+                owner: &str,
+                now: jiff::Timestamp,
+                until: jiff::Timestamp,
+            ) -> Result<bool, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::sql::CLAIM_JOB)
+                    .bind(name)
+                    .bind(owner)
+                    .bind($crate::store::millis(until))
+                    .bind($crate::store::millis(now))
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(match row {
+                    Some(r) => r.try_get::<String, _>(0)? == owner,
+                    None => false,
+                })
+            }
+
+            async fn ping(&self) -> Result<(), $crate::store::StoreError> {
+                sqlx::query("SELECT 1").execute(&self.pool).await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+pub(crate) use impl_store;

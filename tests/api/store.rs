@@ -1,0 +1,285 @@
+//! The snapshot store suite, run against a real SQLite file and a real PostgreSQL (a fresh
+//! schema per test): round trips, TTLs, corrupt rows, lease contention, fencing, takeover,
+//! pruning that spares active leases, job leases.
+
+use std::sync::Arc;
+
+use jiff::civil::date;
+use jiff::{SignedDuration, Timestamp};
+use wafuel::model::station::Quote;
+use wafuel::source::rss;
+use wafuel::source::validate::{Component, validate};
+use wafuel::store::{Snapshot, SnapshotStore};
+use wafuel::time::Clock;
+
+use crate::support::*;
+
+fn quotes() -> Vec<Quote> {
+    let text = std::fs::read_to_string("tests/fixtures/2026-09-29_statewide-excerpt_product-1.xml")
+        .expect("fixture");
+    let feed = rss::parse(&text).expect("parses");
+    validate(&[Component { product: 1, feed }], date(2026, 9, 29)).expect("valid")
+}
+
+fn t0() -> Timestamp {
+    wafuel::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))
+}
+
+fn at(secs: i64) -> Timestamp {
+    t0().checked_add(SignedDuration::from_secs(secs)).expect("time")
+}
+
+fn snapshot(key: &str, fetched: i64, ttl: i64, quotes: Vec<Quote>) -> Snapshot {
+    Snapshot {
+        key: key.into(),
+        date: date(2026, 9, 29),
+        fetched_at: at(fetched),
+        expires_at: at(fetched + ttl),
+        quotes: Arc::new(quotes),
+    }
+}
+
+async fn round_trip_and_ttl(store: Arc<dyn SnapshotStore>) {
+    assert!(store.load("k").await.expect("load").is_none());
+    assert!(store.claim("k", "a", at(0), at(60), false).await.expect("claim"));
+    assert!(store.publish(&snapshot("k", 0, 21_600, quotes()), "a").await.expect("publish"));
+    let loaded = store.load("k").await.expect("load").expect("present");
+    assert_eq!(*loaded.quotes, quotes());
+    assert_eq!(loaded.fetched_at, at(0));
+    assert_eq!(loaded.expires_at, at(21_600));
+    assert!(loaded.is_fresh(at(21_599)) && !loaded.is_fresh(at(21_600)));
+    // Reads never extend expiry or reset fetchedAt.
+    let again = store.load("k").await.expect("load").expect("present");
+    assert_eq!((again.fetched_at, again.expires_at), (loaded.fetched_at, loaded.expires_at));
+    // A fresh snapshot cannot be claimed for a fill, only forced (the warm job).
+    assert!(!store.claim("k", "b", at(10), at(70), false).await.expect("claim"));
+    assert!(store.claim("k", "b", at(10), at(70), true).await.expect("forced claim"));
+    store.release("k", "b").await.expect("release");
+    // Expired: claimable again.
+    assert!(store.claim("k", "c", at(21_600), at(21_660), false).await.expect("claim expired"));
+    // Publishing without the lease is refused.
+    assert!(!store.publish(&snapshot("k", 5, 30, quotes()), "not-the-owner").await.expect("publish"));
+}
+
+async fn contention(store: Arc<dyn SnapshotStore>) {
+    let claims: Vec<_> = (0..8)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store.claim("hot", &format!("owner-{i}"), at(0), at(60), false).await.expect("claim")
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for c in claims {
+        won += usize::from(c.await.expect("task"));
+    }
+    assert_eq!(won, 1, "exactly one filler wins");
+}
+
+async fn fencing_and_takeover(store: Arc<dyn SnapshotStore>) {
+    assert!(store.claim("f", "slow", at(0), at(60), false).await.expect("claim"));
+    assert!(!store.claim("f", "other", at(59), at(119), false).await.expect("held"));
+    // The slow filler's lease expires; another takes over and publishes.
+    assert!(store.claim("f", "other", at(60), at(120), false).await.expect("takeover"));
+    let newer = snapshot("f", 61, 21_600, quotes());
+    assert!(store.publish(&newer, "other").await.expect("publish"));
+    // The late filler cannot overwrite the newer snapshot.
+    let late = snapshot("f", 70, 21_600, quotes()[..1].to_vec());
+    assert!(!store.publish(&late, "slow").await.expect("fenced"));
+    let kept = store.load("f").await.expect("load").expect("present");
+    assert_eq!(kept.fetched_at, at(61));
+    assert_eq!(kept.quotes.len(), 3);
+}
+
+async fn pruning_spares_leases(store: Arc<dyn SnapshotStore>) {
+    for (key, ttl) in [("old", 30), ("fresh", 21_600), ("old-leased", 30)] {
+        assert!(store.claim(key, "w", at(0), at(60), false).await.expect("claim"));
+        assert!(store.publish(&snapshot(key, 0, ttl, quotes()), "w").await.expect("publish"));
+    }
+    assert!(store.claim("old-leased", "x", at(100), at(10_000), true).await.expect("lease"));
+    // A lease-only row whose lease ran out (a filler that died).
+    assert!(store.claim("orphan", "dead", at(0), at(60), false).await.expect("claim"));
+    let pruned = store.prune(at(200), at(100)).await.expect("prune");
+    assert_eq!(pruned, 2, "the expired unleased snapshot and the orphan lease");
+    assert!(store.load("old").await.expect("load").is_none());
+    assert!(store.load("fresh").await.expect("load").is_some());
+    assert!(store.load("old-leased").await.expect("load").is_some());
+}
+
+async fn job_leases(store: Arc<dyn SnapshotStore>) {
+    assert!(store.claim_job("warm:2026-09-29T10", "a", at(0), at(3_600)).await.expect("claim"));
+    assert!(!store.claim_job("warm:2026-09-29T10", "b", at(5), at(3_605)).await.expect("held"));
+    assert!(store.claim_job("warm:2026-09-29T11", "b", at(3_600), at(7_200)).await.expect("next hour"));
+    assert!(store.claim_job("warm:2026-09-29T10", "c", at(3_600), at(7_200)).await.expect("expired"));
+    store.ping().await.expect("ping");
+}
+
+/// Run one case against both backends.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn sqlite() {
+                let dir = tempfile::tempdir().expect("dir");
+                super::$name(sqlite_store(&dir).await).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some(url) = postgres_url() else { return };
+                super::$name(postgres_store(&url).await).await;
+            }
+        }
+    };
+}
+
+both!(round_trip_and_ttl);
+both!(contention);
+both!(fencing_and_takeover);
+both!(pruning_spares_leases);
+both!(job_leases);
+
+/// Overwrite a stored payload with garbage, behind the store's back.
+async fn corrupt_sqlite(dir: &tempfile::TempDir, key: &str) {
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
+    sqlx::query("UPDATE snapshots SET payload = x'00ff00ff' WHERE key = $1")
+        .bind(key)
+        .execute(&mut conn)
+        .await
+        .expect("corrupt");
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_deleted_and_refetched_sqlite() {
+    let app = TestApp::new().await;
+    assert_eq!(app.get("/v1?product=10").await.status, 200);
+    assert_eq!(app.source_requests(), 1);
+    corrupt_sqlite(&app.dir, "extract:10:2026-09-29").await;
+    let store = sqlite_store(&app.dir).await;
+    assert!(
+        store.load("extract:10:2026-09-29").await.expect("load").is_none(),
+        "corrupt row reads as absent"
+    );
+    // The API refetches it (a new selection, so the rendered cache does not answer).
+    let r = app.get("/v1?product=10&brand=5").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-fuel-snapshot-cache"), "MISS");
+    assert_eq!(app.source_requests(), 2);
+    assert!(store.load("extract:10:2026-09-29").await.expect("load").is_some());
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_deleted_postgres() {
+    let Some(url) = postgres_url() else { return };
+    let schema = fresh_schema(&url).await;
+    let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
+    assert!(store.claim("c", "a", at(0), at(60), false).await.expect("claim"));
+    assert!(store.publish(&snapshot("c", 0, 21_600, quotes()), "a").await.expect("publish"));
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "UPDATE {schema}.snapshots SET checksum = 'bad' WHERE key = 'c'"
+    )))
+    .execute(&mut conn)
+    .await
+    .expect("corrupt");
+    assert!(store.load("c").await.expect("load").is_none());
+    // Deleted, so a filler can claim it at once.
+    assert!(store.claim("c", "b", at(1), at(61), false).await.expect("claim after delete"));
+}
+
+#[tokio::test]
+async fn restart_on_the_same_sqlite_file_needs_no_source_request() {
+    let app = TestApp::new().await;
+    let first = app.get("/v1").await;
+    assert_eq!(first.status, 200);
+    assert_eq!(app.source_requests(), 7);
+    // A new process: new state and caches over the same file.
+    let state = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
+    let restarted = wafuel::app::build_router(state);
+    use tower::ServiceExt;
+    let response = restarted
+        .oneshot(axum::http::Request::get("/v1").body(axum::body::Body::empty()).expect("request"))
+        .await
+        .expect("response");
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-fuel-cache"], "MISS");
+    assert_eq!(response.headers()["x-fuel-snapshot-cache"], "HIT");
+    assert_eq!(response.headers()["etag"], first.header("etag"));
+    assert_eq!(app.source_requests(), 7, "served from the stored snapshots");
+}
+
+#[tokio::test]
+async fn a_held_lease_makes_readers_wait_then_busy() {
+    let (sim, clock) = origin_at(fixture_morning(), wafuel::sim::Faults::default()).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let store = sqlite_store(&dir).await;
+    let fill = wafuel::snapshot::FillConfig {
+        wait_limit: std::time::Duration::from_millis(900),
+        first_poll: std::time::Duration::from_millis(100),
+        ..Default::default()
+    };
+    let state = app_state_with(&sim, &clock, store.clone(), None, fill);
+    let router = wafuel::app::build_router(state);
+    // Another replica holds the fill lease of the product-4 extract.
+    let now = clock.now();
+    let until = now.checked_add(SignedDuration::from_secs(60)).expect("t");
+    assert!(store.claim("extract:4:2026-09-29", "elsewhere", now, until, false).await.expect("claim"));
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let r = router
+        .clone()
+        .oneshot(axum::http::Request::get("/v1?product=4").body(axum::body::Body::empty()).expect("req"))
+        .await
+        .expect("resp");
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "2");
+    let body = r.into_body().collect().await.expect("body").to_bytes();
+    let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(doc["errors"][0]["code"], "cache_refresh_busy");
+    assert_eq!(sim.state.request_count(), 0, "the lease holder is fetching, not us");
+    // The other replica publishes; readers are served its snapshot.
+    let quotes = {
+        let client = client_for(&sim, quick_limits());
+        client
+            .fetch_quotes(
+                &[wafuel::source::client::SourceRequest::extract(4, wafuel::time::Day::Today)],
+                date(2026, 9, 29),
+            )
+            .await
+            .expect("quotes")
+    };
+    let published = Snapshot {
+        key: "extract:4:2026-09-29".into(),
+        date: date(2026, 9, 29),
+        fetched_at: now,
+        expires_at: now.checked_add(SignedDuration::from_hours(6)).expect("t"),
+        quotes: Arc::new(quotes),
+    };
+    assert!(store.publish(&published, "elsewhere").await.expect("publish"));
+    let r = router
+        .oneshot(axum::http::Request::get("/v1?product=4").body(axum::body::Body::empty()).expect("req"))
+        .await
+        .expect("resp");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-fuel-snapshot-cache"], "HIT");
+    assert_eq!(sim.state.request_count(), 1, "only the other replica's fetch");
+}
+
+#[tokio::test]
+async fn a_broken_store_is_bypassed() {
+    let app = TestApp::new().await;
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
+    sqlx::query("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    let r = app.get("/v1?product=1,2").await;
+    assert_eq!(r.status, 200, "a price request never fails because of the store");
+    assert_eq!(r.header("x-fuel-snapshot-cache"), "BYPASS");
+    assert!(!r.json()["data"].as_array().expect("data").is_empty());
+}
