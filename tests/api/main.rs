@@ -5,6 +5,7 @@ mod feed_fixtures;
 mod http_api;
 mod process;
 mod properties;
+mod replicas;
 mod sim_feed;
 mod source_client;
 mod store;

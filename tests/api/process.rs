@@ -7,16 +7,29 @@ use std::time::Duration;
 
 use crate::support::http;
 
-struct Running {
-    child: Child,
-    public: String,
-    admin: String,
+/// A `wafuel` process under test.
+pub struct Running {
+    pub child: Child,
+    pub public: String,
+    pub admin: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Start `wafuel demo` on random ports and read its addresses from stdout.
 fn start_demo() -> Running {
+    start(&["demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"])
+}
+
+/// Start `wafuel` with these arguments; it must print its `public:` and `admin:` URLs.
+pub fn start(args: &[&str]) -> Running {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wafuel"))
-        .args(["demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -81,7 +94,7 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     assert!(!with_id.is_empty(), "no log line for request {request_id}:\n{stderr}");
 }
 
-fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
     let started = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("wait") {
