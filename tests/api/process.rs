@@ -107,3 +107,37 @@ pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::Ex
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[tokio::test]
+async fn warm_command_exit_codes() {
+    // The binary runs on the real clock, so the origin does too.
+    let sim = wafuel::sim::SimHandle::spawn(
+        crate::support::local(),
+        std::sync::Arc::new(wafuel::time::SystemClock),
+        wafuel::sim::Faults::default(),
+    )
+    .await
+    .expect("origin");
+    let dir = tempfile::tempdir().expect("dir");
+    let store = format!("sqlite://{}/w.sqlite3", dir.path().display());
+    let run = |store: &str, source: &str| {
+        Command::new(env!("CARGO_BIN_EXE_wafuel"))
+            .args(["warm", "--store", store, "--source-url", source, "--log-format", "json"])
+            .output()
+            .expect("wafuel warm runs")
+    };
+    let feed = sim.feed_url();
+    let ok = tokio::task::spawn_blocking({
+        let (store, feed) = (store.clone(), feed.clone());
+        move || run(&store, &feed)
+    })
+    .await
+    .expect("join");
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("0 failed"));
+    assert!(sim.state.request_count() >= 7);
+    sim.state.set_faults(wafuel::sim::Faults { status: Some(403), ..Default::default() });
+    let failed = tokio::task::spawn_blocking(move || run(&store, &feed)).await.expect("join");
+    assert_eq!(failed.status.code(), Some(1), "a failed extract makes warm exit non-zero");
+    assert!(String::from_utf8_lossy(&failed.stdout).contains("upstream_denied"));
+}

@@ -283,3 +283,18 @@ async fn a_broken_store_is_bypassed() {
     assert_eq!(r.header("x-fuel-snapshot-cache"), "BYPASS");
     assert!(!r.json()["data"].as_array().expect("data").is_empty());
 }
+
+#[tokio::test]
+async fn a_snapshot_fetched_as_tomorrow_serves_today_after_midnight() {
+    let app = TestApp::at(date(2026, 9, 29).at(20, 0, 0, 0)).await;
+    let evening = app.get("/v1?day=tomorrow&product=2").await;
+    assert_eq!(evening.json()["meta"]["sourceDate"], "2026-09-30");
+    assert_eq!(app.sim.state.requests()[0].query, "Product=2&Day=tomorrow");
+    app.clock.advance(std::time::Duration::from_secs(4 * 3_600 + 1_800)); // 00:30 on the 30th
+    let morning = app.get("/v1?day=today&product=2").await;
+    assert_eq!(morning.status, 200);
+    assert_eq!(morning.json()["meta"]["sourceDate"], "2026-09-30");
+    assert_eq!(morning.header("x-fuel-snapshot-cache"), "HIT");
+    assert_eq!(morning.header("etag"), evening.header("etag"), "the same document");
+    assert_eq!(app.source_requests(), 1, "no new source request after midnight");
+}

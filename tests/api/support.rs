@@ -108,11 +108,14 @@ impl TestApp {
     pub async fn send(&self, request: axum::http::Request<axum::body::Body>) -> TestResponse {
         use http_body_util::BodyExt;
         use tower::ServiceExt;
+        let path = request.uri().path().to_string();
         let response = self.router.clone().oneshot(request).await.expect("infallible");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.into_body().collect().await.expect("body").to_bytes();
-        TestResponse { status, headers, body }
+        let response = TestResponse { status, headers, body };
+        check_against_openapi(&path, &response);
+        response
     }
 
     pub async fn call(&self, method: &str, uri: &str, headers: &[(&str, &str)]) -> TestResponse {
@@ -128,8 +131,33 @@ impl TestApp {
     }
 }
 
-/// The JSON Schemas of docs/openapi.json, by component name.
-pub fn schema(component: &str) -> jsonschema::Validator {
+/// Every JSON body a test sees is checked against docs/openapi.json: price and legacy
+/// documents on 200, the matching error shape otherwise.
+fn check_against_openapi(path: &str, r: &TestResponse) {
+    if r.body.is_empty() || r.headers.contains_key("content-encoding") {
+        return;
+    }
+    let component = match (r.header("content-type"), r.status, path) {
+        ("application/vnd.api+json", 200, _) => "PriceDocument",
+        ("application/json", 200, "/legacy") => "LegacyDocument",
+        ("application/vnd.api+json", _, _) => "JsonApiErrorDocument",
+        ("application/json", _, "/legacy") => "LegacyErrorDocument",
+        _ => return,
+    };
+    assert_valid(component, &r.json());
+}
+
+/// The JSON Schemas of docs/openapi.json, by component name (compiled once each).
+pub fn schema(component: &str) -> std::sync::Arc<jsonschema::Validator> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, std::sync::Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut map = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    map.entry(component.to_string()).or_insert_with(|| std::sync::Arc::new(compile_schema(component))).clone()
+}
+
+fn compile_schema(component: &str) -> jsonschema::Validator {
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string("docs/openapi.json").expect("openapi.json"))
             .expect("json");
