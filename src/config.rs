@@ -64,6 +64,10 @@ pub struct ListenArgs {
     /// Address of the admin listener: /healthz, /readyz, /metrics.
     #[arg(long, env = "WAFUEL_ADMIN_LISTEN", default_value = "127.0.0.1:9090")]
     pub admin_listen: SocketAddr,
+    /// Public requests in flight at once; beyond it requests are shed at once with 503 and
+    /// `Retry-After: 1` instead of queueing without bound.
+    #[arg(long, env = "WAFUEL_MAX_CONCURRENCY", default_value_t = 4096)]
+    pub max_concurrency: usize,
 }
 
 /// Where snapshots live.

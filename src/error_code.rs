@@ -78,5 +78,6 @@ pub mod detail {
     pub const UPSTREAM_UNAVAILABLE: &str = "The source is temporarily unavailable.";
     pub const UPSTREAM_UNREACHABLE: &str = "The source could not be reached.";
     pub const CACHE_REFRESH_BUSY: &str = "This price snapshot is being refreshed. Please retry shortly.";
+    pub const OVERLOADED: &str = "The service is temporarily overloaded. Please retry shortly.";
     pub const UPSTREAM_TIMEOUT: &str = "The source did not respond within the time limit.";
 }

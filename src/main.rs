@@ -157,10 +157,14 @@ async fn serve_api(
     say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
     say!("  curl -s http://{admin_addr}/metrics");
     let warm_task = jobs.then(|| tokio::spawn(warm::run_hourly(state.prices.clone())));
-    let result = server::serve_until_signal(vec![
-        (public_listener, build_router(state)),
-        (admin_listener, server::admin_router(Arc::new(StoreReadiness(store)))),
-    ])
+    let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
+    let result = server::serve_until_signal(
+        vec![
+            (public_listener, server::harden(build_router(state), &limits)),
+            (admin_listener, server::admin_router(Arc::new(StoreReadiness(store)))),
+        ],
+        limits.clone(),
+    )
     .await;
     if let Some(task) = warm_task {
         task.abort();

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::http::{StatusCode, header};
@@ -113,26 +114,148 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
     TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
 }
 
+/// Limits that keep slow, large or too many requests from hurting everyone else.
+#[derive(Debug, Clone)]
+pub struct ServerLimits {
+    /// Requests in flight at once; more are shed at once with 503 rather than queued.
+    pub max_concurrency: usize,
+    /// Whole request, from headers read to response ready.
+    pub request_timeout: Duration,
+    /// Time a client has to send its request headers.
+    pub header_read_timeout: Duration,
+    /// Largest request body read (bodies on GET are ignored; larger ones are refused).
+    pub max_body_bytes: usize,
+    /// Longest request target.
+    pub max_uri_bytes: usize,
+    /// Buffer for the request line and headers together.
+    pub max_header_bytes: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            max_concurrency: 4096,
+            request_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            max_body_bytes: 64 * 1024,
+            max_uri_bytes: 8 * 1024,
+            max_header_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// The public port's protections: URI and body bounds, a whole-request timeout, and a
+/// concurrency limit that sheds load with a quick 503.
+pub fn harden(router: Router, limits: &ServerLimits) -> Router {
+    let max_uri = limits.max_uri_bytes;
+    router
+        .layer(
+            tower::ServiceBuilder::new()
+                .layer(axum::error_handling::HandleErrorLayer::new(overloaded))
+                .load_shed()
+                .concurrency_limit(limits.max_concurrency),
+        )
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.max_body_bytes))
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                let length = request.uri().path().len() + request.uri().query().map_or(0, |q| q.len() + 1);
+                if length > max_uri {
+                    return (StatusCode::URI_TOO_LONG, [(header::CACHE_CONTROL, "no-store")]).into_response();
+                }
+                next.run(request).await
+            },
+        ))
+}
+
+/// The answer when the concurrency limit is reached.
+async fn overloaded(_: tower::BoxError) -> axum::response::Response {
+    metrics::counter!("wafuel_http_shed_total").increment(1);
+    let mut error = crate::http::errors::ApiError::new(
+        crate::error_code::ErrorCode::UpstreamUnavailable,
+        crate::error_code::detail::OVERLOADED,
+        crate::http::errors::Flavor::JsonApi,
+    );
+    error.retry_after = Some(1);
+    error.into_response()
+}
+
 /// Serve routers on their listeners until a shutdown signal, then drain and return.
-pub async fn serve_until_signal(listeners: Vec<(TcpListener, Router)>) -> anyhow::Result<()> {
+pub async fn serve_until_signal(
+    listeners: Vec<(TcpListener, Router)>,
+    limits: ServerLimits,
+) -> anyhow::Result<()> {
     let (tx, _) = tokio::sync::broadcast::channel::<()>(1);
     let mut tasks = Vec::new();
     for (listener, router) in listeners {
         let mut rx = tx.subscribe();
         let app = with_observability(router);
+        let limits = limits.clone();
         tasks.push(tokio::spawn(async move {
-            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(async move {
-                    let _ = rx.recv().await;
-                })
-                .await
+            serve_connections(listener, app, &limits, async move {
+                let _ = rx.recv().await;
+            })
+            .await
         }));
     }
     shutdown_signal().await;
     let _ = tx.send(());
     for task in tasks {
-        task.await??;
+        task.await?;
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Accept connections and serve HTTP/1.1 on each with header size and read-time limits;
+/// on `shutdown`, stop accepting and let in-flight requests finish (at most 30 s).
+pub async fn serve_connections(
+    listener: TcpListener,
+    app: Router,
+    limits: &ServerLimits,
+    shutdown: impl Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(limits.max_header_bytes.max(8192))
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let service = TowerToHyperService::new(app.clone());
+                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(async move {
+                    if let Err(e) = connection.await {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(Duration::from_secs(30)) => tracing::warn!("connections still open after 30 s; closing"),
+    }
 }

@@ -1,0 +1,150 @@
+//! Hostile clients against a real listener: bodies on GET, long URIs, huge headers, slow
+//! headers, too many requests at once, path tricks.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use wafuel::server::{ServerLimits, harden, serve_connections};
+use wafuel::sim::Faults;
+
+use crate::support::*;
+
+/// Serve a test app's router, hardened with `limits`, on a random local port.
+async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = harden(wafuel::app::build_router(app.state.clone()), &limits);
+    tokio::spawn(async move { serve_connections(listener, router, &limits, std::future::pending()).await });
+    addr
+}
+
+/// Send raw bytes and read the whole answer (until the server closes or 3 s pass).
+async fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request).await.expect("write");
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).to_string()
+}
+
+fn status_of(response: &str) -> u16 {
+    response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn bodies_on_get_are_ignored_and_bounded() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    let small = raw(
+        addr,
+        b"GET /v1?product=10 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+    )
+    .await;
+    assert_eq!(status_of(&small), 200, "{small}");
+    let requests = app.source_requests();
+    let big = format!(
+        "GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        1 << 20
+    );
+    let refused = raw(addr, big.as_bytes()).await;
+    assert_eq!(status_of(&refused), 413, "{refused}");
+    assert_eq!(app.source_requests(), requests, "a refused request never reaches the source");
+}
+
+#[tokio::test]
+async fn long_uris_and_huge_headers_are_refused() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    let long =
+        format!("GET /v1?suburb={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "a".repeat(9_000));
+    assert_eq!(status_of(&raw(addr, long.as_bytes()).await), 414);
+    let huge =
+        format!("GET /v1 HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n", "b".repeat(40_000));
+    let answer = raw(addr, huge.as_bytes()).await;
+    assert!(answer.is_empty() || status_of(&answer) == 431, "{answer}");
+    assert_eq!(app.source_requests(), 0);
+}
+
+#[tokio::test]
+async fn slow_headers_are_cut_off() {
+    let app = TestApp::new().await;
+    let limits = ServerLimits { header_read_timeout: Duration::from_millis(500), ..ServerLimits::default() };
+    let addr = listen(&app, limits).await;
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(b"GET /v1 HTTP/1.1\r\nHost: x\r\n").await.expect("write");
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut out)).await;
+    assert!(read.is_ok(), "the server closed the slow connection");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(app.source_requests(), 0);
+}
+
+#[tokio::test]
+async fn slow_requests_time_out_whole() {
+    let app =
+        TestApp::with(fixture_morning(), Faults { delay_ms: Some(1_000), ..Faults::default() }, None).await;
+    let limits = ServerLimits { request_timeout: Duration::from_millis(300), ..ServerLimits::default() };
+    let addr = listen(&app, limits).await;
+    let answer = raw(addr, b"GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+    assert_eq!(status_of(&answer), 408, "{answer}");
+}
+
+#[tokio::test]
+async fn excess_concurrency_is_shed_quickly() {
+    let app =
+        TestApp::with(fixture_morning(), Faults { delay_ms: Some(800), ..Faults::default() }, None).await;
+    let limits = ServerLimits { max_concurrency: 2, ..ServerLimits::default() };
+    let addr = listen(&app, limits).await;
+    let client = http();
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let r = client
+                    .get(format!("http://{addr}/v1?product={}", [1, 2, 4, 5, 6, 10, 11, 1][i]))
+                    .send()
+                    .await
+                    .expect("answer");
+                let status = r.status().as_u16();
+                let retry = r.headers().get("retry-after").map(|v| v.to_str().unwrap_or("").to_string());
+                (status, retry, started.elapsed())
+            })
+        })
+        .collect();
+    let mut shed = 0;
+    for t in tasks {
+        let (status, retry, took) = t.await.expect("task");
+        if status == 503 {
+            shed += 1;
+            assert_eq!(retry.as_deref(), Some("1"));
+            assert!(took < Duration::from_millis(600), "shed at once, not queued: {took:?}");
+        } else {
+            assert_eq!(status, 200);
+        }
+    }
+    assert!(shed >= 5, "{shed} of 8 shed with a limit of 2");
+}
+
+#[tokio::test]
+async fn path_tricks_on_the_logo_route_are_404() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    for target in [
+        "/static/image/brand/../../etc/passwd",
+        "/static/image/brand/..%2F..%2Fetc%2Fpasswd",
+        "/static/image/brand/%2e%2e%2fbp.svg",
+        "/static/image/brand/BP.SVG",
+        "/static/image/brand/bp.svg%00",
+        "/static/image/brand/./bp.svg",
+    ] {
+        let answer =
+            raw(addr, format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+                .await;
+        assert_eq!(status_of(&answer), 404, "{target}: {answer}");
+        assert!(!answer.contains("root:"), "{target}");
+    }
+}
