@@ -19,23 +19,45 @@ pub struct SourceRecord {
     pub restrictions: Option<String>,
 }
 
+/// The item elements we read, in the feed's order.
+pub const FIELDS: [&str; 13] = [
+    "title",
+    "description",
+    "brand",
+    "date",
+    "price",
+    "trading-name",
+    "location",
+    "address",
+    "phone",
+    "latitude",
+    "longitude",
+    "site-features",
+    "restrictions",
+];
+
 impl SourceRecord {
-    /// The slot for a known item element name, or `None` for an element we do not read.
-    pub fn field_mut(&mut self, element: &[u8]) -> Option<&mut Option<String>> {
-        Some(match element {
-            b"title" => &mut self.title,
-            b"description" => &mut self.description,
-            b"brand" => &mut self.brand,
-            b"date" => &mut self.date,
-            b"price" => &mut self.price,
-            b"trading-name" => &mut self.trading_name,
-            b"location" => &mut self.location,
-            b"address" => &mut self.address,
-            b"phone" => &mut self.phone,
-            b"latitude" => &mut self.latitude,
-            b"longitude" => &mut self.longitude,
-            b"site-features" => &mut self.site_features,
-            b"restrictions" => &mut self.restrictions,
+    /// Index in [`FIELDS`] of a known item element name.
+    pub fn field_index(element: &str) -> Option<usize> {
+        FIELDS.iter().position(|f| *f == element)
+    }
+
+    /// The slot of a field by its index in [`FIELDS`].
+    pub fn slot(&mut self, index: usize) -> Option<&mut Option<String>> {
+        Some(match index {
+            0 => &mut self.title,
+            1 => &mut self.description,
+            2 => &mut self.brand,
+            3 => &mut self.date,
+            4 => &mut self.price,
+            5 => &mut self.trading_name,
+            6 => &mut self.location,
+            7 => &mut self.address,
+            8 => &mut self.phone,
+            9 => &mut self.latitude,
+            10 => &mut self.longitude,
+            11 => &mut self.site_features,
+            12 => &mut self.restrictions,
             _ => return None,
         })
     }

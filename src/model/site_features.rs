@@ -82,16 +82,19 @@ fn find_open(text: &str) -> Option<usize> {
 }
 
 /// Known labels as word lists, longest first so the longest label wins.
-fn labels() -> Vec<(Vec<&'static str>, u8)> {
+static LABELS: std::sync::LazyLock<Vec<(Vec<&'static str>, u8)>> = std::sync::LazyLock::new(|| {
     let mut labels: Vec<(Vec<&'static str>, u8)> =
         FEATURES.iter().map(|f| (f.name.split_whitespace().collect(), f.code)).collect();
     labels.sort_by_key(|l| std::cmp::Reverse(l.0.len()));
     labels
-}
+});
 
 fn classify_piece(piece: &str, features: &mut Vec<u8>, unclassified: &mut Vec<String>) {
     let words: Vec<&str> = piece.split_whitespace().collect();
-    let labels = labels();
+    if words.is_empty() {
+        return;
+    }
+    let labels = &*LABELS;
     let mut unknown: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < words.len() {

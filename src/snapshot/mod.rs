@@ -177,11 +177,21 @@ impl PriceService {
     /// Every snapshot a selection needs, filled if necessary. Atomic: any failure fails all.
     pub async fn selection(self: &Arc<Self>, selection: &Selection) -> Result<SelectionData, SourceError> {
         let extracts = plan(selection);
-        let results = futures::future::join_all(extracts.into_iter().map(|e| self.snapshot(e))).await;
+        // One task per extract, so parsing and validating the extracts of a cold catalogue
+        // runs on every worker thread at once.
+        let tasks: Vec<_> = extracts
+            .into_iter()
+            .map(|e| {
+                let this = self.clone();
+                tokio::spawn(async move { this.snapshot(e).await })
+            })
+            .collect();
+        let results = futures::future::join_all(tasks).await;
         let mut snapshots = Vec::with_capacity(results.len());
         let mut cache = SnapshotCache::Hit;
         for result in results {
-            let (snapshot, how) = result?;
+            let (snapshot, how) =
+                result.map_err(|e| SourceError::unreachable(format!("extract task: {e}")))??;
             cache = cache.max(how);
             snapshots.push(snapshot);
         }

@@ -40,12 +40,15 @@ struct Parser {
 }
 
 /// The item being read.
+#[derive(Default)]
 struct ItemState {
     record: SourceRecord,
-    /// Names of the item's child elements seen so far (each may appear once).
-    seen: Vec<String>,
-    /// The known field being read, and its text so far.
-    field: Option<(String, String)>,
+    /// Known fields seen so far, as bits of their index (each may appear once).
+    seen_known: u32,
+    /// Unknown child elements seen so far (rare; each may appear once too).
+    seen_other: Vec<String>,
+    /// The known field being read (its index), and its text so far.
+    field: Option<(usize, String)>,
     /// Depth of an unknown child element being skipped.
     skipping: Option<usize>,
 }
@@ -54,8 +57,8 @@ fn bad(reason: impl Into<String>) -> SourceError {
     SourceError::invalid_feed(reason)
 }
 
-fn name_of(start: &BytesStart<'_>) -> String {
-    start.name().as_ref().to_string()
+fn name_of<'a>(start: &'a BytesStart<'_>) -> &'a str {
+    start.name().into_inner()
 }
 
 /// Parse a whole feed document.
@@ -151,7 +154,7 @@ impl Parser {
         if let Some(item) = &mut self.item {
             return item.open(name, self.depth);
         }
-        match (self.depth, name.as_str()) {
+        match (self.depth, name) {
             (2, "channel") => {
                 self.channels += 1;
                 if self.channels > 1 {
@@ -165,12 +168,7 @@ impl Parser {
                         "more than {MAX_ITEMS} items in one response"
                     )));
                 }
-                self.item = Some(ItemState {
-                    record: SourceRecord::default(),
-                    seen: Vec::new(),
-                    field: None,
-                    skipping: None,
-                });
+                self.item = Some(ItemState::default());
             }
             // Channel metadata (title, ttl, image, …) and unknown elements are not needed.
             _ => {}
@@ -220,7 +218,7 @@ impl Parser {
 }
 
 impl ItemState {
-    fn open(&mut self, name: String, depth: usize) -> Result<(), SourceError> {
+    fn open(&mut self, name: &str, depth: usize) -> Result<(), SourceError> {
         if self.skipping.is_some() {
             return Ok(());
         }
@@ -230,14 +228,22 @@ impl ItemState {
         if depth != 4 {
             return Ok(());
         }
-        if self.seen.contains(&name) {
-            return Err(bad(format!("<{name}> appears twice in one item")));
-        }
-        self.seen.push(name.clone());
-        if self.record.field_mut(name.as_bytes()).is_some() {
-            self.field = Some((name, String::new()));
-        } else {
-            self.skipping = Some(depth);
+        let twice = || bad(format!("<{name}> appears twice in one item"));
+        match SourceRecord::field_index(name) {
+            Some(index) => {
+                if self.seen_known & (1 << index) != 0 {
+                    return Err(twice());
+                }
+                self.seen_known |= 1 << index;
+                self.field = Some((index, String::new()));
+            }
+            None => {
+                if self.seen_other.iter().any(|n| n == name) {
+                    return Err(twice());
+                }
+                self.seen_other.push(name.to_string());
+                self.skipping = Some(depth);
+            }
         }
         Ok(())
     }
@@ -249,8 +255,8 @@ impl ItemState {
             }
             return;
         }
-        if let Some((name, value)) = self.field.take()
-            && let Some(slot) = self.record.field_mut(name.as_bytes())
+        if let Some((index, value)) = self.field.take()
+            && let Some(slot) = self.record.slot(index)
         {
             *slot = Some(value);
         }

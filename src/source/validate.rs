@@ -3,13 +3,12 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::Arc;
 
 use jiff::civil::Date;
 
 use super::error::SourceError;
 use super::rss::Feed;
-use crate::model::normalize::{is_plain_decimal, normalize_station};
+use crate::model::normalize::{is_plain_decimal, normalize_shared};
 use crate::model::station::Quote;
 
 /// At most this many input quotes across the components of one selection.
@@ -48,9 +47,8 @@ pub fn validate(components: &[Component], expected: Date) -> Result<Vec<Quote>, 
             let price_text = item.price.as_deref().map(str::trim).unwrap_or("");
             let price = parse_price(price_text)
                 .ok_or_else(|| SourceError::invalid_feed(at(format!("price {price_text:?}"))))?;
-            let station =
-                normalize_station(item).map_err(|e| SourceError::invalid_feed(at(e.to_string())))?;
-            match seen.entry((component.product, station.key.clone())) {
+            let station = normalize_shared(item).map_err(|e| SourceError::invalid_feed(at(e.to_string())))?;
+            match seen.entry((component.product, station.digest.clone())) {
                 Entry::Occupied(existing) => {
                     let first = &quotes[*existing.get()];
                     if first.price != price || first.station.trading_name != station.trading_name {
@@ -66,7 +64,7 @@ pub fn validate(components: &[Component], expected: Date) -> Result<Vec<Quote>, 
                         product: component.product,
                         price,
                         price_text: price_text.to_string(),
-                        station: Arc::new(station),
+                        station,
                     });
                 }
             }
