@@ -82,6 +82,7 @@ async fn root(
 /// CORS preflight: 204 with our methods and the requested headers echoed, or 405 (no body)
 /// when the requested method is not ours. Reads no prices.
 pub fn preflight(headers: &HeaderMap) -> Response {
+    // Present but not one of ours (an empty value included): the preflight fails.
     if let Some(requested) = headers.get(header::ACCESS_CONTROL_REQUEST_METHOD) {
         let ok = matches!(requested.as_bytes(), b"GET" | b"HEAD" | b"OPTIONS");
         if !ok {
@@ -96,6 +97,14 @@ pub fn preflight(headers: &HeaderMap) -> Response {
     apply_cors(h);
     h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
     if let Some(requested) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        if !is_header_name_list(requested.as_bytes()) {
+            return crate::http::errors::ApiError::new(
+                crate::error_code::ErrorCode::InvalidQuery,
+                detail::INVALID_QUERY,
+                Flavor::Empty,
+            )
+            .into_response();
+        }
         h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, requested.clone());
     }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -104,6 +113,16 @@ pub fn preflight(headers: &HeaderMap) -> Response {
         HeaderValue::from_static("Access-Control-Request-Method, Access-Control-Request-Headers"),
     );
     response
+}
+
+/// A comma list of header names (RFC 9110 tokens), possibly empty: what a preflight may ask
+/// us to echo.
+fn is_header_name_list(value: &[u8]) -> bool {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    value.split(|&b| b == b',').all(|name| {
+        let name = name.trim_ascii();
+        name.iter().all(|&b| token(b))
+    }) && (value.trim_ascii().is_empty() || value.split(|&b| b == b',').all(|n| !n.trim_ascii().is_empty()))
 }
 
 /// `/static/image/brand/{filename}`: our SVG badges, exact file names only.

@@ -294,6 +294,18 @@ async fn preflight_and_methods() {
             }
         }
     }
+    let garbage = app
+        .call(
+            "OPTIONS",
+            "/v1",
+            &[
+                ("access-control-request-method", "GET"),
+                ("access-control-request-headers", "x-ok, bad header"),
+            ],
+        )
+        .await;
+    assert_eq!(garbage.status, 400, "requested headers that are not header names are not echoed");
+    assert!(garbage.body.is_empty());
     assert_eq!(app.source_requests(), 0, "preflights read no prices");
 }
 
