@@ -63,17 +63,7 @@ fn pipeline() {
 
     let selection = parse_selection(Route::V1, "", perth_instant(now)).expect("selection");
     let meta = DocumentMeta::default();
-    let build = || {
-        // Cold: nothing remembered from the previous run.
-        wafuel::model::normalize::clear_memo();
-        // One extract per product, validated separately, as the service does.
-        let mut all: Vec<Vec<Quote>> = Vec::with_capacity(feeds.len());
-        for (product, feed) in &feeds {
-            let parsed = rss::parse(feed).expect("feed");
-            all.push(
-                validate(&[Component { product: *product, feed: parsed }], date(2026, 9, 29)).expect("valid"),
-            );
-        }
+    let render = |all: &[Vec<Quote>]| {
         let refs: Vec<&Quote> = all.iter().flatten().collect();
         jsonapi::render(&jsonapi::PriceDocument {
             selection: &selection,
@@ -82,6 +72,20 @@ fn pipeline() {
             status: PublicationStatus::Available,
             meta: &meta,
         })
+    };
+    let validate_one = |product: u8, feed: &str| {
+        let parsed = rss::parse(feed).expect("feed");
+        validate(&[Component { product, feed: parsed }], date(2026, 9, 29)).expect("valid")
+    };
+    let build = || {
+        // Cold: nothing remembered from the previous run.
+        wafuel::model::normalize::clear_memo();
+        // One extract per product, validated separately, as the service does.
+        let mut all: Vec<Vec<Quote>> = Vec::with_capacity(feeds.len());
+        for (product, feed) in &feeds {
+            all.push(validate_one(*product, feed));
+        }
+        render(&all)
     };
     let cold = time(runs, build);
     // The service validates the seven extracts concurrently (one task each on the runtime's
@@ -92,23 +96,13 @@ fn pipeline() {
             let handles: Vec<_> = feeds
                 .iter()
                 .map(|(product, feed)| {
-                    scope.spawn(move || {
-                        let parsed = rss::parse(feed).expect("feed");
-                        validate(&[Component { product: *product, feed: parsed }], date(2026, 9, 29))
-                            .expect("valid")
-                    })
+                    let validate_one = &validate_one;
+                    scope.spawn(move || validate_one(*product, feed))
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().expect("thread")).collect()
         });
-        let refs: Vec<&Quote> = all.iter().flatten().collect();
-        jsonapi::render(&jsonapi::PriceDocument {
-            selection: &selection,
-            quotes: &refs,
-            fetched_at: perth_instant(now),
-            status: PublicationStatus::Available,
-            meta: &meta,
-        })
+        render(&all)
     };
     let cold_parallel = time(runs, build_parallel);
     println!("cold_build_parallel_ms {:.3}", cold_parallel.as_secs_f64() * 1e3);
