@@ -6,7 +6,7 @@ use crate::http::{AppState, rendered};
 use crate::render::DocumentMeta;
 use crate::snapshot::{FillConfig, PriceService};
 use crate::source::client::{ClientLimits, SourceClient};
-use crate::store::SnapshotStore;
+use crate::store::Store;
 use crate::time::SharedClock;
 
 /// Memory for rendered documents (all encodings): plenty for every common selection.
@@ -16,7 +16,7 @@ pub const RENDER_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 pub struct AppConfig {
     pub source_url: url::Url,
     pub limits: ClientLimits,
-    pub store: Arc<dyn SnapshotStore>,
+    pub store: Arc<dyn Store>,
     pub fill: FillConfig,
     pub clock: SharedClock,
     pub meta: DocumentMeta,
@@ -26,11 +26,12 @@ pub struct AppConfig {
 /// Build the application state.
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
-    let prices = PriceService::new(client, config.store, config.clock, config.fill);
+    let prices = PriceService::new(client, config.store.clone(), config.clock, config.fill);
     Ok(AppState {
         prices,
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),
+        enrichment: Some(config.store),
         public_origin: config.public_origin,
     })
 }

@@ -146,6 +146,32 @@ pub struct PlacesArgs {
     /// Google Places API key. Unset: enrichment is off (logged once). Never logged.
     #[arg(long, env = "WAFUEL_PLACES_API_KEY", hide_env_values = true)]
     pub places_api_key: Option<String>,
+    /// Stations looked up per enrichment pass.
+    #[arg(long, env = "WAFUEL_ENRICH_BATCH", default_value_t = 100)]
+    pub enrich_batch: i64,
+    /// Provider requests allowed per Perth day (reserved before each call).
+    #[arg(long, env = "WAFUEL_ENRICH_DAILY_BUDGET", default_value_t = 300)]
+    pub enrich_daily_budget: i64,
+}
+
+impl PlacesArgs {
+    pub fn enrich_config(&self) -> crate::jobs::enrich::EnrichConfig {
+        crate::jobs::enrich::EnrichConfig {
+            batch: self.enrich_batch,
+            daily_budget: self.enrich_daily_budget,
+            ..Default::default()
+        }
+    }
+
+    /// The provider client, when a key is configured.
+    pub fn client(&self) -> anyhow::Result<Option<crate::places::client::PlacesClient>> {
+        match &self.places_api_key {
+            Some(key) if !key.is_empty() => {
+                Ok(Some(crate::places::client::PlacesClient::new(self.places_url.clone(), key.clone())?))
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 /// Background jobs.
@@ -196,6 +222,8 @@ pub struct WarmArgs {
 pub struct EnrichArgs {
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub source: SourceArgs,
     #[command(flatten)]
     pub places: PlacesArgs,
 }

@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use clap::Parser;
 use wafuel::app::{AppConfig, build_router, build_state};
-use wafuel::config::{Cli, Command, ListenArgs, MetaArgs, PublicArgs};
-use wafuel::jobs::warm;
+use wafuel::config::{Cli, Command, ListenArgs, MetaArgs, PlacesArgs, PublicArgs};
+use wafuel::jobs::{enrich, warm};
 use wafuel::server::{self, StoreReadiness};
 use wafuel::sim::SimHandle;
 use wafuel::snapshot::FillConfig;
 use wafuel::source::client::ClientLimits;
-use wafuel::store::{self, SnapshotStore, redact};
+use wafuel::store::{self, SnapshotStore, Store, redact};
 use wafuel::telemetry;
 use wafuel::time::{ManualClock, SharedClock, SystemClock};
 
@@ -66,7 +66,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 store,
                 FillConfig::default(),
                 clock,
-                false,
+                None,
             )
             .await;
             sim.shutdown().await;
@@ -77,9 +77,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let clock: SharedClock = Arc::new(SystemClock);
             let store = store::open(&args.store.store).await?;
             tracing::info!(store = %redact(&args.store.store), "snapshot store ready");
-            if args.places.places_api_key.is_none() {
-                tracing::info!("no Places API key: station enrichment is off");
-            }
             serve_api(
                 &args.listen,
                 &args.public,
@@ -88,7 +85,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 store,
                 args.store.fill(),
                 clock,
-                !args.jobs.no_jobs,
+                (!args.jobs.no_jobs).then_some(&args.places),
             )
             .await
         }
@@ -117,9 +114,38 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             Ok(if report.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
-        Command::Enrich(_) => {
-            eprintln!("wafuel: enrichment is not built yet (see the open issues)");
-            Ok(ExitCode::from(2))
+        Command::Enrich(args) => {
+            let Some(client) = args.places.client()? else {
+                eprintln!(
+                    "wafuel enrich: no Places API key (--places-api-key / WAFUEL_PLACES_API_KEY); nothing to do"
+                );
+                return Ok(ExitCode::from(2));
+            };
+            let clock: SharedClock = Arc::new(SystemClock);
+            let store = store::open(&args.store.store).await?;
+            let state = build_state(AppConfig {
+                source_url: args.source.source_url.clone(),
+                limits: ClientLimits::default(),
+                store: store.clone(),
+                fill: args.store.fill(),
+                clock,
+                meta: Default::default(),
+                public_origin: None,
+            })?;
+            let report = enrich::enrich_pass(&state.prices, &store, &client, &args.places.enrich_config())
+                .await
+                .map_err(|e| anyhow::anyhow!(e))?;
+            say!(
+                "enrich: {} looked up, {} matched, {} unmatched, {} failed, {} provider requests{}{}",
+                report.looked_up,
+                report.matched,
+                report.unmatched,
+                report.failed,
+                report.provider_requests,
+                if report.budget_exhausted { ", daily budget spent" } else { "" },
+                report.skipped.map(|why| format!(", skipped: {why}")).unwrap_or_default()
+            );
+            Ok(if report.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
     }
 }
@@ -131,10 +157,10 @@ async fn serve_api(
     public: &PublicArgs,
     meta: &MetaArgs,
     source_url: url::Url,
-    store: Arc<dyn SnapshotStore>,
+    store: Arc<dyn Store>,
     fill: FillConfig,
     clock: SharedClock,
-    jobs: bool,
+    jobs: Option<&PlacesArgs>,
 ) -> anyhow::Result<ExitCode> {
     let state = build_state(AppConfig {
         source_url,
@@ -156,17 +182,30 @@ async fn serve_api(
     say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
     say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
     say!("  curl -s http://{admin_addr}/metrics");
-    let warm_task = jobs.then(|| tokio::spawn(warm::run_hourly(state.prices.clone())));
+    let mut background = Vec::new();
+    if let Some(places) = jobs {
+        background.push(tokio::spawn(warm::run_hourly(state.prices.clone())));
+        match places.client()? {
+            Some(client) => background.push(tokio::spawn(enrich::run_every(
+                state.prices.clone(),
+                store.clone(),
+                client,
+                places.enrich_config(),
+            ))),
+            None => tracing::info!("no Places API key: station enrichment is off"),
+        }
+    }
+    let readiness: Arc<dyn SnapshotStore> = store;
     let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
     let result = server::serve_until_signal(
         vec![
             (public_listener, server::harden(build_router(state), &limits)),
-            (admin_listener, server::admin_router(Arc::new(StoreReadiness(store)))),
+            (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness)))),
         ],
         limits.clone(),
     )
     .await;
-    if let Some(task) = warm_task {
+    for task in background {
         task.abort();
     }
     result.map(|()| ExitCode::SUCCESS)

@@ -30,6 +30,8 @@ pub struct AppState {
     pub prices: Arc<PriceService>,
     pub rendered: RenderCache,
     pub meta: Arc<DocumentMeta>,
+    /// Provider profiles merged at render time; `None` renders without enrichment.
+    pub enrichment: Option<Arc<dyn crate::store::enrich::EnrichStore>>,
     /// Absolute origin for redirects; relative `Location` when unset.
     pub public_origin: Option<url::Url>,
 }

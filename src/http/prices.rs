@@ -65,13 +65,16 @@ async fn prices(
             return ApiError::query(&e, flavor).into_response();
         }
     };
-    let (doc, cache_hit) = match rendered(&state.rendered, &state.prices, &state.meta, &selection).await {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed");
-            return ApiError::source(&e, flavor).into_response();
-        }
-    };
+    let (doc, cache_hit) =
+        match rendered(&state.rendered, &state.prices, &state.meta, state.enrichment.as_ref(), &selection)
+            .await
+        {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed");
+                return ApiError::source(&e, flavor).into_response();
+            }
+        };
 
     let coding = negotiate_encoding(text(&headers, &header::ACCEPT_ENCODING));
     let etag = doc.repr.etag(coding);

@@ -2,17 +2,21 @@
 //! set, with its encodings and validators, and shared by every request until its snapshots
 //! expire. Concurrent identical misses wait for one build.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use crate::model::profile::{Merged, RETENTION, StoredProfile, merge};
 use crate::model::station::Quote;
 use crate::query::{Expand, Mode, Route, Selection};
 use crate::render::representation::Representation;
 use crate::render::{DocumentMeta, PublicationStatus, jsonapi, legacy};
 use crate::snapshot::{PriceService, SelectionData, SnapshotCache};
 use crate::source::SourceError;
+use crate::store::enrich::EnrichStore;
 use crate::time::{Day, format_perth, perth, tomorrow_published};
 
 /// What a cache entry is keyed on: the document's data and its representation.
@@ -59,6 +63,7 @@ pub async fn rendered(
     cache: &RenderCache,
     prices: &Arc<PriceService>,
     meta: &DocumentMeta,
+    enrichment: Option<&Arc<dyn EnrichStore>>,
     selection: &Selection,
 ) -> Result<(Arc<Rendered>, bool), Arc<SourceError>> {
     let key = RenderKey::of(selection);
@@ -73,15 +78,46 @@ pub async fn rendered(
         .entry(key)
         .or_try_insert_with(async {
             let data = prices.selection(selection).await?;
-            Ok::<_, SourceError>(Arc::new(build(selection, &data, meta, prices.clock().now())))
+            let now = prices.clock().now();
+            let profiles = match (selection.route, enrichment) {
+                (Route::V1, Some(store)) => load_profiles(store, now).await,
+                _ => HashMap::new(),
+            };
+            Ok::<_, SourceError>(Arc::new(build(selection, &data, meta, &profiles, now)))
         })
         .await?;
     let fresh = entry.is_fresh();
     Ok((entry.into_value(), !fresh))
 }
 
+/// How long a render may wait for provider profiles before going without them.
+pub const PROFILE_BUDGET: Duration = Duration::from_millis(250);
+
+/// Servable provider profiles by station key; on a slow or broken store, none (prices are
+/// never failed or held up by enrichment).
+pub async fn load_profiles(store: &Arc<dyn EnrichStore>, now: Timestamp) -> HashMap<String, StoredProfile> {
+    let since = now.saturating_sub(RETENTION).unwrap_or(now);
+    match tokio::time::timeout(PROFILE_BUDGET, store.profiles(since)).await {
+        Ok(Ok(list)) => list.into_iter().map(|p| (p.station_key.clone(), p)).collect(),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "enrichment store unavailable; rendering without enrichment");
+            HashMap::new()
+        }
+        Err(_) => {
+            tracing::warn!("enrichment store too slow; rendering without enrichment");
+            HashMap::new()
+        }
+    }
+}
+
 /// Filter, order and render a selection's quotes.
-pub fn build(selection: &Selection, data: &SelectionData, meta: &DocumentMeta, now: Timestamp) -> Rendered {
+pub fn build(
+    selection: &Selection,
+    data: &SelectionData,
+    meta: &DocumentMeta,
+    profiles: &HashMap<String, StoredProfile>,
+    now: Timestamp,
+) -> Rendered {
     let catalogue = selection.mode() == Mode::Catalogue;
     let mut quotes: Vec<&Quote> = data
         .quotes()
@@ -99,6 +135,20 @@ pub fn build(selection: &Selection, data: &SelectionData, meta: &DocumentMeta, n
         PublicationStatus::Empty
     };
     let date = selection.date.to_string();
+    let mut enrichment: HashMap<String, Merged> = HashMap::new();
+    let mut expires_at = data.expires_at;
+    for q in &quotes {
+        if enrichment.contains_key(&q.station.digest) {
+            continue;
+        }
+        if let Some(stored) = profiles.get(&q.station.key)
+            && let Some(merged) = merge(&q.station, stored, now)
+        {
+            // A response never outlives a profile it used.
+            expires_at = expires_at.min(stored.next_deadline(now));
+            enrichment.insert(q.station.digest.clone(), merged);
+        }
+    }
     let identity = match selection.route {
         Route::V1 => jsonapi::render(&jsonapi::PriceDocument {
             selection,
@@ -106,6 +156,7 @@ pub fn build(selection: &Selection, data: &SelectionData, meta: &DocumentMeta, n
             fetched_at: data.fetched_at,
             status,
             meta,
+            enrichment: &enrichment,
         }),
         Route::Legacy => {
             let one_request = data.snapshots.len() == 1 && selection.combinations() == 1;
@@ -125,7 +176,7 @@ pub fn build(selection: &Selection, data: &SelectionData, meta: &DocumentMeta, n
         date: selection.date,
         fetched_at: data.fetched_at,
         fetched_at_text: format_perth(&data.fetched_at.to_zoned(perth())),
-        expires_at: data.expires_at,
+        expires_at,
         status,
         snapshot_cache: data.cache,
     }

@@ -1,3 +1,4 @@
 //! Background jobs: the hourly warm (and, later, enrichment).
 
+pub mod enrich;
 pub mod warm;

@@ -4,6 +4,7 @@ pub mod codes;
 pub mod key;
 pub mod normalize;
 pub mod phone;
+pub mod profile;
 pub mod record;
 pub mod restrictions;
 pub mod site_features;

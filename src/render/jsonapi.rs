@@ -10,6 +10,7 @@ use serde::{Serialize, Serializer};
 use super::{DocumentMeta, PublicationStatus};
 use crate::model::codes::{brand, brand_logo_file, feature, restriction};
 use crate::model::key::station_id;
+use crate::model::profile::{Merged, PROVIDER};
 use crate::model::site_features::WEEKDAYS;
 use crate::model::station::{Quote, SourceNotes, Station};
 use crate::query::{Expand, Selection};
@@ -27,6 +28,8 @@ pub struct PriceDocument<'a> {
     pub fetched_at: Timestamp,
     pub status: PublicationStatus,
     pub meta: &'a DocumentMeta,
+    /// Provider contributions by station digest (empty when enrichment is off or failed).
+    pub enrichment: &'a HashMap<String, Merged>,
 }
 
 /// A station with its selected prices, in product order.
@@ -92,7 +95,12 @@ pub fn render(doc: &PriceDocument<'_>) -> Vec<u8> {
             issues: &doc.meta.issues,
             version: env!("CARGO_PKG_VERSION"),
         },
-        data: Data { rows: &rows, as_at: &valid_from, expand: doc.selection.expand },
+        data: Data {
+            rows: &rows,
+            as_at: &valid_from,
+            expand: doc.selection.expand,
+            enrichment: doc.enrichment,
+        },
     };
     let mut out = Vec::with_capacity(512 + rows.len() * 700);
     // Serialising plain structs into a Vec cannot fail.
@@ -135,13 +143,15 @@ struct Data<'a> {
     rows: &'a [Row<'a>],
     as_at: &'a str,
     expand: Expand,
+    enrichment: &'a HashMap<String, Merged>,
 }
 
 impl Serialize for Data<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.rows.len()))?;
         for row in self.rows {
-            seq.serialize_element(&Resource { row, as_at: self.as_at, expand: self.expand })?;
+            let merged = self.enrichment.get(&row.station.digest);
+            seq.serialize_element(&Resource { row, as_at: self.as_at, expand: self.expand, merged })?;
         }
         seq.end()
     }
@@ -151,6 +161,7 @@ struct Resource<'a> {
     row: &'a Row<'a>,
     as_at: &'a str,
     expand: Expand,
+    merged: Option<&'a Merged>,
 }
 
 impl Serialize for Resource<'_> {
@@ -160,7 +171,7 @@ impl Serialize for Resource<'_> {
         map.serialize_entry("id", &self.row.id)?;
         map.serialize_entry(
             "attributes",
-            &Attributes { row: self.row, as_at: self.as_at, expand: self.expand },
+            &Attributes { row: self.row, as_at: self.as_at, expand: self.expand, merged: self.merged },
         )?;
         map.end()
     }
@@ -170,11 +181,19 @@ struct Attributes<'a> {
     row: &'a Row<'a>,
     as_at: &'a str,
     expand: Expand,
+    merged: Option<&'a Merged>,
 }
 
 impl Serialize for Attributes<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let st = self.row.station;
+        let m = self.merged;
+        // Provider contributions replace only what the merge allowed (model::profile::merge).
+        let postcode = m.and_then(|m| m.postcode.as_deref());
+        let phone = m.map_or(st.phone.as_deref(), |m| m.phone.as_deref());
+        let features = m.map_or(st.features.as_slice(), |m| m.features.as_slice());
+        let is_24_hours = m.map_or(st.is_24_hours, |m| m.is_24_hours);
+        let open_hours = m.map_or(st.open_hours.as_ref(), |m| m.open_hours.as_ref());
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("name", &st.name)?;
         map.serialize_entry("tradingName", &st.trading_name)?;
@@ -186,16 +205,16 @@ impl Serialize for Attributes<'_> {
         map.serialize_entry("price", &Price { as_at: self.as_at, products: &self.row.prices })?;
         map.serialize_entry(
             "address",
-            &Address { street: &st.street, suburb: &st.suburb, state: "WA", postcode: None },
+            &Address { street: &st.street, suburb: &st.suburb, state: "WA", postcode },
         )?;
-        map.serialize_entry("is24Hours", &st.is_24_hours)?;
-        map.serialize_entry("phone", &st.phone)?;
+        map.serialize_entry("is24Hours", &is_24_hours)?;
+        map.serialize_entry("phone", &phone)?;
         map.serialize_entry("latitude", &st.latitude)?;
         map.serialize_entry("longitude", &st.longitude)?;
         if self.expand.site_features {
-            map.serialize_entry("siteFeatures", &Named { codes: &st.features, name: feature_name })?;
+            map.serialize_entry("siteFeatures", &Named { codes: features, name: feature_name })?;
         } else {
-            map.serialize_entry("siteFeatures", &st.features)?;
+            map.serialize_entry("siteFeatures", features)?;
         }
         match (&st.restrictions, self.expand.restrictions) {
             (Some(codes), true) => {
@@ -203,12 +222,32 @@ impl Serialize for Attributes<'_> {
             }
             (codes, _) => map.serialize_entry("restrictions", codes)?,
         }
-        if let Some(days) = &st.open_hours {
+        if let Some(days) = open_hours {
             map.serialize_entry("openHours", &OpenHours(days))?;
         }
         if !st.notes.is_empty() {
             map.serialize_entry("sourceNotes", &Notes(&st.notes))?;
         }
+        if let Some(m) = m {
+            map.serialize_entry("enrichment", &EnrichmentObject(m))?;
+        }
+        map.end()
+    }
+}
+
+struct EnrichmentObject<'a>(&'a Merged);
+
+impl Serialize for EnrichmentObject<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let mut map = s.serialize_map(Some(7))?;
+        map.serialize_entry("provider", PROVIDER)?;
+        map.serialize_entry("placeId", &m.place_id)?;
+        map.serialize_entry("fetchedAt", &format_perth(&m.fetched_at.to_zoned(perth())))?;
+        map.serialize_entry("stale", &m.stale)?;
+        map.serialize_entry("fields", &m.fields)?;
+        map.serialize_entry("providerMapsUri", &m.maps_uri)?;
+        map.serialize_entry("attributions", &m.attributions)?;
         map.end()
     }
 }

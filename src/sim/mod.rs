@@ -5,6 +5,7 @@
 pub mod dataset;
 pub mod faults;
 pub mod feed;
+pub mod places;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -3,6 +3,7 @@
 //! both understand) behind one interface, with the fill lease and its fencing in SQL.
 
 pub mod codec;
+pub mod enrich;
 mod sql;
 
 use std::path::Path;
@@ -87,7 +88,7 @@ pub trait SnapshotStore: Send + Sync + 'static {
 }
 
 /// Open the store named by `--store`: `sqlite://PATH`, `sqlite::memory:` or `postgres://…`.
-pub async fn open(url: &str) -> Result<Arc<dyn SnapshotStore>, StoreError> {
+pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Ok(Arc::new(PostgresStore::connect(url, None).await?))
     } else if url.starts_with("sqlite:") {
@@ -164,6 +165,12 @@ impl PostgresStore {
 
 sql::impl_store!(SqliteStore, sqlx::Sqlite);
 sql::impl_store!(PostgresStore, sqlx::Postgres);
+enrich::impl_enrich_store!(SqliteStore);
+enrich::impl_enrich_store!(PostgresStore);
+
+/// Everything a process keeps in its store.
+pub trait Store: SnapshotStore + enrich::EnrichStore {}
+impl<T: SnapshotStore + enrich::EnrichStore> Store for T {}
 
 fn millis(t: Timestamp) -> i64 {
     t.as_millisecond()

@@ -227,7 +227,7 @@ pub async fn assert_head_parity(app: &TestApp, uri: &str, headers: &[(&str, &str
 }
 
 /// A real SQLite store in a temporary directory.
-pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel::store::SnapshotStore> {
+pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel::store::Store> {
     let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
     wafuel::store::open(&url).await.expect("sqlite store opens")
 }
@@ -236,7 +236,7 @@ pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel::store::Sna
 pub fn app_state(
     sim: &SimHandle,
     clock: &Arc<ManualClock>,
-    store: Arc<dyn wafuel::store::SnapshotStore>,
+    store: Arc<dyn wafuel::store::Store>,
     public_origin: Option<&str>,
 ) -> wafuel::http::AppState {
     app_state_with(sim, clock, store, public_origin, wafuel::snapshot::FillConfig::default())
@@ -245,7 +245,7 @@ pub fn app_state(
 pub fn app_state_with(
     sim: &SimHandle,
     clock: &Arc<ManualClock>,
-    store: Arc<dyn wafuel::store::SnapshotStore>,
+    store: Arc<dyn wafuel::store::Store>,
     public_origin: Option<&str>,
     fill: wafuel::snapshot::FillConfig,
 ) -> wafuel::http::AppState {
@@ -275,7 +275,7 @@ pub fn postgres_url() -> Option<String> {
 }
 
 /// A PostgreSQL store in a fresh schema of its own, so tests run in parallel.
-pub async fn postgres_store(url: &str) -> Arc<dyn wafuel::store::SnapshotStore> {
+pub async fn postgres_store(url: &str) -> Arc<dyn wafuel::store::Store> {
     let schema = fresh_schema(url).await;
     Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store"))
 }

@@ -1,0 +1,168 @@
+//! A local stand-in for Google Places API (New): `POST /v1/places:searchText` and
+//! `GET /v1/places/{id}` with the real request headers, response shapes and error envelope.
+//! For tests and demos only.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::Value;
+
+use crate::places::types::{ErrorBody, ErrorEnvelope, Place, SearchResponse};
+
+/// The stand-in's places, key, faults and request log.
+#[derive(Default)]
+pub struct PlacesState {
+    pub key: String,
+    pub places: Mutex<Vec<Place>>,
+    /// Answer every request with this status and the matching error envelope.
+    pub fail_with: Mutex<Option<u16>>,
+    /// (method path, field mask, key header seen) of every request.
+    pub log: Mutex<Vec<(String, String)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl PlacesState {
+    pub fn requests(&self) -> usize {
+        lock(&self.log).len()
+    }
+
+    pub fn set_places(&self, places: Vec<Place>) {
+        *lock(&self.places) = places;
+    }
+
+    pub fn fail_with(&self, status: Option<u16>) {
+        *lock(&self.fail_with) = status;
+    }
+
+    pub fn log(&self) -> Vec<(String, String)> {
+        lock(&self.log).clone()
+    }
+}
+
+fn envelope(code: u16, status: &str, message: &str) -> Response {
+    let body = ErrorEnvelope { error: ErrorBody { code, message: message.into(), status: status.into() } };
+    (StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), axum::Json(body))
+        .into_response()
+}
+
+/// Key, field mask and injected faults, as the real API checks them.
+fn check(state: &PlacesState, headers: &HeaderMap, what: String) -> Result<(), Response> {
+    let mask = headers.get("x-goog-fieldmask").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    lock(&state.log).push((what, mask.clone()));
+    if headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()) != Some(state.key.as_str()) {
+        return Err(envelope(403, "PERMISSION_DENIED", "The provided API key is invalid."));
+    }
+    if mask.is_empty() {
+        return Err(envelope(400, "INVALID_ARGUMENT", "FieldMask is a required parameter."));
+    }
+    match *lock(&state.fail_with) {
+        Some(429) => Err(envelope(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")),
+        Some(403) => {
+            Err(envelope(403, "PERMISSION_DENIED", "Places API (New) has not been used in this project."))
+        }
+        Some(400) => Err(envelope(400, "INVALID_ARGUMENT", "Invalid request.")),
+        Some(code) => Err(envelope(code, "INTERNAL", "Internal error encountered.")),
+        None => Ok(()),
+    }
+}
+
+fn distance_m(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let mean = ((a.0 + b.0) / 2.0).to_radians();
+    let dx = (a.1 - b.1).to_radians() * mean.cos();
+    let dy = (a.0 - b.0).to_radians();
+    6_371_000.0 * (dx * dx + dy * dy).sqrt()
+}
+
+async fn search(State(state): State<Arc<PlacesState>>, headers: HeaderMap, body: String) -> Response {
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let text = request["textQuery"].as_str().unwrap_or("").to_lowercase();
+    if let Err(r) = check(&state, &headers, format!("search {text}")) {
+        return r;
+    }
+    if text.is_empty() {
+        return envelope(400, "INVALID_ARGUMENT", "textQuery is required.");
+    }
+    let center = &request["locationBias"]["circle"]["center"];
+    let (lat, lon) =
+        (center["latitude"].as_f64().unwrap_or(0.0), center["longitude"].as_f64().unwrap_or(0.0));
+    let radius = request["locationBias"]["circle"]["radius"].as_f64().unwrap_or(500.0);
+    let page = request["pageSize"].as_u64().unwrap_or(5) as usize;
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3).map(str::to_string).collect();
+    let places = lock(&state.places);
+    let mut found: Vec<(f64, Place)> = places
+        .iter()
+        .filter_map(|p| {
+            let loc = p.location?;
+            let d = distance_m((lat, lon), (loc.latitude, loc.longitude));
+            let haystack =
+                format!("{} {}", p.name(), p.formatted_address.as_deref().unwrap_or("")).to_lowercase();
+            let relevant = words.iter().any(|w| haystack.contains(w.as_str()));
+            // A bias, not a restriction, but far places are never relevant to a station.
+            (d <= radius * 4.0 && relevant).then(|| (d, p.clone()))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let response = SearchResponse { places: found.into_iter().take(page).map(|(_, p)| p).collect() };
+    axum::Json(response).into_response()
+}
+
+async fn details(
+    State(state): State<Arc<PlacesState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if let Err(r) = check(&state, &headers, format!("details {id}")) {
+        return r;
+    }
+    match lock(&state.places).iter().find(|p| p.id == id) {
+        Some(p) => axum::Json(p.clone()).into_response(),
+        None => envelope(404, "NOT_FOUND", "Requested entity was not found."),
+    }
+}
+
+pub fn router(state: Arc<PlacesState>) -> Router {
+    Router::new()
+        .route("/v1/places:searchText", post(search))
+        .route("/v1/places/{id}", get(details))
+        .with_state(state)
+}
+
+/// A running stand-in on a local port.
+pub struct PlacesHandle {
+    pub addr: SocketAddr,
+    pub state: Arc<PlacesState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl PlacesHandle {
+    pub async fn spawn(key: &str, places: Vec<Place>) -> std::io::Result<Self> {
+        let state =
+            Arc::new(PlacesState { key: key.into(), places: Mutex::new(places), ..PlacesState::default() });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let app = router(state.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Self { addr, state, task })
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for PlacesHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
