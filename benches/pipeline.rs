@@ -63,6 +63,7 @@ fn pipeline() {
 
     let selection = parse_selection(Route::V1, "", perth_instant(now)).expect("selection");
     let meta = DocumentMeta::default();
+    let no_enrichment = std::collections::HashMap::new();
     let render = |all: &[Vec<Quote>]| {
         let refs: Vec<&Quote> = all.iter().flatten().collect();
         jsonapi::render(&jsonapi::PriceDocument {
@@ -71,6 +72,7 @@ fn pipeline() {
             fetched_at: perth_instant(now),
             status: PublicationStatus::Available,
             meta: &meta,
+            enrichment: &no_enrichment,
         })
     };
     let validate_one = |product: u8, feed: &str| {

@@ -152,6 +152,9 @@ pub struct PlacesArgs {
     /// Provider requests allowed per Perth day (reserved before each call).
     #[arg(long, env = "WAFUEL_ENRICH_DAILY_BUDGET", default_value_t = 300)]
     pub enrich_daily_budget: i64,
+    /// Discover stations from this product's extract instead of rotating through all seven.
+    #[arg(long, env = "WAFUEL_ENRICH_PRODUCT", hide = true)]
+    pub enrich_product: Option<u8>,
 }
 
 impl PlacesArgs {
@@ -159,6 +162,7 @@ impl PlacesArgs {
         crate::jobs::enrich::EnrichConfig {
             batch: self.enrich_batch,
             daily_budget: self.enrich_daily_budget,
+            discover_product: self.enrich_product,
             ..Default::default()
         }
     }

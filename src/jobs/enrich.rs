@@ -26,6 +26,8 @@ pub struct EnrichConfig {
     /// Time until a profile is due again (and `stale` after).
     pub refresh_after: SignedDuration,
     pub interval: Duration,
+    /// Discover this product's stations instead of rotating (tests and operators).
+    pub discover_product: Option<u8>,
 }
 
 impl Default for EnrichConfig {
@@ -35,6 +37,7 @@ impl Default for EnrichConfig {
             daily_budget: 300,
             refresh_after: REFRESH_AFTER,
             interval: Duration::from_secs(15 * 60),
+            discover_product: None,
         }
     }
 }
@@ -78,7 +81,8 @@ pub async fn enrich_pass(
 
     // Discover: today's extract of one product, rotating every pass interval.
     let slot = now.as_second().div_euclid(config.interval.as_secs().max(1) as i64);
-    let product = PRODUCTS[usize::try_from(slot.rem_euclid(PRODUCTS.len() as i64)).unwrap_or(0)].code;
+    let rotating = PRODUCTS[usize::try_from(slot.rem_euclid(PRODUCTS.len() as i64)).unwrap_or(0)].code;
+    let product = config.discover_product.unwrap_or(rotating);
     let extract = catalogue_extract(product, Day::Today, Day::Today.resolve(now));
     let (snapshot, _) = prices.snapshot(extract).await.map_err(|e| format!("discovery: {}", e.reason))?;
     let seeds: Vec<Seed> = snapshot

@@ -53,25 +53,24 @@ fn envelope(code: u16, status: &str, message: &str) -> Response {
         .into_response()
 }
 
-/// Key, field mask and injected faults, as the real API checks them.
-fn check(state: &PlacesState, headers: &HeaderMap, what: String) -> Result<(), Response> {
+/// Key, field mask and injected faults, as the real API checks them: the error response, if
+/// any.
+fn check(state: &PlacesState, headers: &HeaderMap, what: String) -> Option<Response> {
     let mask = headers.get("x-goog-fieldmask").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     lock(&state.log).push((what, mask.clone()));
     if headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()) != Some(state.key.as_str()) {
-        return Err(envelope(403, "PERMISSION_DENIED", "The provided API key is invalid."));
+        return Some(envelope(403, "PERMISSION_DENIED", "The provided API key is invalid."));
     }
     if mask.is_empty() {
-        return Err(envelope(400, "INVALID_ARGUMENT", "FieldMask is a required parameter."));
+        return Some(envelope(400, "INVALID_ARGUMENT", "FieldMask is a required parameter."));
     }
-    match *lock(&state.fail_with) {
-        Some(429) => Err(envelope(429, "RESOURCE_EXHAUSTED", "Quota exceeded.")),
-        Some(403) => {
-            Err(envelope(403, "PERMISSION_DENIED", "Places API (New) has not been used in this project."))
-        }
-        Some(400) => Err(envelope(400, "INVALID_ARGUMENT", "Invalid request.")),
-        Some(code) => Err(envelope(code, "INTERNAL", "Internal error encountered.")),
-        None => Ok(()),
-    }
+    let fail_with = *lock(&state.fail_with);
+    fail_with.map(|code| match code {
+        429 => envelope(429, "RESOURCE_EXHAUSTED", "Quota exceeded."),
+        403 => envelope(403, "PERMISSION_DENIED", "Places API (New) has not been used in this project."),
+        400 => envelope(400, "INVALID_ARGUMENT", "Invalid request."),
+        code => envelope(code, "INTERNAL", "Internal error encountered."),
+    })
 }
 
 fn distance_m(a: (f64, f64), b: (f64, f64)) -> f64 {
@@ -84,7 +83,7 @@ fn distance_m(a: (f64, f64), b: (f64, f64)) -> f64 {
 async fn search(State(state): State<Arc<PlacesState>>, headers: HeaderMap, body: String) -> Response {
     let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     let text = request["textQuery"].as_str().unwrap_or("").to_lowercase();
-    if let Err(r) = check(&state, &headers, format!("search {text}")) {
+    if let Some(r) = check(&state, &headers, format!("search {text}")) {
         return r;
     }
     if text.is_empty() {
@@ -95,8 +94,9 @@ async fn search(State(state): State<Arc<PlacesState>>, headers: HeaderMap, body:
         (center["latitude"].as_f64().unwrap_or(0.0), center["longitude"].as_f64().unwrap_or(0.0));
     let radius = request["locationBias"]["circle"]["radius"].as_f64().unwrap_or(500.0);
     let page = request["pageSize"].as_u64().unwrap_or(5) as usize;
-    let words: Vec<String> =
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 3).map(str::to_string).collect();
+    // Relevance, simply: the query's first part (a name, or a street for an address search)
+    // appears in the place's name or address.
+    let lead = text.split(',').next().unwrap_or("").trim().to_string();
     let places = lock(&state.places);
     let mut found: Vec<(f64, Place)> = places
         .iter()
@@ -105,7 +105,7 @@ async fn search(State(state): State<Arc<PlacesState>>, headers: HeaderMap, body:
             let d = distance_m((lat, lon), (loc.latitude, loc.longitude));
             let haystack =
                 format!("{} {}", p.name(), p.formatted_address.as_deref().unwrap_or("")).to_lowercase();
-            let relevant = words.iter().any(|w| haystack.contains(w.as_str()));
+            let relevant = !lead.is_empty() && haystack.contains(lead.as_str());
             // A bias, not a restriction, but far places are never relevant to a station.
             (d <= radius * 4.0 && relevant).then(|| (d, p.clone()))
         })
@@ -120,7 +120,7 @@ async fn details(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(r) = check(&state, &headers, format!("details {id}")) {
+    if let Some(r) = check(&state, &headers, format!("details {id}")) {
         return r;
     }
     match lock(&state.places).iter().find(|p| p.id == id) {

@@ -49,26 +49,26 @@ pub trait EnrichStore: Send + Sync + 'static {
 
 pub const SEED: &str =
     "SELECT name, brand, street, suburb, latitude, longitude FROM station_seeds WHERE station_key = $1";
-pub const INSERT_SEED: &str = "INSERT INTO station_seeds (station_key, name, brand, street, suburb, latitude, longitude, next_attempt, failures) \\
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 0, 0) ON CONFLICT (station_key) DO UPDATE SET name = excluded.name, brand = excluded.brand, \\
-     street = excluded.street, suburb = excluded.suburb, latitude = excluded.latitude, longitude = excluded.longitude, \\
+pub const INSERT_SEED: &str = "INSERT INTO station_seeds (station_key, name, brand, street, suburb, latitude, longitude, next_attempt, failures) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 0, 0) ON CONFLICT (station_key) DO UPDATE SET name = excluded.name, brand = excluded.brand, \
+     street = excluded.street, suburb = excluded.suburb, latitude = excluded.latitude, longitude = excluded.longitude, \
      next_attempt = 0, failures = 0";
 pub const CLEAR_PROFILE: &str = "DELETE FROM place_profiles WHERE station_key = $1";
-pub const DUE: &str = "SELECT s.station_key, s.name, s.brand, s.street, s.suburb, s.latitude, s.longitude, s.failures, p.place_id \\
-     FROM station_seeds s LEFT JOIN place_profiles p ON p.station_key = s.station_key \\
-     WHERE s.next_attempt <= $1 AND (p.station_key IS NULL OR p.refresh_at <= $1) \\
+pub const DUE: &str = "SELECT s.station_key, s.name, s.brand, s.street, s.suburb, s.latitude, s.longitude, s.failures, p.place_id \
+     FROM station_seeds s LEFT JOIN place_profiles p ON p.station_key = s.station_key \
+     WHERE s.next_attempt <= $1 AND (p.station_key IS NULL OR p.refresh_at <= $1) \
      ORDER BY s.next_attempt, s.station_key LIMIT $2";
-pub const SAVE_PROFILE: &str = "INSERT INTO place_profiles (station_key, place_id, fetched_at, refresh_at, profile) VALUES ($1, $2, $3, $4, $5) \\
-     ON CONFLICT (station_key) DO UPDATE SET place_id = excluded.place_id, fetched_at = excluded.fetched_at, \\
+pub const SAVE_PROFILE: &str = "INSERT INTO place_profiles (station_key, place_id, fetched_at, refresh_at, profile) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (station_key) DO UPDATE SET place_id = excluded.place_id, fetched_at = excluded.fetched_at, \
      refresh_at = excluded.refresh_at, profile = excluded.profile";
 pub const RESCHEDULE: &str =
     "UPDATE station_seeds SET next_attempt = $1, failures = $2 WHERE station_key = $3";
-pub const RESERVE: &str = "INSERT INTO provider_budget (day, used) VALUES ($1, 1) ON CONFLICT (day) DO UPDATE \\
+pub const RESERVE: &str = "INSERT INTO provider_budget (day, used) VALUES ($1, 1) ON CONFLICT (day) DO UPDATE \
      SET used = provider_budget.used + 1 WHERE provider_budget.used < $2 RETURNING used";
 pub const PROFILES: &str =
     "SELECT station_key, place_id, fetched_at, refresh_at, profile FROM place_profiles WHERE fetched_at > $1";
 pub const PAUSED: &str = "SELECT lease_until FROM job_leases WHERE name = 'provider-pause'";
-pub const PAUSE: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ('provider-pause', 'provider', $1) \\
+pub const PAUSE: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ('provider-pause', 'provider', $1) \
      ON CONFLICT (name) DO UPDATE SET lease_until = excluded.lease_until";
 
 /// Implement `EnrichStore` for a store type holding `pool: sqlx::Pool<_>`.

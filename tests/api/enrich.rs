@@ -1,0 +1,411 @@
+//! Enrichment against the Places stand-in on a random port: matching, source priority,
+//! rejections, fallback, budget, pauses, staleness and retention, seeds, a broken store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wafuel::jobs::enrich::{EnrichConfig, EnrichReport, enrich_pass};
+use wafuel::places::client::PlacesClient;
+use wafuel::places::types::*;
+use wafuel::sim::places::PlacesHandle;
+use wafuel::store::Store;
+use wafuel::store::enrich::Seed;
+use wafuel::time::Clock;
+
+use crate::support::*;
+
+const KEY: &str = "test-key";
+
+struct Enrich {
+    app: TestApp,
+    places: PlacesHandle,
+    store: Arc<dyn Store>,
+}
+
+fn comp(short: &str, kind: &str) -> AddressComponent {
+    AddressComponent { long_text: short.into(), short_text: short.into(), types: vec![kind.into()] }
+}
+
+/// A place for a simulated station: same spot, same name, same address, operational.
+fn place_for(app: &TestApp, trading_name: &str, id: &str) -> Place {
+    let s =
+        app.sim.state.dataset().stations.iter().find(|s| s.trading_name == trading_name).expect("station");
+    let (number, route) = s.address.split_once(' ').unwrap_or(("", &s.address));
+    Place {
+        id: id.into(),
+        display_name: Some(LocalizedText { text: s.trading_name.clone(), language_code: Some("en".into()) }),
+        formatted_address: Some(format!("{}, {} WA 6000, Australia", s.address, s.location)),
+        address_components: vec![
+            comp(number, "street_number"),
+            comp(route, "route"),
+            comp(&s.location, "locality"),
+            comp("WA", "administrative_area_level_1"),
+            comp("AU", "country"),
+            comp("6308", "postal_code"),
+        ],
+        location: Some(LatLng { latitude: s.lat, longitude: s.lon }),
+        types: vec!["gas_station".into(), "point_of_interest".into()],
+        business_status: Some("OPERATIONAL".into()),
+        international_phone_number: Some("+61 8 9884 1056".into()),
+        regular_opening_hours: Some(OpeningHours {
+            periods: (0..7)
+                .map(|day| Period {
+                    open: Point { day, hour: 7, minute: 0 },
+                    close: Some(Point { day, hour: 18, minute: 0 }),
+                })
+                .collect(),
+        }),
+        restroom: Some(true),
+        payment_options: Some(PaymentOptions { accepts_credit_cards: Some(true), accepts_debit_cards: None }),
+        attributions: vec![PlaceAttribution {
+            provider: "Example Data".into(),
+            provider_uri: "https://example.org/".into(),
+        }],
+    }
+}
+
+async fn setup(places: impl Fn(&TestApp) -> Vec<Place>) -> Enrich {
+    let app = TestApp::new().await;
+    let handle = PlacesHandle::spawn(KEY, places(&app)).await.expect("stand-in");
+    let store = sqlite_store(&app.dir).await;
+    Enrich { app, places: handle, store }
+}
+
+/// Every product-1 station in one pass, within budget.
+fn config() -> EnrichConfig {
+    EnrichConfig { discover_product: Some(1), batch: 2_000, daily_budget: 10_000, ..EnrichConfig::default() }
+}
+
+impl Enrich {
+    fn client(&self, key: &str) -> PlacesClient {
+        PlacesClient::new(self.places.base_url().parse().expect("url"), key.into()).expect("client")
+    }
+
+    async fn pass(&self, config: &EnrichConfig) -> EnrichReport {
+        enrich_pass(&self.app.state.prices, &self.store, &self.client(KEY), config).await.expect("pass")
+    }
+
+    async fn station(&self, uri: &str, trading_name: &str) -> serde_json::Value {
+        let doc = self.app.get(uri).await.json();
+        doc["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .find(|s| s["attributes"]["tradingName"] == trading_name)
+            .expect("station in document")["attributes"]
+            .clone()
+    }
+}
+
+#[tokio::test]
+async fn a_match_fills_postcode_phone_features_and_hours() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-wandering")]).await;
+    let report = e.pass(&config()).await;
+    assert_eq!(report.matched, 1, "{report:?}");
+    assert!(report.looked_up > 300, "every product-1 station was due: {report:?}");
+    // Only enrichment requests reached the provider, each with the key and a field mask.
+    for (what, mask) in e.places.state.log() {
+        assert!(!mask.is_empty() && !mask.contains('*'), "{what}: {mask}");
+    }
+    let doc = e.app.get("/v1?product=1").await.json();
+    let data = doc["data"].as_array().expect("data");
+    let enriched: Vec<&serde_json::Value> =
+        data.iter().filter(|s| s["attributes"].get("enrichment").is_some()).collect();
+    assert_eq!(enriched.len(), 1, "enrichment only on the matched station");
+    let a = &enriched[0]["attributes"];
+    assert_eq!(a["tradingName"], "Shire of Wandering");
+    assert_eq!(a["address"]["postcode"], "6308");
+    assert_eq!(a["phone"], "+61898841056");
+    assert_eq!(a["siteFeatures"], serde_json::json!([1, 5]));
+    assert_eq!(a["is24Hours"], false);
+    assert_eq!(a["openHours"]["Monday"], "07:00-18:00");
+    assert_eq!(a["restrictions"], serde_json::json!([1]), "restrictions never come from the provider");
+    let en = &a["enrichment"];
+    assert_eq!(en["provider"], "Google Maps");
+    assert_eq!(en["placeId"], "p-wandering");
+    assert_eq!(en["stale"], false);
+    assert_eq!(en["fetchedAt"], "2026-09-29T10:00:00+08:00");
+    let fields: Vec<&str> =
+        en["fields"].as_array().expect("fields").iter().filter_map(|f| f.as_str()).collect();
+    for f in ["address.postcode", "phone", "siteFeatures", "openHours.Monday", "openHours.Sunday"] {
+        assert!(fields.contains(&f), "{f} in {fields:?}");
+    }
+    assert_eq!(
+        en["providerMapsUri"],
+        "https://www.google.com/maps/search/?api=1&query=Shire+of+Wandering&query_place_id=p-wandering"
+    );
+    assert_eq!(
+        en["attributions"],
+        serde_json::json!([{"displayName": "Example Data", "uri": "https://example.org/"}])
+    );
+    // Legacy documents carry no enrichment.
+    let legacy = e.app.get("/legacy?product=1").await;
+    assert!(!String::from_utf8_lossy(&legacy.body).contains("p-wandering"));
+}
+
+#[tokio::test]
+async fn the_source_wins_for_phone_hours_and_24_hour_sites() {
+    let e = setup(|app| {
+        vec![
+            place_for(app, "Costco Perth Airport", "p-costco"),
+            place_for(app, "Billabong Roadhouse", "p-billabong"),
+            place_for(app, "Coles Express Ellenbrook", "p-coles"),
+        ]
+    })
+    .await;
+    assert_eq!(e.pass(&config()).await.matched, 3);
+    let costco = e.station("/v1?product=1", "Costco Perth Airport").await;
+    assert_eq!(costco["phone"], "+61893114700", "source phone kept");
+    assert_eq!(costco["openHours"]["Sunday"], "07:00-19:00", "source hours kept");
+    assert_eq!(costco["siteFeatures"], serde_json::json!([1, 5, 8]), "provider facilities add");
+    let fields = costco["enrichment"]["fields"].as_array().expect("fields").clone();
+    assert!(!fields.iter().any(|f| f == "phone" || f.as_str().is_some_and(|f| f.starts_with("openHours"))));
+    let billabong = e.station("/v1?product=1", "Billabong Roadhouse").await;
+    assert_eq!(billabong["openHours"]["Monday"], "06:00-20:30");
+    assert_eq!(billabong["phone"], "+61898841056", "a missing source phone is filled");
+    let coles = e.station("/v1?product=1", "Coles Express Ellenbrook").await;
+    assert_eq!(coles["is24Hours"], true, "a 24-hour source is never narrowed");
+    assert!(coles.get("openHours").is_none());
+}
+
+#[tokio::test]
+async fn doubtful_candidates_are_rejected() {
+    let e = setup(|app| {
+        let mut competitor = place_for(app, "Meekatharra Corner Store", "p-shell");
+        competitor.display_name =
+            Some(LocalizedText { text: "Shell Meekatharra Corner Store".into(), language_code: None });
+        let mut far = place_for(app, "Billabong Roadhouse", "p-far");
+        far.location = far.location.map(|l| LatLng { latitude: l.latitude + 0.004, ..l });
+        let mut closed = place_for(app, "Shire of Wandering", "p-closed");
+        closed.business_status = Some("CLOSED_PERMANENTLY".into());
+        // (An exact distinctive name within 50 m would accept before the address is compared,
+        // per DESIGN.md §5, so this candidate's name only overlaps.)
+        let mut number = place_for(app, "Costco Perth Airport", "p-number");
+        number.display_name =
+            Some(LocalizedText { text: "Costco Perth Airport Fuel".into(), language_code: None });
+        number.address_components[0] = comp("150", "street_number");
+        let twin_a = place_for(app, "Vibe Byford", "p-twin-a");
+        let mut twin_b = place_for(app, "Vibe Byford", "p-twin-b");
+        twin_b.location = twin_b.location.map(|l| LatLng { latitude: l.latitude + 0.0002, ..l });
+        vec![competitor, far, closed, number, twin_a, twin_b]
+    })
+    .await;
+    let report = e.pass(&config()).await;
+    assert_eq!(report.matched, 0, "{report:?}");
+    let doc = e.app.get("/v1?product=1").await.json();
+    assert!(
+        doc["data"].as_array().expect("data").iter().all(|s| s["attributes"].get("enrichment").is_none())
+    );
+}
+
+#[tokio::test]
+async fn the_address_fallback_finds_a_renamed_place() {
+    let e = setup(|app| {
+        let mut p = place_for(app, "Shire of Wandering", "p-fallback");
+        p.display_name = Some(LocalizedText { text: "Wandering Shire Fuel".into(), language_code: None });
+        vec![p]
+    })
+    .await;
+    let report = e.pass(&config()).await;
+    assert_eq!(report.matched, 1);
+    let log = e.places.state.log();
+    assert!(log.iter().any(|(w, _)| w.starts_with("search shire of wandering")));
+    assert!(log.iter().any(|(w, _)| w.starts_with("search 21 watts st")), "one address-only search");
+    let a = e.station("/v1?product=1", "Shire of Wandering").await;
+    assert_eq!(a["enrichment"]["placeId"], "p-fallback");
+}
+
+#[tokio::test]
+async fn the_daily_budget_stops_the_pass_and_holds_across_runs() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    let tight = EnrichConfig { daily_budget: 5, ..config() };
+    let first = e.pass(&tight).await;
+    assert!(first.budget_exhausted);
+    assert_eq!(first.provider_requests, 5);
+    assert_eq!(e.places.state.requests(), 5);
+    e.app.clock.advance(Duration::from_secs(60 * 15));
+    let second = e.pass(&tight).await;
+    assert_eq!(second.provider_requests, 0, "{second:?}");
+    assert_eq!(e.places.state.requests(), 5, "no request once the day's budget is spent");
+}
+
+async fn concurrent_reservations(store: Arc<dyn Store>) {
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.reserve_budget("2026-09-29", 7).await.expect("reserve") })
+        })
+        .collect();
+    let mut granted = 0;
+    for t in tasks {
+        granted += usize::from(t.await.expect("task"));
+    }
+    assert_eq!(granted, 7);
+    assert!(store.reserve_budget("2026-09-30", 7).await.expect("next day"));
+}
+
+#[tokio::test]
+async fn concurrent_budget_reservations_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    concurrent_reservations(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn concurrent_budget_reservations_postgres() {
+    let Some(url) = postgres_url() else { return };
+    concurrent_reservations(postgres_store(&url).await).await;
+}
+
+#[tokio::test]
+async fn refusals_pause_a_day_and_rate_limits_an_hour() {
+    for (status, pause) in [(403u16, 24 * 3_600u64), (429, 3_600)] {
+        let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+        e.places.state.fail_with(Some(status));
+        let report = e.pass(&config()).await;
+        assert_eq!(report.failed, 1, "{status}: {report:?}");
+        assert_eq!(e.places.state.requests(), 1, "{status}: the pass stopped at the first refusal");
+        e.places.state.fail_with(None);
+        e.app.clock.advance(Duration::from_secs(pause - 60));
+        assert_eq!(e.pass(&config()).await.skipped, Some("provider paused"), "{status}");
+        assert_eq!(e.places.state.requests(), 1);
+        e.app.clock.advance(Duration::from_secs(120));
+        let resumed = e.pass(&config()).await;
+        assert_eq!(resumed.skipped, None, "{status}");
+        assert!(e.places.state.requests() > 1);
+    }
+    // A wrong key is a refusal by the provider too.
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    let report =
+        enrich_pass(&e.app.state.prices, &e.store, &e.client("wrong"), &config()).await.expect("pass");
+    assert_eq!(report.failed, 1);
+    assert_eq!(report.matched, 0);
+}
+
+#[tokio::test]
+async fn stale_at_the_deadline_and_gone_at_thirty_days() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    assert_eq!(e.pass(&config()).await.matched, 1);
+    // Just before the 7-day deadline, the response may not be kept past it.
+    e.app.clock.advance(Duration::from_secs(7 * 86_400 - 100));
+    let r = e.app.get("/v1?product=1").await;
+    let cc = r.header("cache-control").to_string();
+    let age: i64 = cc.rsplit('=').next().and_then(|n| n.parse().ok()).unwrap_or(i64::MAX);
+    assert!(age <= 100, "freshness never outlives the profile deadline: {cc}");
+    e.app.clock.advance(Duration::from_secs(100));
+    let stale = e.station("/v1?product=1", "Shire of Wandering").await;
+    assert_eq!(stale["enrichment"]["stale"], true);
+    assert_eq!(stale["address"]["postcode"], "6308");
+    e.app.clock.advance(Duration::from_secs(23 * 86_400));
+    let gone = e.station("/v1?product=1", "Shire of Wandering").await;
+    assert!(gone.get("enrichment").is_none(), "30 days old is never served");
+    assert_eq!(gone["address"]["postcode"], serde_json::Value::Null);
+}
+
+#[tokio::test]
+async fn a_changed_seed_clears_its_profile() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    assert_eq!(e.pass(&config()).await.matched, 1);
+    let now = e.app.clock.now();
+    let since = now.saturating_sub(jiff::SignedDuration::from_hours(1)).expect("t");
+    let before = e.store.profiles(since).await.expect("profiles");
+    assert_eq!(before.len(), 1);
+    let key = before[0].station_key.clone();
+    let seed = Seed {
+        station_key: key.clone(),
+        name: "Wandering Roadhouse".into(),
+        brand: 15,
+        street: "21 Watts St".into(),
+        suburb: "WANDERING".into(),
+        latitude: -32.680596,
+        longitude: 116.675793,
+    };
+    assert_eq!(e.store.upsert_seeds(&[seed], now).await.expect("upsert"), 1);
+    assert!(e.store.profiles(since).await.expect("profiles").is_empty());
+    // Unchanged seeds change nothing.
+    let again = e.store.due(now, 1_000).await.expect("due");
+    assert!(again.iter().any(|d| d.seed.station_key == key), "due again after the change");
+}
+
+#[tokio::test]
+async fn a_broken_enrichment_table_leaves_prices_intact() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    assert_eq!(e.pass(&config()).await.matched, 1);
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", e.app.dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
+    sqlx::query("DROP TABLE place_profiles").execute(&mut conn).await.expect("drop");
+    let r = e.app.get("/v1?product=1").await;
+    assert_eq!(r.status, 200);
+    let doc = r.json();
+    assert!(doc["data"].as_array().expect("data").len() > 300);
+    assert!(
+        doc["data"].as_array().expect("data").iter().all(|s| s["attributes"].get("enrichment").is_none())
+    );
+}
+
+#[tokio::test]
+async fn the_enrich_command_then_the_api() {
+    // The binary runs on the real clock, so the origin does too.
+    let sim = wafuel::sim::SimHandle::spawn(local(), Arc::new(wafuel::time::SystemClock), Default::default())
+        .await
+        .expect("origin");
+    let places = {
+        let tmp = TestApp::new().await;
+        vec![place_for(&tmp, "Shire of Wandering", "p-bin")]
+    };
+    let standin = PlacesHandle::spawn(KEY, places).await.expect("stand-in");
+    let dir = tempfile::tempdir().expect("dir");
+    let store_url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
+    let (store, source, places_url) = (store_url.clone(), sim.feed_url(), standin.base_url());
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_wafuel"))
+            .args([
+                "enrich",
+                "--store",
+                &store,
+                "--source-url",
+                &source,
+                "--places-url",
+                &places_url,
+                "--places-api-key",
+                KEY,
+            ])
+            .args([
+                "--enrich-product",
+                "1",
+                "--enrich-batch",
+                "2000",
+                "--enrich-daily-budget",
+                "10000",
+                "--log-format",
+                "json",
+            ])
+            .output()
+            .expect("wafuel enrich runs")
+    })
+    .await
+    .expect("join");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 matched"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let clock = wafuel::time::ManualClock::new(jiff::Timestamp::now());
+    let state = app_state(&sim, &clock, wafuel::store::open(&store_url).await.expect("store"), None);
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let response = wafuel::app::build_router(state)
+        .oneshot(axum::http::Request::get("/v1?product=1").body(axum::body::Body::empty()).expect("req"))
+        .await
+        .expect("response");
+    let body = response.into_body().collect().await.expect("body").to_bytes();
+    let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    let enriched: Vec<&serde_json::Value> = doc["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter(|s| s["attributes"].get("enrichment").is_some())
+        .collect();
+    assert_eq!(enriched.len(), 1);
+    assert_eq!(enriched[0]["attributes"]["tradingName"], "Shire of Wandering");
+}
