@@ -79,6 +79,22 @@ pub async fn enrich_pass(
         return Ok(report);
     }
 
+    let result = leased_pass(prices, store, client, config, now, &mut report).await;
+    if let Err(e) = store.release_job("enrich", &owner).await {
+        tracing::warn!(error = %e, "could not release the enrichment lease; it will expire");
+    }
+    result.map(|()| report)
+}
+
+/// The pass proper, under the enrichment lease.
+async fn leased_pass(
+    prices: &Arc<PriceService>,
+    store: &Arc<dyn Store>,
+    client: &PlacesClient,
+    config: &EnrichConfig,
+    now: jiff::Timestamp,
+    report: &mut EnrichReport,
+) -> Result<(), String> {
     // Discover: today's extract of one product, rotating every pass interval.
     let slot = now.as_second().div_euclid(config.interval.as_secs().max(1) as i64);
     let rotating = PRODUCTS[usize::try_from(slot.rem_euclid(PRODUCTS.len() as i64)).unwrap_or(0)].code;
@@ -103,7 +119,7 @@ pub async fn enrich_pass(
     let day = perth_now(now).date().to_string();
     for due in store.due(now, config.batch).await.map_err(|e| e.to_string())? {
         report.looked_up += 1;
-        match look_up(store, client, config, &day, &due, &mut report).await {
+        match look_up(store, client, config, &day, &due, report).await {
             Ok(Some(place)) => {
                 let profile = StoredProfile {
                     station_key: due.seed.station_key.clone(),
@@ -166,7 +182,7 @@ pub async fn enrich_pass(
         budget_exhausted = report.budget_exhausted,
         "enrichment pass done"
     );
-    Ok(report)
+    Ok(())
 }
 
 enum Stop {

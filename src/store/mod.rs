@@ -83,6 +83,8 @@ pub trait SnapshotStore: Send + Sync + 'static {
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool, StoreError>;
+    /// End a job lease early (the job finished).
+    async fn release_job(&self, name: &str, owner: &str) -> Result<(), StoreError>;
     /// Whether the store answers (for `/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
 }

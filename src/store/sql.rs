@@ -23,6 +23,8 @@ pub const PRUNE: &str = "DELETE FROM snapshots WHERE (lease_until IS NULL OR lea
 
 pub const PRUNE_JOBS: &str = "DELETE FROM job_leases WHERE lease_until <= $1";
 
+pub const RELEASE_JOB: &str = "UPDATE job_leases SET lease_until = 0 WHERE name = $1 AND owner = $2";
+
 pub const CLAIM_JOB: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until \
      WHERE job_leases.lease_until <= $4 RETURNING owner";
@@ -151,6 +153,11 @@ macro_rules! impl_store {
                     Some(r) => r.try_get::<String, _>(0)? == owner,
                     None => false,
                 })
+            }
+
+            async fn release_job(&self, name: &str, owner: &str) -> Result<(), $crate::store::StoreError> {
+                sqlx::query($crate::store::sql::RELEASE_JOB).bind(name).bind(owner).execute(&self.pool).await?;
+                Ok(())
             }
 
             async fn ping(&self) -> Result<(), $crate::store::StoreError> {
