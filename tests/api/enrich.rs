@@ -409,3 +409,77 @@ async fn the_enrich_command_then_the_api() {
     assert_eq!(enriched.len(), 1);
     assert_eq!(enriched[0]["attributes"]["tradingName"], "Shire of Wandering");
 }
+
+#[tokio::test]
+async fn a_refresh_uses_place_details() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    assert_eq!(e.pass(&config()).await.matched, 1);
+    e.app.clock.advance(Duration::from_secs(7 * 86_400 + 60));
+    let before = e.places.state.requests();
+    let report = e.pass(&config()).await;
+    assert_eq!(report.matched, 1, "{report:?}");
+    let log = e.places.state.log();
+    assert!(
+        log[before..].iter().any(|(w, _)| w == "details p-w"),
+        "the stored place id is refreshed by details"
+    );
+    let a = e.station("/v1?product=1", "Shire of Wandering").await;
+    assert_eq!(a["enrichment"]["stale"], false);
+}
+
+async fn seeds_and_profiles(store: Arc<dyn Store>) {
+    use wafuel::model::profile::{PlaceProfile, StoredProfile};
+    let now = jiff::Timestamp::from_second(1_790_000_000).expect("t");
+    let seed = |name: &str| Seed {
+        station_key: "k1".into(),
+        name: name.into(),
+        brand: 5,
+        street: "1 Main St".into(),
+        suburb: "PERTH".into(),
+        latitude: -31.95,
+        longitude: 115.86,
+    };
+    assert_eq!(store.upsert_seeds(&[seed("BP Perth")], now).await.expect("upsert"), 1);
+    assert_eq!(store.upsert_seeds(&[seed("BP Perth")], now).await.expect("upsert"), 0, "unchanged");
+    let due = store.due(now, 10).await.expect("due");
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].seed, seed("BP Perth"));
+    let week = jiff::SignedDuration::from_hours(168);
+    let stored = StoredProfile {
+        station_key: "k1".into(),
+        fetched_at: now,
+        refresh_at: now.checked_add(week).expect("t"),
+        profile: PlaceProfile {
+            place_id: "p".into(),
+            postcode: Some("6000".into()),
+            ..PlaceProfile::default()
+        },
+    };
+    store.save_profile(&stored).await.expect("save");
+    assert!(store.due(now, 10).await.expect("due").is_empty(), "not due until the refresh deadline");
+    assert_eq!(
+        store.profiles(now.checked_sub(week).expect("t")).await.expect("profiles"),
+        vec![stored.clone()]
+    );
+    assert_eq!(store.due(stored.refresh_at, 10).await.expect("due")[0].place_id.as_deref(), Some("p"));
+    assert_eq!(store.upsert_seeds(&[seed("BP Perth Connect")], now).await.expect("upsert"), 1);
+    assert!(
+        store.profiles(now.checked_sub(week).expect("t")).await.expect("profiles").is_empty(),
+        "changed seed"
+    );
+    assert_eq!(store.paused_until().await.expect("paused"), None);
+    store.pause(now.checked_add(week).expect("t")).await.expect("pause");
+    assert_eq!(store.paused_until().await.expect("paused"), now.checked_add(week).ok());
+}
+
+#[tokio::test]
+async fn seeds_and_profiles_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    seeds_and_profiles(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn seeds_and_profiles_postgres() {
+    let Some(url) = postgres_url() else { return };
+    seeds_and_profiles(postgres_store(&url).await).await;
+}
