@@ -141,21 +141,11 @@ async fn leased_pass(
                 report.looked_up -= 1;
                 break;
             }
-            Err(Stop::Provider(PlacesError::Refused(status))) => {
-                tracing::warn!(status, "provider refused enrichment requests; pausing for a day");
-                store
-                    .pause(now.saturating_add(PAUSE_REFUSED).unwrap_or(now))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                report.failed += 1;
-                break;
-            }
-            Err(Stop::Provider(PlacesError::RateLimited)) => {
-                tracing::warn!("provider rate limit; pausing enrichment for an hour");
-                store
-                    .pause(now.saturating_add(PAUSE_RATE_LIMITED).unwrap_or(now))
-                    .await
-                    .map_err(|e| e.to_string())?;
+            Err(Stop::Provider(e @ (PlacesError::Refused(_) | PlacesError::RateLimited))) => {
+                // Refusals (key, project, request) pause a day; rate limits an hour.
+                let pause = if e == PlacesError::RateLimited { PAUSE_RATE_LIMITED } else { PAUSE_REFUSED };
+                tracing::warn!(error = %e, hours = pause.as_hours(), "pausing enrichment");
+                store.pause(now.saturating_add(pause).unwrap_or(now)).await.map_err(|e| e.to_string())?;
                 report.failed += 1;
                 break;
             }
