@@ -14,7 +14,7 @@ use super::{AppState, preflight};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{Route, parse_selection};
 use crate::render::PublicationStatus;
-use crate::render::representation::negotiate_encoding;
+use crate::render::representation::{Coding, negotiate_encoding};
 use crate::snapshot::shared_max_age;
 
 pub async fn v1(
@@ -77,13 +77,17 @@ async fn prices(
         };
 
     let coding = negotiate_encoding(text(&headers, &header::ACCEPT_ENCODING));
-    let etag = doc.repr.etag(coding);
+    let etag = &doc.etags[match coding {
+        Coding::Identity => 0,
+        Coding::Gzip => 1,
+        Coding::Br => 2,
+    }];
     let now = state.prices.clock().now();
     let available = doc.status == PublicationStatus::Available;
     let max_age = shared_max_age(now, doc.date, available, doc.expires_at, &[]);
 
-    let not_modified =
-        text(&headers, &header::IF_NONE_MATCH).is_some_and(|inm| if_none_match_matches(inm, &etag));
+    let not_modified = text(&headers, &header::IF_NONE_MATCH)
+        .is_some_and(|inm| if_none_match_matches(inm, etag.to_str().unwrap_or("")));
     let body = doc.repr.body(coding).clone();
     let length = body.len();
     let mut response = if not_modified {
@@ -104,19 +108,13 @@ async fn prices(
             h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
         }
     }
-    if let Ok(v) = HeaderValue::from_str(&etag) {
-        h.insert(header::ETAG, v);
-    }
+    h.insert(header::ETAG, etag.clone());
     h.insert(header::CACHE_CONTROL, cache_control(max_age));
     h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
     let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
     h.insert(X_FUEL_SNAPSHOT_CACHE, HeaderValue::from_static(snapshot));
-    if let Ok(v) = HeaderValue::from_str(&doc.date.to_string()) {
-        h.insert(X_FUEL_SOURCE_DATE, v);
-    }
-    if let Ok(v) = HeaderValue::from_str(&doc.fetched_at_text) {
-        h.insert(X_FUEL_FETCHED_AT, v);
-    }
+    h.insert(X_FUEL_SOURCE_DATE, doc.source_date_header.clone());
+    h.insert(X_FUEL_FETCHED_AT, doc.fetched_at_header.clone());
     let vary = if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" };
     h.insert(header::VARY, HeaderValue::from_static(vary));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::HeaderValue;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::model::profile::{Merged, RETENTION, StoredProfile, merge};
 use crate::model::station::Quote;
 use crate::query::{Expand, Mode, Route, Selection};
-use crate::render::representation::Representation;
+use crate::render::representation::{Coding, Representation};
 use crate::render::{DocumentMeta, PublicationStatus, jsonapi, legacy};
 use crate::snapshot::{PriceService, SelectionData, SnapshotCache};
 use crate::source::SourceError;
@@ -37,9 +38,12 @@ impl RenderKey {
 #[derive(Debug)]
 pub struct Rendered {
     pub repr: Representation,
+    /// Header values computed once per document: ETags per coding, source date, fetched-at.
+    pub etags: [HeaderValue; 3],
+    pub source_date_header: HeaderValue,
+    pub fetched_at_header: HeaderValue,
     pub date: Date,
     pub fetched_at: Timestamp,
-    pub fetched_at_text: String,
     pub expires_at: Timestamp,
     pub status: PublicationStatus,
     pub snapshot_cache: SnapshotCache,
@@ -171,11 +175,16 @@ pub fn build(
             legacy::render(&quotes, &date, selection.products.len() > 1)
         }
     };
+    let repr = Representation::build(identity);
+    let header = |text: String| HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static(""));
+    let fetched_at_text = format_perth(&data.fetched_at.to_zoned(perth()));
     Rendered {
-        repr: Representation::build(identity),
+        etags: [Coding::Identity, Coding::Gzip, Coding::Br].map(|c| header(repr.etag(c))),
+        source_date_header: header(selection.date.to_string()),
+        fetched_at_header: header(fetched_at_text),
+        repr,
         date: selection.date,
         fetched_at: data.fetched_at,
-        fetched_at_text: format_perth(&data.fetched_at.to_zoned(perth())),
         expires_at,
         status,
         snapshot_cache: data.cache,
