@@ -4,8 +4,6 @@
 /// `None` means the element was absent; `Some("")` means it was present and empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SourceRecord {
-    pub title: Option<String>,
-    pub description: Option<String>,
     pub brand: Option<String>,
     pub date: Option<String>,
     pub price: Option<String>,
@@ -19,10 +17,9 @@ pub struct SourceRecord {
     pub restrictions: Option<String>,
 }
 
-/// The item elements we read, in the feed's order.
-pub const FIELDS: [&str; 13] = [
-    "title",
-    "description",
+/// The item elements we read, in the feed's order. `title` and `description` repeat these
+/// fields in prose and are not read.
+pub const FIELDS: [&str; 11] = [
     "brand",
     "date",
     "price",
@@ -45,19 +42,17 @@ impl SourceRecord {
     /// The slot of a field by its index in [`FIELDS`].
     pub fn slot(&mut self, index: usize) -> Option<&mut Option<String>> {
         Some(match index {
-            0 => &mut self.title,
-            1 => &mut self.description,
-            2 => &mut self.brand,
-            3 => &mut self.date,
-            4 => &mut self.price,
-            5 => &mut self.trading_name,
-            6 => &mut self.location,
-            7 => &mut self.address,
-            8 => &mut self.phone,
-            9 => &mut self.latitude,
-            10 => &mut self.longitude,
-            11 => &mut self.site_features,
-            12 => &mut self.restrictions,
+            0 => &mut self.brand,
+            1 => &mut self.date,
+            2 => &mut self.price,
+            3 => &mut self.trading_name,
+            4 => &mut self.location,
+            5 => &mut self.address,
+            6 => &mut self.phone,
+            7 => &mut self.latitude,
+            8 => &mut self.longitude,
+            9 => &mut self.site_features,
+            10 => &mut self.restrictions,
             _ => return None,
         })
     }

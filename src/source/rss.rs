@@ -346,9 +346,9 @@ mod tests {
     #[test]
     fn char_references_and_cdata() {
         let feed =
-            parse("<rss><channel><item><title>&#65;&#x42;<![CDATA[<C>]]></title></item></channel></rss>")
+            parse("<rss><channel><item><brand>&#65;&#x42;<![CDATA[<C>]]></brand></item></channel></rss>")
                 .expect("parses");
-        assert_eq!(feed.items[0].title.as_deref(), Some("AB<C>"));
+        assert_eq!(feed.items[0].brand.as_deref(), Some("AB<C>"));
     }
 
     #[test]
