@@ -7,8 +7,10 @@ use clap::Parser;
 use wafuel::app::{AppConfig, build_router, build_state};
 use wafuel::config::{Cli, Command, ListenArgs, MetaArgs, PlacesArgs, PublicArgs};
 use wafuel::jobs::{enrich, warm};
+use wafuel::places::client::PlacesClient;
 use wafuel::server::{self, StoreReadiness};
 use wafuel::sim::SimHandle;
+use wafuel::sim::places::{PlacesHandle, demo_places};
 use wafuel::snapshot::FillConfig;
 use wafuel::source::client::ClientLimits;
 use wafuel::store::{self, SnapshotStore, Store, redact};
@@ -58,6 +60,32 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let dir = std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id()));
             let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
             say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
+            // A Places stand-in with places for some stations, and one enrichment pass, so the
+            // demo shows `enrichment` too (a few seconds after start).
+            let places = PlacesHandle::spawn("demo", demo_places(sim.state.dataset())).await?;
+            let enrich_state = build_state(AppConfig {
+                source_url: sim.feed_url().parse()?,
+                limits: ClientLimits::default(),
+                store: store.clone(),
+                fill: FillConfig::default(),
+                clock: clock.clone(),
+                meta: Default::default(),
+                public_origin: None,
+            })?;
+            let client = PlacesClient::new(places.base_url().parse()?, "demo".into())?;
+            let demo_enrich = enrich::EnrichConfig {
+                discover_product: Some(1),
+                batch: 2_000,
+                daily_budget: 10_000,
+                ..Default::default()
+            };
+            say!("enriching a tenth of the stations from a local Places stand-in…");
+            let pass = enrich::enrich_pass(&enrich_state.prices, &store, &client, &demo_enrich);
+            match tokio::time::timeout(std::time::Duration::from_secs(60), pass).await {
+                Ok(Ok(report)) => say!("enriched {} stations", report.matched),
+                Ok(Err(e)) => tracing::warn!(error = %e, "demo enrichment failed"),
+                Err(_) => tracing::warn!("demo enrichment took too long; serving without it"),
+            }
             let result = serve_api(
                 &args.listen,
                 &args.public,
@@ -69,6 +97,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 None,
             )
             .await;
+            drop(places);
             sim.shutdown().await;
             let _ = std::fs::remove_dir_all(&dir);
             result

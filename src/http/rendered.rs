@@ -45,6 +45,9 @@ pub struct Rendered {
     pub date: Date,
     pub fetched_at: Timestamp,
     pub expires_at: Timestamp,
+    /// When this process rebuilds the document from the store, to pick up enrichment changes
+    /// (the rebuilt bytes, and so the ETag, are the same when nothing changed).
+    pub rebuild_at: Timestamp,
     pub status: PublicationStatus,
     pub snapshot_cache: SnapshotCache,
 }
@@ -73,7 +76,7 @@ pub async fn rendered(
     let key = RenderKey::of(selection);
     let now = prices.clock().now();
     if let Some(hit) = cache.get(&key).await {
-        if now < hit.expires_at {
+        if now < hit.expires_at && now < hit.rebuild_at {
             return Ok((hit, true));
         }
         cache.invalidate(&key).await;
@@ -93,6 +96,9 @@ pub async fn rendered(
     let fresh = entry.is_fresh();
     Ok((entry.into_value(), !fresh))
 }
+
+/// A cached document is rebuilt from the store after this long (the enrichment interval).
+pub const REBUILD_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_mins(15);
 
 /// How long a render may wait for provider profiles before going without them.
 pub const PROFILE_BUDGET: Duration = Duration::from_millis(250);
@@ -186,6 +192,7 @@ pub fn build(
         date: selection.date,
         fetched_at: data.fetched_at,
         expires_at,
+        rebuild_at: now.saturating_add(REBUILD_AFTER).unwrap_or(now),
         status,
         snapshot_cache: data.cache,
     }

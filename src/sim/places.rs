@@ -166,3 +166,67 @@ impl Drop for PlacesHandle {
         self.task.abort();
     }
 }
+
+/// A provider place for a simulated station: same spot, name and address, operational,
+/// with a postcode, phone, hours 07:00–18:00 daily, a restroom and card payments.
+pub fn place_for(station: &crate::sim::dataset::SimStation, id: &str) -> Place {
+    use crate::places::types::{
+        AddressComponent, LatLng, LocalizedText, OpeningHours, PaymentOptions, Period, PlaceAttribution,
+        Point,
+    };
+    let comp = |short: &str, kind: &str| AddressComponent {
+        long_text: short.into(),
+        short_text: short.into(),
+        types: vec![kind.into()],
+    };
+    let (number, route) = station.address.split_once(' ').unwrap_or(("", &station.address));
+    // WA postcodes run 6000–6999; a stable one per station.
+    let postcode = format!("6{:03}", crate::sim::dataset::mix(&[station.address.as_bytes()]) % 1000);
+    Place {
+        id: id.into(),
+        display_name: Some(LocalizedText {
+            text: station.trading_name.clone(),
+            language_code: Some("en".into()),
+        }),
+        formatted_address: Some(format!(
+            "{}, {} WA {postcode}, Australia",
+            station.address, station.location
+        )),
+        address_components: vec![
+            comp(number, "street_number"),
+            comp(route, "route"),
+            comp(&station.location, "locality"),
+            comp("WA", "administrative_area_level_1"),
+            comp("AU", "country"),
+            comp(&postcode, "postal_code"),
+        ],
+        location: Some(LatLng { latitude: station.lat, longitude: station.lon }),
+        types: vec!["gas_station".into(), "point_of_interest".into()],
+        business_status: Some("OPERATIONAL".into()),
+        international_phone_number: Some("+61 8 9884 1056".into()),
+        regular_opening_hours: Some(OpeningHours {
+            periods: (0..7)
+                .map(|day| Period {
+                    open: Point { day, hour: 7, minute: 0 },
+                    close: Some(Point { day, hour: 18, minute: 0 }),
+                })
+                .collect(),
+        }),
+        restroom: Some(true),
+        payment_options: Some(PaymentOptions { accepts_credit_cards: Some(true), accepts_debit_cards: None }),
+        attributions: vec![PlaceAttribution {
+            provider: "Example Data".into(),
+            provider_uri: "https://example.org/".into(),
+        }],
+    }
+}
+
+/// Places for every tenth simulated station, for the demo.
+pub fn demo_places(data: &crate::sim::Dataset) -> Vec<Place> {
+    data.stations
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 10 == 3)
+        .map(|(i, s)| place_for(s, &format!("demo-{i}")))
+        .collect()
+}

@@ -26,42 +26,17 @@ fn comp(short: &str, kind: &str) -> AddressComponent {
     AddressComponent { long_text: short.into(), short_text: short.into(), types: vec![kind.into()] }
 }
 
-/// A place for a simulated station: same spot, same name, same address, operational.
+/// The stand-in's place for a simulated station (postcode forced to 6308 for assertions).
 fn place_for(app: &TestApp, trading_name: &str, id: &str) -> Place {
     let s =
         app.sim.state.dataset().stations.iter().find(|s| s.trading_name == trading_name).expect("station");
-    let (number, route) = s.address.split_once(' ').unwrap_or(("", &s.address));
-    Place {
-        id: id.into(),
-        display_name: Some(LocalizedText { text: s.trading_name.clone(), language_code: Some("en".into()) }),
-        formatted_address: Some(format!("{}, {} WA 6000, Australia", s.address, s.location)),
-        address_components: vec![
-            comp(number, "street_number"),
-            comp(route, "route"),
-            comp(&s.location, "locality"),
-            comp("WA", "administrative_area_level_1"),
-            comp("AU", "country"),
-            comp("6308", "postal_code"),
-        ],
-        location: Some(LatLng { latitude: s.lat, longitude: s.lon }),
-        types: vec!["gas_station".into(), "point_of_interest".into()],
-        business_status: Some("OPERATIONAL".into()),
-        international_phone_number: Some("+61 8 9884 1056".into()),
-        regular_opening_hours: Some(OpeningHours {
-            periods: (0..7)
-                .map(|day| Period {
-                    open: Point { day, hour: 7, minute: 0 },
-                    close: Some(Point { day, hour: 18, minute: 0 }),
-                })
-                .collect(),
-        }),
-        restroom: Some(true),
-        payment_options: Some(PaymentOptions { accepts_credit_cards: Some(true), accepts_debit_cards: None }),
-        attributions: vec![PlaceAttribution {
-            provider: "Example Data".into(),
-            provider_uri: "https://example.org/".into(),
-        }],
+    let mut place = wafuel::sim::places::place_for(s, id);
+    if let Some(c) = place.address_components.iter_mut().find(|c| c.types.iter().any(|t| t == "postal_code"))
+    {
+        c.short_text = "6308".into();
+        c.long_text = "6308".into();
     }
+    place
 }
 
 async fn setup(places: impl Fn(&TestApp) -> Vec<Place>) -> Enrich {
@@ -100,8 +75,14 @@ impl Enrich {
 #[tokio::test]
 async fn a_match_fills_postcode_phone_features_and_hours() {
     let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-wandering")]).await;
+    // A document cached before enrichment picks it up when it is rebuilt (15 minutes).
+    let before = e.app.get("/v1?product=1").await.json();
+    assert!(
+        before["data"].as_array().expect("data").iter().all(|s| s["attributes"].get("enrichment").is_none())
+    );
     let report = e.pass(&config()).await;
     assert_eq!(report.matched, 1, "{report:?}");
+    e.app.clock.advance(Duration::from_secs(15 * 60 + 1));
     assert!(report.looked_up > 300, "every product-1 station was due: {report:?}");
     // Only enrichment requests reached the provider, each with the key and a field mask.
     for (what, mask) in e.places.state.log() {

@@ -94,12 +94,20 @@ async fn statewide_catalogue_document() {
 async fn cache_reads_keep_fetched_at_and_count_down_freshness() {
     let app = TestApp::new().await;
     let first = app.get("/v1?product=1").await;
-    app.clock.advance(Duration::from_secs(3_600));
+    app.clock.advance(Duration::from_secs(600));
     let second = app.get("/v1?product=1").await;
     assert_eq!(second.header("x-fuel-cache"), "HIT");
     assert_eq!(second.header("etag"), first.header("etag"));
     assert_eq!(second.json()["meta"]["fetchedAt"], "2026-09-29T10:00:00+08:00");
-    assert_eq!(second.header("cache-control"), "public, max-age=0, s-maxage=18000");
+    assert_eq!(second.header("cache-control"), "public, max-age=0, s-maxage=21000");
+    // After 15 minutes the document is rebuilt from the stored snapshot (to pick up
+    // enrichment): same bytes, same ETag, freshness still counting down from the fetch.
+    app.clock.advance(Duration::from_secs(3_000));
+    let rebuilt = app.get("/v1?product=1").await;
+    assert_eq!(rebuilt.header("x-fuel-cache"), "MISS");
+    assert_eq!(rebuilt.header("x-fuel-snapshot-cache"), "HIT");
+    assert_eq!(rebuilt.header("etag"), first.header("etag"));
+    assert_eq!(rebuilt.header("cache-control"), "public, max-age=0, s-maxage=18000");
     assert_eq!(app.source_requests(), 1);
     // Another selection over the same extract: built anew, but from the stored snapshot.
     let other = app.get("/v1?product=1&brand=5").await;
