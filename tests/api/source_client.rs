@@ -189,7 +189,10 @@ async fn first_failure_cancels_siblings() {
     let started = std::time::Instant::now();
     let e = client.fetch_quotes(&extracts(&[4, 1, 2, 5, 6, 10, 11]), DAY).await.expect_err("denied");
     assert_eq!(e.code, ErrorCode::UpstreamDenied);
-    assert_eq!(sim.state.request_count(), 3, "only the first wave was sent");
+    // At most the first wave reached the origin (a sibling may be cancelled before it even
+    // connects), and nobody waited for the slow siblings.
+    let sent = sim.state.request_count();
+    assert!((1..=3).contains(&sent), "only the first wave was sent: {sent}");
     assert!(started.elapsed() < Duration::from_millis(1_500), "siblings were not awaited");
 }
 
