@@ -1,6 +1,8 @@
 //! A validated feed item to a [`Station`]: brand code, features, hours, restrictions, phone,
 //! key and digest. Pure.
 
+use std::borrow::Cow;
+
 use super::codes::{UNMAPPED_BRAND, brand_code_for_label};
 use super::key::{key_digest, station_key};
 use super::phone::{Phone, normalize_phone};
@@ -19,7 +21,7 @@ pub enum StationError {
 }
 
 /// Required, non-blank text of an element.
-fn required<'a>(value: &'a Option<String>, element: &'static str) -> Result<&'a str, StationError> {
+fn required<'a>(value: &'a Option<Cow<'_, str>>, element: &'static str) -> Result<&'a str, StationError> {
     match value.as_deref().map(str::trim) {
         Some(text) if !text.is_empty() => Ok(text),
         _ => Err(StationError::Missing(element)),
@@ -44,7 +46,7 @@ pub fn is_plain_decimal(text: &str, allow_negative: bool) -> bool {
 }
 
 fn coordinate(
-    value: &Option<String>,
+    value: &Option<Cow<'_, str>>,
     element: &'static str,
     limit: f64,
 ) -> Result<(f64, String), StationError> {
@@ -86,7 +88,7 @@ fn memo_key(r: &SourceRecord) -> String {
     ];
     let mut key = String::with_capacity(fields.iter().map(|f| f.as_ref().map_or(1, |s| s.len() + 1)).sum());
     for f in fields {
-        match f {
+        match f.as_deref() {
             // Unit and record separators cannot occur in XML 1.0 text, so keys never collide.
             Some(text) => {
                 key.push_str(text);
@@ -168,11 +170,11 @@ pub fn normalize_station(record: &SourceRecord) -> Result<Station, StationError>
         open_hours,
         notes,
         legacy: LegacyText {
-            brand: record.brand.clone(),
+            brand: record.brand.as_deref().map(str::to_string),
             latitude: latitude_text,
             longitude: longitude_text,
-            site_features: record.site_features.clone(),
-            restrictions: record.restrictions.clone(),
+            site_features: record.site_features.as_deref().map(str::to_string),
+            restrictions: record.restrictions.as_deref().map(str::to_string),
         },
     })
 }
@@ -181,16 +183,16 @@ pub fn normalize_station(record: &SourceRecord) -> Result<Station, StationError>
 mod tests {
     use super::*;
 
-    fn record() -> SourceRecord {
+    fn record() -> SourceRecord<'static> {
         SourceRecord {
             brand: Some("Quest Fuel".into()),
             trading_name: Some("Shire of Wandering".into()),
             location: Some("WANDERING".into()),
             address: Some("21 Watts St".into()),
-            phone: Some(String::new()),
+            phone: Some("".into()),
             latitude: Some("-32.68059600".into()),
             longitude: Some("116.67579300".into()),
-            site_features: Some(String::new()),
+            site_features: Some("".into()),
             restrictions: Some("Unmanned site (credit card charges may apply);".into()),
             ..SourceRecord::default()
         }

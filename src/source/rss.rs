@@ -1,6 +1,8 @@
 //! A strict, streaming reader of the FuelWatch RSS: it accepts the real feed's quirks and
 //! rejects anything unsafe or out of shape, whole. Pure: text in, records out.
 
+use std::borrow::Cow;
+
 use quick_xml::Reader;
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesStart, Event};
@@ -15,8 +17,8 @@ pub const MAX_ITEMS: usize = 5_000;
 
 /// The items of one feed, in source order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Feed {
-    pub items: Vec<SourceRecord>,
+pub struct Feed<'a> {
+    pub items: Vec<SourceRecord<'a>>,
 }
 
 /// Where the reader stands.
@@ -30,25 +32,25 @@ enum Place {
     Epilog,
 }
 
-struct Parser {
+struct Parser<'a> {
     depth: usize,
     place: Place,
     channels: usize,
     in_channel: bool,
-    item: Option<ItemState>,
-    items: Vec<SourceRecord>,
+    item: Option<ItemState<'a>>,
+    items: Vec<SourceRecord<'a>>,
 }
 
 /// The item being read.
 #[derive(Default)]
-struct ItemState {
-    record: SourceRecord,
+struct ItemState<'a> {
+    record: SourceRecord<'a>,
     /// Known fields seen so far, as bits of their index (each may appear once).
     seen_known: u32,
     /// Unknown child elements seen so far (rare; each may appear once too).
     seen_other: Vec<String>,
     /// The known field being read (its index), and its text so far.
-    field: Option<(usize, String)>,
+    field: Option<(usize, Option<Cow<'a, str>>)>,
     /// Depth of an unknown child element being skipped.
     skipping: Option<usize>,
 }
@@ -62,7 +64,7 @@ fn name_of<'a>(start: &'a BytesStart<'_>) -> &'a str {
 }
 
 /// Parse a whole feed document.
-pub fn parse(text: &str) -> Result<Feed, SourceError> {
+pub fn parse(text: &str) -> Result<Feed<'_>, SourceError> {
     let mut reader = Reader::from_str(text);
     let config = reader.config_mut();
     config.trim_text(false);
@@ -93,23 +95,21 @@ pub fn parse(text: &str) -> Result<Feed, SourceError> {
                 p.close()?;
             }
             Event::End(_) => p.close()?,
-            Event::Text(t) => p.text(&t.xml10_content())?,
-            Event::CData(c) => {
-                let raw = c.into_inner();
-                p.text(&raw)?;
-            }
+            Event::Text(t) => p.text(t.xml10_content())?,
+            Event::CData(c) => p.text(c.into_inner())?,
             Event::GeneralRef(r) => {
-                let resolved =
+                let resolved: Cow<'_, str> =
                     match r.resolve_char_ref().map_err(|e| bad(format!("bad character reference: {e}")))? {
-                        Some(c) => c.to_string(),
+                        Some(c) => Cow::Owned(c.to_string()),
                         None => {
                             let name = r.xml10_content();
-                            resolve_predefined_entity(&name)
-                                .ok_or_else(|| bad(format!("undeclared entity &{name};")))?
-                                .to_string()
+                            Cow::Borrowed(
+                                resolve_predefined_entity(&name)
+                                    .ok_or_else(|| bad(format!("undeclared entity &{name};")))?,
+                            )
                         }
                     };
-                p.text(&resolved)?;
+                p.text(resolved)?;
             }
         }
     }
@@ -120,7 +120,7 @@ pub fn parse(text: &str) -> Result<Feed, SourceError> {
     }
 }
 
-impl Parser {
+impl<'a> Parser<'a> {
     fn declaration(&self, decl: &quick_xml::events::BytesDecl<'_>) -> Result<(), SourceError> {
         if !matches!(self.place, Place::Prolog) {
             return Err(bad("XML declaration after the prolog"));
@@ -202,7 +202,7 @@ impl Parser {
         Ok(())
     }
 
-    fn text(&mut self, text: &str) -> Result<(), SourceError> {
+    fn text(&mut self, text: Cow<'a, str>) -> Result<(), SourceError> {
         match self.place {
             Place::Prolog | Place::Epilog if text.trim().is_empty() => Ok(()),
             Place::Prolog => Err(bad("text before the root element")),
@@ -217,7 +217,7 @@ impl Parser {
     }
 }
 
-impl ItemState {
+impl<'a> ItemState<'a> {
     fn open(&mut self, name: &str, depth: usize) -> Result<(), SourceError> {
         if self.skipping.is_some() {
             return Ok(());
@@ -235,7 +235,7 @@ impl ItemState {
                     return Err(twice());
                 }
                 self.seen_known |= 1 << index;
-                self.field = Some((index, String::new()));
+                self.field = Some((index, None));
             }
             None => {
                 if self.seen_other.iter().any(|n| n == name) {
@@ -258,13 +258,18 @@ impl ItemState {
         if let Some((index, value)) = self.field.take()
             && let Some(slot) = self.record.slot(index)
         {
-            *slot = Some(value);
+            *slot = Some(value.unwrap_or(Cow::Borrowed("")));
         }
     }
 
-    fn text(&mut self, text: &str) {
+    /// Most fields are one borrowed piece of text; entities split a field into pieces, which
+    /// are joined into an owned string.
+    fn text(&mut self, text: Cow<'a, str>) {
         if let Some((_, value)) = &mut self.field {
-            value.push_str(text);
+            match value {
+                None => *value = Some(text),
+                Some(existing) => existing.to_mut().push_str(&text),
+            }
         }
     }
 }

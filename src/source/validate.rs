@@ -18,15 +18,15 @@ pub const MAX_PRICE: f64 = 10_000.0;
 
 /// One source response: the product it was asked for and what it said.
 #[derive(Debug, Clone)]
-pub struct Component {
+pub struct Component<'a> {
     pub product: u8,
-    pub feed: Feed,
+    pub feed: Feed<'a>,
 }
 
 /// Validate and normalise the components of one selection for `expected` (the Perth date
 /// the selection names). Identical duplicate quotes collapse; different quotes for one
 /// station and product reject the whole selection. Quotes keep source order per component.
-pub fn validate(components: &[Component], expected: Date) -> Result<Vec<Quote>, SourceError> {
+pub fn validate(components: &[Component<'_>], expected: Date) -> Result<Vec<Quote>, SourceError> {
     let total: usize = components.iter().map(|c| c.feed.items.len()).sum();
     if total > MAX_COMBINED_QUOTES {
         return Err(SourceError::too_many_quotes(format!("{total} quotes in one selection")));
@@ -89,18 +89,18 @@ mod tests {
     use crate::model::record::SourceRecord;
     use jiff::civil::date;
 
-    fn item(price: &str, street: &str) -> SourceRecord {
+    fn item(price: &str, street: &str) -> SourceRecord<'static> {
         SourceRecord {
             brand: Some("BP".into()),
             date: Some("2026-09-29".into()),
-            price: Some(price.into()),
+            price: Some(price.to_string().into()),
             trading_name: Some("BP Test".into()),
             location: Some("PERTH".into()),
-            address: Some(street.into()),
-            phone: Some(String::new()),
+            address: Some(street.to_string().into()),
+            phone: Some("".into()),
             latitude: Some("-31.95".into()),
             longitude: Some("115.86".into()),
-            site_features: Some(String::new()),
+            site_features: Some("".into()),
             ..SourceRecord::default()
         }
     }
@@ -146,7 +146,7 @@ mod tests {
         let mut no_name = item("179", "1 A St");
         no_name.trading_name = None;
         let mut no_lat = item("179", "1 A St");
-        no_lat.latitude = Some(String::new());
+        no_lat.latitude = Some("".into());
         let mut far = item("179", "1 A St");
         far.longitude = Some("180.5".into());
         for bad in [no_name, no_lat, far] {

@@ -14,7 +14,8 @@ fn fixture(name: &str) -> String {
 }
 
 fn quotes(name: &str, day: Date) -> Vec<Quote> {
-    let feed = rss::parse(&fixture(name)).expect("parses");
+    let text = fixture(name);
+    let feed = rss::parse(&text).expect("parses");
     validate(&[Component { product: 1, feed }], day).expect("validates")
 }
 
@@ -130,7 +131,7 @@ fn the_2020_extraction_normalises() {
         let stations = product["stations"].as_array().expect("stations");
         counts.push(stations.len());
         for s in stations {
-            let text = |k: &str| s[k].as_str().map(str::to_string);
+            let text = |k: &str| s[k].as_str().map(|v| std::borrow::Cow::Owned(v.to_string()));
             let record = SourceRecord {
                 brand: text("brand"),
                 price: text("price"),

@@ -133,7 +133,8 @@ proptest! {
 
     #[test]
     fn valid_items_round_trip(items in prop::collection::vec(item(), 1..8)) {
-        let feed = rss::parse(&render(&items)).expect("well-formed");
+        let doc = render(&items);
+        let feed = rss::parse(&doc).expect("well-formed");
         prop_assert_eq!(feed.items.len(), items.len());
         for (record, original) in feed.items.iter().zip(&items) {
             prop_assert_eq!(record.trading_name.as_deref(), Some(original.trading_name.as_str()));
@@ -147,7 +148,8 @@ proptest! {
         for (n, i) in distinct.iter_mut().enumerate() {
             i.street = format!("{n} {}", i.street);
         }
-        let feed = rss::parse(&render(&distinct)).expect("well-formed");
+        let doc = render(&distinct);
+        let feed = rss::parse(&doc).expect("well-formed");
         let quotes = validate(&[Component { product: 1, feed }], date(2026, 9, 29)).expect("valid");
         prop_assert_eq!(quotes.len(), distinct.len());
         for (q, original) in quotes.iter().zip(&distinct) {
@@ -166,11 +168,12 @@ proptest! {
 
     #[test]
     fn id_ignores_case_and_spacing(item in item()) {
-        let feed = rss::parse(&render(std::slice::from_ref(&item))).expect("well-formed");
+        let doc = render(std::slice::from_ref(&item));
+        let feed = rss::parse(&doc).expect("well-formed");
         let a = normalize_station(&feed.items[0]).expect("normalises");
         let mut shouty = feed.items[0].clone();
-        shouty.address = shouty.address.map(|s| format!("  {}  ", s.to_uppercase().replace(' ', "   ")));
-        shouty.location = shouty.location.map(|s| s.to_lowercase());
+        shouty.address = shouty.address.map(|s| format!("  {}  ", s.to_uppercase().replace(' ', "   ")).into());
+        shouty.location = shouty.location.map(|s| s.to_lowercase().into());
         let b = normalize_station(&shouty).expect("normalises");
         prop_assert_eq!(a.digest, b.digest);
     }

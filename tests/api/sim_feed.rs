@@ -12,8 +12,13 @@ use wafuel::source::rss;
 
 use crate::support::*;
 
-fn items(text: &str) -> Vec<SourceRecord> {
-    rss::parse(text).expect("the simulated feed is valid RSS").items
+fn items(text: &str) -> Vec<SourceRecord<'static>> {
+    rss::parse(text)
+        .expect("the simulated feed is valid RSS")
+        .items
+        .into_iter()
+        .map(SourceRecord::into_owned)
+        .collect()
 }
 
 /// The `<item>…</item>` of the station with this trading name.
@@ -83,7 +88,9 @@ async fn ellenbrook_matches_the_2022_response_field_for_field() {
         std::fs::read_to_string("tests/fixtures/2022-12-05_suburb-ellenbrook_surrounding-yes_product-1.xml")
             .expect("fixture");
     let real = items(&real_text);
-    let names = |v: &[SourceRecord]| v.iter().filter_map(|i| i.trading_name.clone()).collect::<BTreeSet<_>>();
+    let names = |v: &[SourceRecord<'static>]| {
+        v.iter().filter_map(|i| i.trading_name.as_deref().map(str::to_string)).collect::<BTreeSet<_>>()
+    };
     // Every real station of that answer is in ours (the simulated area may hold a few more).
     assert!(names(&real).is_subset(&names(&ours)), "{:?} vs {:?}", names(&real), names(&ours));
     for r in &real {
@@ -169,8 +176,10 @@ async fn prices_are_deterministic_per_station_product_and_date() {
     clock.advance(Duration::from_secs(86_400));
     let next_day = items(&get_text(&sim, "Product=4").await);
     let today = items(&first);
-    let price_of = |v: &[SourceRecord], n: &str| {
-        v.iter().find(|i| i.trading_name.as_deref() == Some(n)).and_then(|i| i.price.clone())
+    let price_of = |v: &[SourceRecord<'static>], n: &str| {
+        v.iter()
+            .find(|i| i.trading_name.as_deref() == Some(n))
+            .and_then(|i| i.price.as_deref().map(str::to_string))
     };
     let changed = today
         .iter()
@@ -184,7 +193,9 @@ async fn prices_are_deterministic_per_station_product_and_date() {
 #[tokio::test]
 async fn day_words_resolve_in_perth_at_the_year_boundary() {
     let (sim, clock) = origin_at(date(2026, 12, 31).at(23, 59, 59, 0), Faults::default()).await;
-    let dates = |t: String| items(&t).iter().filter_map(|i| i.date.clone()).collect::<BTreeSet<_>>();
+    let dates = |t: String| {
+        items(&t).iter().filter_map(|i| i.date.as_deref().map(str::to_string)).collect::<BTreeSet<_>>()
+    };
     assert_eq!(dates(get_text(&sim, "Day=tomorrow").await), BTreeSet::from(["2027-01-01".to_string()]));
     assert_eq!(dates(get_text(&sim, "Day=TODAY").await), BTreeSet::from(["2026-12-31".to_string()]));
     clock.advance(Duration::from_secs(1));
