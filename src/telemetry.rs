@@ -109,6 +109,28 @@ fn status_label(status: axum::http::StatusCode) -> &'static str {
     }
 }
 
+type Handles = (metrics::Counter, metrics::Histogram);
+
+/// The counter and histogram of one (route, method, status), registered once: building and
+/// hashing metric keys on every request costs more than serving a cached document.
+fn request_metrics(route: &'static str, method: &'static str, status: &'static str) -> Handles {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static HANDLES: OnceLock<Mutex<HashMap<(&'static str, &'static str, &'static str), Handles>>> =
+        OnceLock::new();
+    let mut map =
+        HANDLES.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    map.entry((route, method, status))
+        .or_insert_with(|| {
+            let labels = [("route", route), ("method", method), ("status", status)];
+            (
+                metrics::counter!("wafuel_http_requests_total", &labels),
+                metrics::histogram!("wafuel_http_request_duration_seconds", &labels),
+            )
+        })
+        .clone()
+}
+
 /// Count requests and time them by route and status (labels are static strings: this runs
 /// on every request).
 pub async fn record_metrics(request: Request, next: Next) -> Response {
