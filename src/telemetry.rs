@@ -110,14 +110,13 @@ fn status_label(status: axum::http::StatusCode) -> &'static str {
 }
 
 type Handles = (metrics::Counter, metrics::Histogram);
+type HandleMap =
+    std::sync::Mutex<std::collections::HashMap<(&'static str, &'static str, &'static str), Handles>>;
 
 /// The counter and histogram of one (route, method, status), registered once: building and
 /// hashing metric keys on every request costs more than serving a cached document.
 fn request_metrics(route: &'static str, method: &'static str, status: &'static str) -> Handles {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static HANDLES: OnceLock<Mutex<HashMap<(&'static str, &'static str, &'static str), Handles>>> =
-        OnceLock::new();
+    static HANDLES: OnceLock<HandleMap> = OnceLock::new();
     let mut map =
         HANDLES.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     map.entry((route, method, status))
@@ -143,10 +142,9 @@ pub async fn record_metrics(request: Request, next: Next) -> Response {
     };
     let started = Instant::now();
     let response = next.run(request).await;
-    let labels = [("route", route), ("method", method), ("status", status_label(response.status()))];
-    metrics::counter!("wafuel_http_requests_total", &labels).increment(1);
-    metrics::histogram!("wafuel_http_request_duration_seconds", &labels)
-        .record(started.elapsed().as_secs_f64());
+    let (count, duration) = request_metrics(route, method, status_label(response.status()));
+    count.increment(1);
+    duration.record(started.elapsed().as_secs_f64());
     response
 }
 
