@@ -258,7 +258,8 @@ pub struct SimulateArgs {
     pub fault_slow_body_ms: Option<u64>,
     /// Corrupt the body: malformed XML, a DOCTYPE/entity payload, an oversized (> 4 MiB)
     /// body, a wrong item date, a conflicting duplicate station, an empty feed, invalid
-    /// UTF-8, or a redirect.
+    /// UTF-8, a redirect, a zero price, an out-of-range latitude, a missing address, or a
+    /// repeated element.
     #[arg(long, env = "WAFUEL_FAULT_MODE", value_enum)]
     pub fault_mode: Option<FaultMode>,
     /// Apply faults only to requests for these products (comma list, e.g. `1,4`).

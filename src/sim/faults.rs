@@ -25,6 +25,14 @@ pub enum FaultMode {
     InvalidUtf8,
     /// A 302 to another path instead of the feed.
     Redirect,
+    /// The first item's price is 0.
+    BadPrice,
+    /// The first item's latitude is out of range.
+    BadCoordinate,
+    /// The first item has no `<address>`.
+    MissingField,
+    /// The first item has its `<brand>` twice.
+    RepeatedElement,
 }
 
 /// What the origin does wrong, and to which requests.

@@ -214,9 +214,35 @@ pub fn render(
         Some(FaultMode::Malformed) => splice(&mut bytes, b"</title>", b" & Sons"),
         Some(FaultMode::Doctype) => splice(&mut bytes, b"</title>", b" &boom;"),
         Some(FaultMode::InvalidUtf8) => splice(&mut bytes, b"</title>", &[0xC3, 0x28]),
+        Some(FaultMode::BadPrice) => replace_first(&mut bytes, "price", Some("0")),
+        Some(FaultMode::BadCoordinate) => replace_first(&mut bytes, "latitude", Some("-91.5")),
+        Some(FaultMode::MissingField) => replace_first(&mut bytes, "address", None),
+        Some(FaultMode::RepeatedElement) => {
+            if let Some((start, end)) = element_span(&bytes, "brand") {
+                let copy = bytes[start..end].to_vec();
+                bytes.splice(end..end, copy);
+            }
+        }
         _ => {}
     }
     bytes
+}
+
+/// Byte range of the first `<name>…</name>` element.
+fn element_span(bytes: &[u8], name: &str) -> Option<(usize, usize)> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = bytes.windows(open.len()).position(|w| w == open.as_bytes())?;
+    let end = start + bytes[start..].windows(close.len()).position(|w| w == close.as_bytes())? + close.len();
+    Some((start, end))
+}
+
+/// Replace the first `<name>` element's text, or remove the element (`None`).
+fn replace_first(bytes: &mut Vec<u8>, name: &str, text: Option<&str>) {
+    if let Some((start, end)) = element_span(bytes, name) {
+        let replacement = text.map(|t| format!("<{name}>{t}</{name}>")).unwrap_or_default();
+        bytes.splice(start..end, replacement.into_bytes());
+    }
 }
 
 /// Insert `extra` before the first occurrence of `marker`.

@@ -265,6 +265,15 @@ async fn body_faults_do_what_they_say() {
     assert_ne!(a.price, b.price);
     assert!(items(&String::from_utf8(body(FaultMode::Empty).await).expect("utf8")).is_empty());
     assert!(String::from_utf8(body(FaultMode::InvalidUtf8).await).is_err());
+    let first = |mode| {
+        let body = body(mode);
+        async move { items(&String::from_utf8(body.await).expect("utf8"))[0].clone() }
+    };
+    assert_eq!(first(FaultMode::BadPrice).await.price.as_deref(), Some("0"));
+    assert_eq!(first(FaultMode::BadCoordinate).await.latitude.as_deref(), Some("-91.5"));
+    assert_eq!(first(FaultMode::MissingField).await.address, None);
+    let repeated = String::from_utf8(body(FaultMode::RepeatedElement).await).expect("utf8");
+    assert!(rss::parse(&repeated).is_err_and(|e| e.reason.contains("twice")));
     sim.state.set_faults(Faults { mode: Some(FaultMode::Redirect), ..Faults::default() });
     let redirect = get(&sim, "Product=1").await;
     assert_eq!(redirect.status(), 302);

@@ -159,6 +159,10 @@ async fn hostile_bodies_map_to_their_codes() {
         (FaultMode::Conflict, ErrorCode::InvalidFeed, detail::CONFLICTING_QUOTES),
         (FaultMode::InvalidUtf8, ErrorCode::InvalidFeed, detail::INVALID_ENCODING),
         (FaultMode::Oversize, ErrorCode::ResponseTooLarge, detail::TOO_LARGE),
+        (FaultMode::BadPrice, ErrorCode::InvalidFeed, detail::INVALID_FEED),
+        (FaultMode::BadCoordinate, ErrorCode::InvalidFeed, detail::INVALID_FEED),
+        (FaultMode::MissingField, ErrorCode::InvalidFeed, detail::INVALID_FEED),
+        (FaultMode::RepeatedElement, ErrorCode::InvalidFeed, detail::INVALID_FEED),
     ];
     for (mode, code, text) in cases {
         let (result, requests) = fetch(Faults { mode: Some(mode), ..Faults::default() }).await;
