@@ -14,5 +14,6 @@ pub mod sim;
 pub mod snapshot;
 pub mod source;
 pub mod store;
+pub mod sync;
 pub mod telemetry;
 pub mod time;

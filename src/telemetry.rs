@@ -117,8 +117,7 @@ type HandleMap =
 /// hashing metric keys on every request costs more than serving a cached document.
 fn request_metrics(route: &'static str, method: &'static str, status: &'static str) -> Handles {
     static HANDLES: OnceLock<HandleMap> = OnceLock::new();
-    let mut map =
-        HANDLES.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut map = crate::sync::lock(HANDLES.get_or_init(Default::default));
     map.entry((route, method, status))
         .or_insert_with(|| {
             let labels = [("route", route), ("method", method), ("status", status)];

@@ -43,7 +43,6 @@ pub struct Rendered {
     pub source_date_header: HeaderValue,
     pub fetched_at_header: HeaderValue,
     pub date: Date,
-    pub fetched_at: Timestamp,
     pub expires_at: Timestamp,
     /// When this process rebuilds the document from the store, to pick up enrichment changes
     /// (the rebuilt bytes, and so the ETag, are the same when nothing changed).
@@ -190,7 +189,6 @@ pub fn build(
         fetched_at_header: header(fetched_at_text),
         repr,
         date: selection.date,
-        fetched_at: data.fetched_at,
         expires_at,
         rebuild_at: now.saturating_add(REBUILD_AFTER).unwrap_or(now),
         status,

@@ -114,7 +114,7 @@ async fn leased_pass(
             longitude: q.station.longitude,
         })
         .collect();
-    report.seeds_changed = store.upsert_seeds(&seeds, now).await.map_err(|e| e.to_string())?;
+    report.seeds_changed = store.upsert_seeds(&seeds).await.map_err(|e| e.to_string())?;
 
     let day = perth_now(now).date().to_string();
     for due in store.due(now, config.batch).await.map_err(|e| e.to_string())? {

@@ -3,6 +3,7 @@
 
 use super::types::Place;
 use crate::model::codes::{BRANDS, INDEPENDENT_BRAND, UNMAPPED_BRAND, brand, brand_label_eq};
+use crate::model::geo::distance_m;
 use crate::model::key::fold_text;
 use crate::model::phone::{Phone, normalize_phone};
 use crate::model::profile::{Attribution, PlaceProfile};
@@ -13,13 +14,6 @@ use crate::store::enrich::Seed;
 pub const MAX_DISTANCE_M: f64 = 250.0;
 /// An exact, distinctive name this close accepts without more evidence.
 pub const NAME_DISTANCE_M: f64 = 50.0;
-
-fn distance_m(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let mean = ((a.0 + b.0) / 2.0).to_radians();
-    let dx = (a.1 - b.1).to_radians() * mean.cos();
-    let dy = (a.0 - b.0).to_radians();
-    6_371_000.0 * (dx * dx + dy * dy).sqrt()
-}
 
 /// Street-type words folded to one spelling.
 fn canonical_word(w: &str) -> &str {

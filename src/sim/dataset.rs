@@ -306,7 +306,8 @@ fn round8(v: f64) -> f64 {
     (v * 1e8).round() / 1e8
 }
 
-fn title_case(text: &str) -> String {
+/// `ELLEN BROOK` → `Ellen Brook`.
+pub fn title_case(text: &str) -> String {
     text.split(' ')
         .map(|w| {
             let mut c = w.chars();
@@ -396,12 +397,9 @@ impl SimStation {
         Some(if tenth == 0 { whole.to_string() } else { format!("{whole}.{tenth}") })
     }
 
-    /// Distance in km (equirectangular; plenty for "a few km").
+    /// Distance in km to a point.
     pub fn distance_km(&self, lat: f64, lon: f64) -> f64 {
-        let mean = ((self.lat + lat) / 2.0).to_radians();
-        let dx = (self.lon - lon).to_radians() * mean.cos();
-        let dy = (self.lat - lat).to_radians();
-        6371.0 * (dx * dx + dy * dy).sqrt()
+        crate::model::geo::distance_m((self.lat, self.lon), (lat, lon)) / 1000.0
     }
 }
 

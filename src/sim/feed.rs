@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::dataset::{Dataset, SimStation};
+use super::dataset::{Dataset, SimStation, title_case};
 use super::faults::FaultMode;
 use crate::time::{Day, perth_now, tomorrow_published};
 
@@ -150,21 +150,10 @@ fn element(out: &mut String, name: &str, text: &str) {
 
 fn scope(q: &SimQuery) -> String {
     match (&q.suburb, q.region) {
-        (Some(s), _) => title_words(s),
+        (Some(s), _) => title_case(s),
         (None, Some(r)) => format!("Region {r}"),
         (None, None) => "All Regions".to_string(),
     }
-}
-
-fn title_words(s: &str) -> String {
-    s.split(' ')
-        .map(|w| {
-            let lower = w.to_lowercase();
-            let mut c = lower.chars();
-            c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Write the RSS document. `mode` corrupts it on purpose.

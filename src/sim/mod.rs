@@ -8,7 +8,7 @@ pub mod feed;
 pub mod places;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::sync::lock;
 use crate::time::SharedClock;
 pub use dataset::Dataset;
 pub use faults::{FaultMode, Faults};
@@ -48,12 +49,6 @@ pub struct SimState {
     /// Fault rules; the first that applies to a request is used.
     faults: Mutex<Vec<Faults>>,
     log: Mutex<Vec<LoggedRequest>>,
-}
-
-/// A poisoned lock only means another request panicked mid-update of plain data; the data
-/// is still usable for a test double.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl SimState {

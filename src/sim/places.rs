@@ -12,7 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 
+use crate::model::geo::distance_m;
 use crate::places::types::{ErrorBody, ErrorEnvelope, Place, SearchResponse};
+use crate::sync::lock;
 
 /// The stand-in's places, key, faults and request log.
 #[derive(Default)]
@@ -23,10 +25,6 @@ pub struct PlacesState {
     pub fail_with: Mutex<Option<u16>>,
     /// (method path, field mask, key header seen) of every request.
     pub log: Mutex<Vec<(String, String)>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl PlacesState {
@@ -71,13 +69,6 @@ fn check(state: &PlacesState, headers: &HeaderMap, what: String) -> Option<Respo
         400 => envelope(400, "INVALID_ARGUMENT", "Invalid request."),
         code => envelope(code, "INTERNAL", "Internal error encountered."),
     })
-}
-
-fn distance_m(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let mean = ((a.0 + b.0) / 2.0).to_radians();
-    let dx = (a.1 - b.1).to_radians() * mean.cos();
-    let dy = (a.0 - b.0).to_radians();
-    6_371_000.0 * (dx * dx + dy * dy).sqrt()
 }
 
 async fn search(State(state): State<Arc<PlacesState>>, headers: HeaderMap, body: String) -> Response {

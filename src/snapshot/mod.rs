@@ -191,7 +191,7 @@ impl PriceService {
         let mut cache = SnapshotCache::Hit;
         for result in results {
             let (snapshot, how) =
-                result.map_err(|e| SourceError::unreachable(format!("extract task: {e}")))??;
+                result.map_err(|e| SourceError::internal(format!("extract task: {e}")))??;
             cache = cache.max(how);
             snapshots.push(snapshot);
         }
@@ -215,9 +215,11 @@ impl PriceService {
             Ok(_) => {}
             Err(e) => return self.bypass(&extract, &e).await,
         }
+        // The fill loads again before claiming: a fill of this key by another request of this
+        // process may have published between the load above and joining the flight.
         let this = self.clone();
         let (result, _) = self.fills.run(extract.key.clone(), async move { this.fill(extract).await }).await;
-        result.unwrap_or_else(|| Err(SourceError::unreachable("fill cancelled by shutdown")))
+        result.unwrap_or_else(|| Err(SourceError::internal("fill cancelled by shutdown")))
     }
 
     /// Take the lease and fetch, or wait for the replica that holds it.

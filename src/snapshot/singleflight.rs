@@ -4,10 +4,12 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
+
+use crate::sync::lock;
 
 type Running<K, V> = Arc<Mutex<HashMap<K, Shared<BoxFuture<'static, Option<V>>>>>>;
 
@@ -19,10 +21,6 @@ impl<K, V: Clone> Default for SingleFlight<K, V> {
     fn default() -> Self {
         Self { running: Arc::new(Mutex::new(HashMap::new())) }
     }
-}
-
-fn lock<K, V: Clone>(r: &Running<K, V>) -> MutexGuard<'_, HashMap<K, Shared<BoxFuture<'static, Option<V>>>>> {
-    r.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl<K, V> SingleFlight<K, V>

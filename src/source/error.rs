@@ -77,6 +77,11 @@ impl SourceError {
         }
     }
 
+    /// A bug on our side (a task that panicked), never the source's fault.
+    pub fn internal(reason: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InternalError, detail::INTERNAL_ERROR, reason)
+    }
+
     pub fn timeout() -> Self {
         Self::new(ErrorCode::UpstreamTimeout, detail::UPSTREAM_TIMEOUT, "shared source deadline passed")
     }

@@ -31,7 +31,7 @@ pub struct DueStation {
 #[async_trait::async_trait]
 pub trait EnrichStore: Send + Sync + 'static {
     /// Insert or update seeds; a changed seed clears its profile. Returns how many changed.
-    async fn upsert_seeds(&self, seeds: &[Seed], now: Timestamp) -> Result<usize, StoreError>;
+    async fn upsert_seeds(&self, seeds: &[Seed]) -> Result<usize, StoreError>;
     /// Seeds without a profile or past its refresh deadline, not deferred, oldest first.
     async fn due(&self, now: Timestamp, limit: i64) -> Result<Vec<DueStation>, StoreError>;
     /// Store a match; the station is next due at the profile's refresh deadline.
@@ -79,7 +79,6 @@ macro_rules! impl_enrich_store {
             async fn upsert_seeds(
                 &self,
                 seeds: &[$crate::store::enrich::Seed],
-                _now: jiff::Timestamp,
             ) -> Result<usize, $crate::store::StoreError> {
                 use sqlx::Row;
                 use $crate::store::enrich as q;

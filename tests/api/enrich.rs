@@ -300,7 +300,7 @@ async fn a_changed_seed_clears_its_profile() {
         latitude: -32.680596,
         longitude: 116.675793,
     };
-    assert_eq!(e.store.upsert_seeds(&[seed], now).await.expect("upsert"), 1);
+    assert_eq!(e.store.upsert_seeds(&[seed]).await.expect("upsert"), 1);
     assert!(e.store.profiles(since).await.expect("profiles").is_empty());
     // Unchanged seeds change nothing.
     let again = e.store.due(now, 1_000).await.expect("due");
@@ -420,8 +420,8 @@ async fn seeds_and_profiles(store: Arc<dyn Store>) {
         latitude: -31.95,
         longitude: 115.86,
     };
-    assert_eq!(store.upsert_seeds(&[seed("BP Perth")], now).await.expect("upsert"), 1);
-    assert_eq!(store.upsert_seeds(&[seed("BP Perth")], now).await.expect("upsert"), 0, "unchanged");
+    assert_eq!(store.upsert_seeds(&[seed("BP Perth")]).await.expect("upsert"), 1);
+    assert_eq!(store.upsert_seeds(&[seed("BP Perth")]).await.expect("upsert"), 0, "unchanged");
     let due = store.due(now, 10).await.expect("due");
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].seed, seed("BP Perth"));
@@ -443,7 +443,7 @@ async fn seeds_and_profiles(store: Arc<dyn Store>) {
         vec![stored.clone()]
     );
     assert_eq!(store.due(stored.refresh_at, 10).await.expect("due")[0].place_id.as_deref(), Some("p"));
-    assert_eq!(store.upsert_seeds(&[seed("BP Perth Connect")], now).await.expect("upsert"), 1);
+    assert_eq!(store.upsert_seeds(&[seed("BP Perth Connect")]).await.expect("upsert"), 1);
     assert!(
         store.profiles(now.checked_sub(week).expect("t")).await.expect("profiles").is_empty(),
         "changed seed"
