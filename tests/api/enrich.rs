@@ -464,3 +464,21 @@ async fn seeds_and_profiles_postgres() {
     let Some(url) = postgres_url() else { return };
     seeds_and_profiles(postgres_store(&url).await).await;
 }
+
+#[tokio::test]
+async fn provider_errors_back_off_the_station_only() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
+    e.places.state.fail_with(Some(500));
+    let small = EnrichConfig { batch: 3, ..config() };
+    let report = e.pass(&small).await;
+    assert_eq!((report.failed, report.looked_up), (3, 3), "a 5xx does not stop the pass: {report:?}");
+    assert_eq!(e.store.paused_until().await.expect("paused"), None, "nor pause the provider");
+    // The three failed stations wait (15 min × 2); the others are due now.
+    let now = e.app.clock.now();
+    let failed: Vec<String> = e.places.state.log().iter().map(|(w, _)| w.clone()).collect();
+    assert_eq!(failed.len(), 3);
+    let due = e.store.due(now, 2_000).await.expect("due");
+    assert_eq!(due.len(), 940 - 3);
+    let later = now.checked_add(jiff::SignedDuration::from_mins(31)).expect("t");
+    assert_eq!(e.store.due(later, 2_000).await.expect("due").len(), 940, "due again after the backoff");
+}

@@ -298,3 +298,45 @@ async fn a_snapshot_fetched_as_tomorrow_serves_today_after_midnight() {
     assert_eq!(morning.header("etag"), evening.header("etag"), "the same document");
     assert_eq!(app.source_requests(), 1, "no new source request after midnight");
 }
+
+#[tokio::test]
+async fn a_failed_fill_releases_its_lease() {
+    let app = TestApp::with(
+        fixture_morning(),
+        wafuel::sim::Faults { status: Some(403), ..Default::default() },
+        None,
+    )
+    .await;
+    assert_eq!(app.get("/v1?product=1").await.status, 502);
+    // The lease is free at once (not after 60 s): another replica may try now.
+    let store = sqlite_store(&app.dir).await;
+    let now = app.clock.now();
+    let until = now.checked_add(SignedDuration::from_secs(60)).expect("t");
+    assert!(store.claim("extract:1:2026-09-29", "another-replica", now, until, false).await.expect("claim"));
+}
+
+#[tokio::test]
+async fn readiness_follows_the_store() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let dir = tempfile::tempdir().expect("dir");
+    let store = sqlite_store(&dir).await;
+    let admin = wafuel::server::admin_router(Arc::new(wafuel::server::StoreReadiness(store)));
+    let ready = |router: axum::Router| async move {
+        let r = router
+            .oneshot(axum::http::Request::get("/readyz").body(axum::body::Body::empty()).expect("req"))
+            .await
+            .expect("resp");
+        let status = r.status().as_u16();
+        let body = r.into_body().collect().await.expect("body").to_bytes();
+        (status, String::from_utf8_lossy(&body).to_string())
+    };
+    assert_eq!(ready(admin.clone()).await.0, 200);
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
+    sqlx::query("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    let (status, body) = ready(admin).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.starts_with("not ready"));
+}
