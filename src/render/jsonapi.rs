@@ -240,13 +240,16 @@ struct EnrichmentObject<'a>(&'a Merged);
 impl Serialize for EnrichmentObject<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let m = self.0;
-        let mut map = s.serialize_map(Some(7))?;
+        let mut map = s.serialize_map(Some(8))?;
         map.serialize_entry("provider", PROVIDER)?;
         map.serialize_entry("placeId", &m.place_id)?;
         map.serialize_entry("fetchedAt", &format_perth(&m.fetched_at.to_zoned(perth())))?;
         map.serialize_entry("stale", &m.stale)?;
         map.serialize_entry("fields", &m.fields)?;
         map.serialize_entry("providerMapsUri", &m.maps_uri)?;
+        // The same link under the name the Home Assistant client requires (CLIENTS.md);
+        // SPEC.md's `providerMapsUri` stays for everyone else.
+        map.serialize_entry("googleMapsUri", &m.maps_uri)?;
         map.serialize_entry("attributions", &m.attributions)?;
         map.end()
     }

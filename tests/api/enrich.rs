@@ -115,6 +115,7 @@ async fn a_match_fills_postcode_phone_features_and_hours() {
         en["providerMapsUri"],
         "https://www.google.com/maps/search/?api=1&query=Shire+of+Wandering&query_place_id=p-wandering"
     );
+    assert_eq!(en["googleMapsUri"], en["providerMapsUri"], "both names carry the one link");
     assert_eq!(
         en["attributions"],
         serde_json::json!([{"displayName": "Example Data", "uri": "https://example.org/"}])
