@@ -26,7 +26,8 @@ pub struct AppConfig {
 /// Build the application state.
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
-    let prices = PriceService::new(client, config.store.clone(), config.clock, config.fill);
+    let history: Arc<dyn crate::store::history::HistoryStore> = config.store.clone();
+    let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
     Ok(AppState {
         prices,
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),

@@ -83,6 +83,11 @@ pub struct StoreArgs {
     /// Seconds a request waits for another replica's fill before 503 cache_refresh_busy.
     #[arg(long, env = "WAFUEL_FILL_WAIT_SECS", default_value_t = 10, hide = true)]
     pub fill_wait_secs: u64,
+    /// Days of daily price history kept for the station API (history, statistics, cycle);
+    /// older days are pruned by the warm job.
+    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = 1096,
+          value_parser = clap::value_parser!(i32).range(1..=36_600))]
+    pub history_days: i32,
 }
 
 impl StoreArgs {

@@ -80,4 +80,9 @@ pub mod detail {
     pub const CACHE_REFRESH_BUSY: &str = "This price snapshot is being refreshed. Please retry shortly.";
     pub const OVERLOADED: &str = "The service is temporarily overloaded. Please retry shortly.";
     pub const UPSTREAM_TIMEOUT: &str = "The source did not respond within the time limit.";
+    // The station API (EXTENSIONS.md).
+    pub const NOT_ACCEPTABLE_STATIONS: &str =
+        "Request one of the representations this route offers (see the API documentation).";
+    pub const STATION_NOT_FOUND: &str = "Station not found.";
+    pub const HISTORY_UNAVAILABLE: &str = "The price history is temporarily unavailable.";
 }

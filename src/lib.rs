@@ -13,6 +13,7 @@ pub mod server;
 pub mod sim;
 pub mod snapshot;
 pub mod source;
+pub mod station_query;
 pub mod store;
 pub mod sync;
 pub mod telemetry;

@@ -93,6 +93,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 sim.feed_url().parse()?,
                 store,
                 FillConfig::default(),
+                wafuel::snapshot::DEFAULT_HISTORY_DAYS,
                 clock,
                 None,
             )
@@ -113,6 +114,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 args.source.source_url.clone(),
                 store,
                 args.store.fill(),
+                args.store.history_days,
                 clock,
                 (!args.jobs.no_jobs).then_some(&args.places),
             )
@@ -130,6 +132,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 meta: Default::default(),
                 public_origin: None,
             })?;
+            state.prices.set_history_days(args.store.history_days);
             let report = warm::warm_pass(&state.prices).await;
             say!(
                 "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
@@ -188,6 +191,7 @@ async fn serve_api(
     source_url: url::Url,
     store: Arc<dyn Store>,
     fill: FillConfig,
+    history_days: i32,
     clock: SharedClock,
     jobs: Option<&PlacesArgs>,
 ) -> anyhow::Result<ExitCode> {
@@ -200,6 +204,7 @@ async fn serve_api(
         meta: meta.document_meta(),
         public_origin: public.public_origin.clone(),
     })?;
+    state.prices.set_history_days(history_days);
     let public_listener = server::bind(listen.listen).await?;
     let admin_listener = server::bind(listen.admin_listen).await?;
     let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);

@@ -68,7 +68,7 @@ pub struct QueryError {
     pub reason: String,
 }
 
-fn invalid(reason: impl Into<String>) -> QueryError {
+pub(crate) fn invalid(reason: impl Into<String>) -> QueryError {
     QueryError { detail: detail::INVALID_QUERY, reason: reason.into() }
 }
 
@@ -104,13 +104,38 @@ impl Param {
 
 /// Parse and validate a raw query string (without `?`) for `route` at `now`.
 pub fn parse_selection(route: Route, raw: &str, now: Timestamp) -> Result<Selection, QueryError> {
+    parse_selection_with(route, raw, now, &[]).map(|(selection, _)| selection)
+}
+
+/// Values of a route's own parameters beyond the six filters and `expand`, by the
+/// (lower-case) name the caller listed.
+pub type Extras = Vec<(&'static str, String)>;
+
+/// [`parse_selection`] for routes that take more parameters (`extras`, lower-case names;
+/// matched case-insensitively, each at most once).
+pub fn parse_selection_with(
+    route: Route,
+    raw: &str,
+    now: Timestamp,
+    extras: &[&'static str],
+) -> Result<(Selection, Extras), QueryError> {
     if raw.len() > MAX_QUERY_LEN {
         return Err(invalid(format!("query of {} characters", raw.len())));
     }
     let mut values: [Option<String>; 7] = Default::default();
+    let mut extra_values: Extras = Vec::new();
     for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
-        let param =
-            Param::from_name(&name).ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
+        let Some(param) = Param::from_name(&name) else {
+            let extra = extras
+                .iter()
+                .find(|e| e.eq_ignore_ascii_case(&name))
+                .ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
+            if extra_values.iter().any(|(n, _)| n == extra) {
+                return Err(invalid(format!("parameter {name:?} repeated")));
+            }
+            extra_values.push((extra, value.into_owned()));
+            continue;
+        };
         if param == Param::Expand && route == Route::Legacy {
             return Err(invalid("expand is not supported on /legacy"));
         }
@@ -144,7 +169,7 @@ pub fn parse_selection(route: Route, raw: &str, now: Timestamp) -> Result<Select
             reason: format!("{} source combinations", selection.combinations()),
         });
     }
-    Ok(selection)
+    Ok((selection, extra_values))
 }
 
 impl Selection {
@@ -200,7 +225,7 @@ impl Selection {
 }
 
 /// A comma list of integer codes: trimmed, each valid, de-duplicated, ascending.
-fn codes(value: &str, what: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
+pub(crate) fn codes(value: &str, what: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
     let mut out = Vec::new();
     for item in value.split(',') {
         let item = item.trim();

@@ -6,6 +6,7 @@ pub mod headers;
 pub mod negotiate;
 pub mod prices;
 pub mod rendered;
+pub mod stations;
 
 use std::sync::Arc;
 
@@ -42,6 +43,10 @@ pub fn router(state: AppState) -> Router {
         .route("/", any(root))
         .route("/v1", any(prices::v1))
         .route("/legacy", any(prices::legacy))
+        .route("/v1/stations", any(stations::stations))
+        .route("/v1/stations/{station_id}", any(stations::station))
+        .route("/v1/stations/{station_id}/history", any(stations::history))
+        .route("/v1/stats", any(stations::stats))
         .route("/static/image/brand/{filename}", any(logo))
         .fallback(|| async { ApiError::not_found(Flavor::JsonApi) })
         .with_state(state)

@@ -77,6 +77,66 @@ pub fn accepts_json_api(accept: Option<&str>) -> bool {
     false
 }
 
+/// The representations of the station API's routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Media {
+    JsonApi,
+    GeoJson,
+    Csv,
+}
+
+impl Media {
+    pub fn essence(self) -> &'static str {
+        match self {
+            Media::JsonApi => JSON_API,
+            Media::GeoJson => "application/geo+json",
+            Media::Csv => "text/csv",
+        }
+    }
+
+    /// The `Content-Type` served.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Media::JsonApi => JSON_API,
+            Media::GeoJson => "application/geo+json",
+            Media::Csv => "text/csv; charset=utf-8; header=present",
+        }
+    }
+}
+
+/// The best of `offered` (in order of preference) that `Accept` permits, or `None` (406).
+/// An absent or empty header takes the first. For each offer, an exact range decides (for
+/// JSON:API only a clean one, `profile` at most), else `type/*`, else `*/*`; the highest
+/// q above 0 wins, ties going to the earlier offer.
+pub fn negotiate_media(accept: Option<&str>, offered: &[Media]) -> Option<Media> {
+    let accept = accept.map(str::trim).filter(|a| !a.is_empty());
+    let Some(accept) = accept else { return offered.first().copied() };
+    let ranges: Vec<MediaRange> = split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect();
+    let mut best: Option<(Media, f32)> = None;
+    for &media in offered {
+        let essence = media.essence();
+        let exact: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == essence).collect();
+        let q = if !exact.is_empty() {
+            exact
+                .iter()
+                .filter(|r| media != Media::JsonApi || r.params.iter().all(|p| p == "profile"))
+                .map(|r| r.q)
+                .fold(0.0, f32::max)
+        } else {
+            let major = format!("{}/*", essence.split('/').next().unwrap_or(""));
+            let q_of = |w: &str| {
+                let m: Vec<f32> = ranges.iter().filter(|r| r.essence == w).map(|r| r.q).collect();
+                (!m.is_empty()).then(|| m.into_iter().fold(0.0, f32::max))
+            };
+            q_of(&major).or_else(|| q_of("*/*")).unwrap_or(0.0)
+        };
+        if q > 0.0 && best.is_none_or(|(_, bq)| q > bq) {
+            best = Some((media, q));
+        }
+    }
+    best.map(|(m, _)| m)
+}
+
 /// Whether a request `Content-Type` is JSON:API with parameters other than `profile` (415).
 pub fn unsupported_content_type(content_type: Option<&str>) -> bool {
     let Some(ct) = content_type else { return false };
@@ -120,6 +180,29 @@ mod tests {
         }
         assert!(accepts_json_api(Some("text/html, application/xhtml+xml, */*;q=0.8")));
         assert!(accepts_json_api(Some("APPLICATION/VND.API+JSON")));
+    }
+
+    #[test]
+    fn media_vectors() {
+        use Media::*;
+        let all = [JsonApi, GeoJson, Csv];
+        let cases: [(Option<&str>, Option<Media>); 11] = [
+            (None, Some(JsonApi)),
+            (Some(""), Some(JsonApi)),
+            (Some("*/*"), Some(JsonApi)),
+            (Some("application/geo+json"), Some(GeoJson)),
+            (Some("text/csv"), Some(Csv)),
+            (Some("text/*"), Some(Csv)),
+            (Some("text/csv;q=0.5, application/geo+json;q=0.9"), Some(GeoJson)),
+            (Some("application/vnd.api+json;q=0, */*"), Some(GeoJson)),
+            (Some("application/vnd.api+json; charset=utf-8"), None),
+            (Some("text/html"), None),
+            (Some("application/*;q=0, text/csv;q=0.1"), Some(Csv)),
+        ];
+        for (accept, expected) in cases {
+            assert_eq!(negotiate_media(accept, &all), expected, "{accept:?}");
+        }
+        assert_eq!(negotiate_media(Some("text/csv"), &[JsonApi]), None);
     }
 
     #[test]

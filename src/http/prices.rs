@@ -9,7 +9,7 @@ use super::conditional::if_none_match_matches;
 use super::errors::{ApiError, Flavor};
 use super::headers::*;
 use super::negotiate::{accepts_json_api, unsupported_content_type};
-use super::rendered::rendered;
+use super::rendered::{Rendered, rendered};
 use super::{AppState, preflight};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{Route, parse_selection};
@@ -76,17 +76,40 @@ async fn prices(
             }
         };
 
-    let coding = negotiate_encoding(text(&headers, &header::ACCEPT_ENCODING));
+    let media = if route == Route::V1 { "application/vnd.api+json" } else { "application/json" };
+    let vary = if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" };
+    let now = state.prices.clock().now();
+    let available = doc.status == PublicationStatus::Available;
+    let max_age = shared_max_age(now, doc.date, available, doc.expires_at, &[]);
+    respond(&method, &headers, &doc, cache_hit, Served { media, vary, max_age, fuel_headers: true })
+}
+
+/// How a rendered document is served.
+pub struct Served {
+    pub media: &'static str,
+    pub vary: &'static str,
+    /// `s-maxage` (0 = `no-store`).
+    pub max_age: i64,
+    /// Whether the snapshot headers (`X-Fuel-Snapshot-Cache`, source date, fetched-at) apply.
+    pub fuel_headers: bool,
+}
+
+/// 200 with the negotiated coding, or 304 when `If-None-Match` matches; HEAD without a body.
+/// Every cached route answers through here, so validators and headers agree everywhere.
+pub fn respond(
+    method: &Method,
+    headers: &HeaderMap,
+    doc: &Rendered,
+    cache_hit: bool,
+    served: Served,
+) -> Response {
+    let coding = negotiate_encoding(text(headers, &header::ACCEPT_ENCODING));
     let etag = &doc.etags[match coding {
         Coding::Identity => 0,
         Coding::Gzip => 1,
         Coding::Br => 2,
     }];
-    let now = state.prices.clock().now();
-    let available = doc.status == PublicationStatus::Available;
-    let max_age = shared_max_age(now, doc.date, available, doc.expires_at, &[]);
-
-    let not_modified = text(&headers, &header::IF_NONE_MATCH)
+    let not_modified = text(headers, &header::IF_NONE_MATCH)
         .is_some_and(|inm| if_none_match_matches(inm, etag.to_str().unwrap_or("")));
     let body = doc.repr.body(coding).clone();
     let length = body.len();
@@ -101,22 +124,22 @@ async fn prices(
     };
     let h = response.headers_mut();
     if !not_modified {
-        let media = if route == Route::V1 { "application/vnd.api+json" } else { "application/json" };
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(served.media));
         h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
         if let Some(enc) = coding.header() {
             h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
         }
     }
     h.insert(header::ETAG, etag.clone());
-    h.insert(header::CACHE_CONTROL, cache_control(max_age));
+    h.insert(header::CACHE_CONTROL, cache_control(served.max_age));
     h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
-    let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
-    h.insert(X_FUEL_SNAPSHOT_CACHE, HeaderValue::from_static(snapshot));
-    h.insert(X_FUEL_SOURCE_DATE, doc.source_date_header.clone());
-    h.insert(X_FUEL_FETCHED_AT, doc.fetched_at_header.clone());
-    let vary = if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" };
-    h.insert(header::VARY, HeaderValue::from_static(vary));
+    if served.fuel_headers {
+        let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
+        h.insert(X_FUEL_SNAPSHOT_CACHE, HeaderValue::from_static(snapshot));
+        h.insert(X_FUEL_SOURCE_DATE, doc.source_date_header.clone());
+        h.insert(X_FUEL_FETCHED_AT, doc.fetched_at_header.clone());
+    }
+    h.insert(header::VARY, HeaderValue::from_static(served.vary));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     apply_cors(h);
     response

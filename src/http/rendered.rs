@@ -119,6 +119,78 @@ pub async fn load_profiles(store: &Arc<dyn EnrichStore>, now: Timestamp) -> Hash
     }
 }
 
+/// A selection's quotes after the local filters (brand and exact suburb of a catalogue
+/// selection).
+pub fn selected_quotes<'a>(selection: &Selection, data: &'a SelectionData) -> Vec<&'a Quote> {
+    let catalogue = selection.mode() == Mode::Catalogue;
+    data.quotes()
+        .filter(|q| {
+            !catalogue
+                || (selection.brands.as_ref().is_none_or(|b| b.contains(&q.station.brand))
+                    && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
+        })
+        .collect()
+}
+
+/// `meta.publicationStatus` of a selection with or without prices at `now`.
+pub fn publication_status(selection: &Selection, has_prices: bool, now: Timestamp) -> PublicationStatus {
+    if has_prices {
+        PublicationStatus::Available
+    } else if selection.day == Day::Tomorrow && !tomorrow_published(now) {
+        PublicationStatus::NotYetPublished
+    } else {
+        PublicationStatus::Empty
+    }
+}
+
+/// Provider contributions by station digest, and the expiry shortened so that a response
+/// never outlives a profile it used.
+pub fn merged_profiles(
+    quotes: &[&Quote],
+    profiles: &HashMap<String, StoredProfile>,
+    now: Timestamp,
+    mut expires_at: Timestamp,
+) -> (HashMap<String, Merged>, Timestamp) {
+    let mut enrichment: HashMap<String, Merged> = HashMap::new();
+    for q in quotes {
+        if enrichment.contains_key(&q.station.digest) {
+            continue;
+        }
+        if let Some(stored) = profiles.get(&q.station.key)
+            && let Some(merged) = merge(&q.station, stored, now)
+        {
+            expires_at = expires_at.min(stored.next_deadline(now));
+            enrichment.insert(q.station.digest.clone(), merged);
+        }
+    }
+    (enrichment, expires_at)
+}
+
+/// The header values of a built representation.
+pub fn rendered_from(
+    repr: Representation,
+    source_date: String,
+    fetched_at: Timestamp,
+    date: Date,
+    (expires_at, now): (Timestamp, Timestamp),
+    status: PublicationStatus,
+    snapshot_cache: SnapshotCache,
+) -> Rendered {
+    let header = |text: String| HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static(""));
+    let fetched_at_text = format_perth(&fetched_at.to_zoned(perth()));
+    Rendered {
+        etags: [Coding::Identity, Coding::Gzip, Coding::Br].map(|c| header(repr.etag(c))),
+        source_date_header: header(source_date),
+        fetched_at_header: header(fetched_at_text),
+        repr,
+        date,
+        expires_at,
+        rebuild_at: now.saturating_add(REBUILD_AFTER).unwrap_or(now),
+        status,
+        snapshot_cache,
+    }
+}
+
 /// Filter, order and render a selection's quotes.
 pub fn build(
     selection: &Selection,
@@ -127,37 +199,10 @@ pub fn build(
     profiles: &HashMap<String, StoredProfile>,
     now: Timestamp,
 ) -> Rendered {
-    let catalogue = selection.mode() == Mode::Catalogue;
-    let mut quotes: Vec<&Quote> = data
-        .quotes()
-        .filter(|q| {
-            !catalogue
-                || (selection.brands.as_ref().is_none_or(|b| b.contains(&q.station.brand))
-                    && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
-        })
-        .collect();
-    let status = if !quotes.is_empty() {
-        PublicationStatus::Available
-    } else if selection.day == Day::Tomorrow && !tomorrow_published(now) {
-        PublicationStatus::NotYetPublished
-    } else {
-        PublicationStatus::Empty
-    };
+    let mut quotes = selected_quotes(selection, data);
+    let status = publication_status(selection, !quotes.is_empty(), now);
     let date = selection.date.to_string();
-    let mut enrichment: HashMap<String, Merged> = HashMap::new();
-    let mut expires_at = data.expires_at;
-    for q in &quotes {
-        if enrichment.contains_key(&q.station.digest) {
-            continue;
-        }
-        if let Some(stored) = profiles.get(&q.station.key)
-            && let Some(merged) = merge(&q.station, stored, now)
-        {
-            // A response never outlives a profile it used.
-            expires_at = expires_at.min(stored.next_deadline(now));
-            enrichment.insert(q.station.digest.clone(), merged);
-        }
-    }
+    let (enrichment, expires_at) = merged_profiles(&quotes, profiles, now, data.expires_at);
     let identity = match selection.route {
         Route::V1 => jsonapi::render(&jsonapi::PriceDocument {
             selection,
@@ -180,18 +225,13 @@ pub fn build(
             legacy::render(&quotes, &date, selection.products.len() > 1)
         }
     };
-    let repr = Representation::build(identity);
-    let header = |text: String| HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static(""));
-    let fetched_at_text = format_perth(&data.fetched_at.to_zoned(perth()));
-    Rendered {
-        etags: [Coding::Identity, Coding::Gzip, Coding::Br].map(|c| header(repr.etag(c))),
-        source_date_header: header(selection.date.to_string()),
-        fetched_at_header: header(fetched_at_text),
-        repr,
-        date: selection.date,
-        expires_at,
-        rebuild_at: now.saturating_add(REBUILD_AFTER).unwrap_or(now),
+    rendered_from(
+        Representation::build(identity),
+        date,
+        data.fetched_at,
+        selection.date,
+        (expires_at, now),
         status,
-        snapshot_cache: data.cache,
-    }
+        data.cache,
+    )
 }

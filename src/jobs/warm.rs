@@ -43,6 +43,8 @@ pub struct WarmReport {
     /// Keys whose refresh failed, with the error code; their old snapshots stay.
     pub failed: Vec<(String, &'static str)>,
     pub pruned: u64,
+    /// Price history rows older than the retention.
+    pub history_pruned: u64,
 }
 
 /// One pass: refresh every extract, then prune.
@@ -74,6 +76,15 @@ pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
     match prices.store().prune(now, before).await {
         Ok(n) => report.pruned = n,
         Err(e) => tracing::warn!(error = %e, "prune failed"),
+    }
+    if let Some(history) = prices.history() {
+        // Keep `--history-days` Perth days up to today.
+        let today = perth_now(now).date();
+        let cutoff = today.checked_sub(jiff::Span::new().days(prices.history_days() - 1)).unwrap_or(today);
+        match history.prune_history(cutoff).await {
+            Ok(n) => report.history_pruned = n,
+            Err(e) => tracing::warn!(error = %e, "history prune failed"),
+        }
     }
     metrics::counter!("wafuel_warm_passes_total").increment(1);
     metrics::counter!("wafuel_warm_failures_total").increment(report.failed.len() as u64);

@@ -10,3 +10,4 @@ pub mod record;
 pub mod restrictions;
 pub mod site_features;
 pub mod station;
+pub mod stats;

@@ -33,14 +33,27 @@ pub struct PriceDocument<'a> {
 }
 
 /// A station with its selected prices, in product order.
-struct Row<'a> {
-    station: &'a Station,
-    id: String,
-    prices: Vec<(u8, f64)>,
+pub(crate) struct Row<'a> {
+    pub station: &'a Station,
+    pub id: String,
+    pub prices: Vec<(u8, f64)>,
+}
+
+/// What the station API adds to a station's attributes (EXTENSIONS.md); `/v1` has none.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct StationExtra {
+    /// The following day's prices of the selected products; `None` = null.
+    pub next: Option<Vec<(u8, f64)>>,
+    /// next − base per product where both exist.
+    pub change: Vec<(u8, f64)>,
+    /// Great-circle metres from `near`.
+    pub distance: Option<i64>,
+    /// Position by price (ties share a rank).
+    pub rank: Option<usize>,
 }
 
 /// Group quotes by station and order rows by suburb, name, then id (DESIGN.md §3).
-fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
+pub(crate) fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(quotes.len());
     let mut rows: Vec<Row<'a>> = Vec::with_capacity(quotes.len());
     for q in quotes {
@@ -78,23 +91,17 @@ pub fn render(doc: &PriceDocument<'_>) -> Vec<u8> {
     let valid_from = format_perth(&from);
     let valid_until = format_perth(&until);
     let rows = rows(doc.quotes, &date);
-    let products = &doc.selection.products;
     let body = Body {
         jsonapi: JsonApi { version: "1.1" },
-        meta: Meta {
-            source: SOURCE_HOST,
-            source_date: &date,
-            fetched_at: format_perth(&doc.fetched_at.to_zoned(perth())),
-            valid_from: &valid_from,
-            valid_until: &valid_until,
-            publication_status: doc.status.as_str(),
-            product: (products.len() == 1).then(|| products[0]),
-            products: (products.len() > 1).then_some(products.as_slice()),
-            copyright: &doc.meta.copyright,
-            documentation: &doc.meta.documentation,
-            issues: &doc.meta.issues,
-            version: env!("CARGO_PKG_VERSION"),
-        },
+        meta: Meta::new(
+            doc.selection,
+            &date,
+            doc.fetched_at,
+            &valid_from,
+            &valid_until,
+            doc.status,
+            doc.meta,
+        ),
         data: Data {
             rows: &rows,
             as_at: &valid_from,
@@ -116,13 +123,16 @@ struct Body<'a> {
 }
 
 #[derive(Serialize)]
-struct JsonApi {
-    version: &'static str,
+pub(crate) struct JsonApi {
+    pub version: &'static str,
 }
 
+pub(crate) const JSON_API: JsonApi = JsonApi { version: "1.1" };
+
+/// `/v1`'s `meta` members.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Meta<'a> {
+pub(crate) struct Meta<'a> {
     source: &'static str,
     source_date: &'a str,
     fetched_at: String,
@@ -137,6 +147,34 @@ struct Meta<'a> {
     documentation: &'a str,
     issues: &'a str,
     version: &'static str,
+}
+
+impl<'a> Meta<'a> {
+    pub(crate) fn new(
+        selection: &'a Selection,
+        date: &'a str,
+        fetched_at: Timestamp,
+        valid_from: &'a str,
+        valid_until: &'a str,
+        status: PublicationStatus,
+        meta: &'a DocumentMeta,
+    ) -> Self {
+        let products = &selection.products;
+        Meta {
+            source: SOURCE_HOST,
+            source_date: date,
+            fetched_at: format_perth(&fetched_at.to_zoned(perth())),
+            valid_from,
+            valid_until,
+            publication_status: status.as_str(),
+            product: (products.len() == 1).then(|| products[0]),
+            products: (products.len() > 1).then_some(products.as_slice()),
+            copyright: &meta.copyright,
+            documentation: &meta.documentation,
+            issues: &meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
 }
 
 struct Data<'a> {
@@ -171,17 +209,25 @@ impl Serialize for Resource<'_> {
         map.serialize_entry("id", &self.row.id)?;
         map.serialize_entry(
             "attributes",
-            &Attributes { row: self.row, as_at: self.as_at, expand: self.expand, merged: self.merged },
+            &Attributes {
+                row: self.row,
+                as_at: self.as_at,
+                expand: self.expand,
+                merged: self.merged,
+                extra: None,
+            },
         )?;
         map.end()
     }
 }
 
-struct Attributes<'a> {
-    row: &'a Row<'a>,
-    as_at: &'a str,
-    expand: Expand,
-    merged: Option<&'a Merged>,
+/// A station's attributes: `/v1`'s serviceStation, plus the station API's extras.
+pub(crate) struct Attributes<'a> {
+    pub row: &'a Row<'a>,
+    pub as_at: &'a str,
+    pub expand: Expand,
+    pub merged: Option<&'a Merged>,
+    pub extra: Option<&'a StationExtra>,
 }
 
 impl Serialize for Attributes<'_> {
@@ -202,7 +248,10 @@ impl Serialize for Attributes<'_> {
         } else {
             map.serialize_entry("brand", &st.brand)?;
         }
-        map.serialize_entry("price", &Price { as_at: self.as_at, products: &self.row.prices })?;
+        map.serialize_entry(
+            "price",
+            &Price { as_at: self.as_at, products: &self.row.prices, extra: self.extra },
+        )?;
         map.serialize_entry(
             "address",
             &Address { street: &st.street, suburb: &st.suburb, state: "WA", postcode },
@@ -230,6 +279,14 @@ impl Serialize for Attributes<'_> {
         }
         if let Some(m) = m {
             map.serialize_entry("enrichment", &EnrichmentObject(m))?;
+        }
+        if let Some(extra) = self.extra {
+            if let Some(d) = extra.distance {
+                map.serialize_entry("distance", &d)?;
+            }
+            if let Some(r) = extra.rank {
+                map.serialize_entry("rank", &r)?;
+            }
         }
         map.end()
     }
@@ -300,18 +357,23 @@ struct CodeName {
 struct Price<'a> {
     as_at: &'a str,
     products: &'a [(u8, f64)],
+    extra: Option<&'a StationExtra>,
 }
 
 impl Serialize for Price<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(2))?;
+        let mut map = s.serialize_map(None)?;
         map.serialize_entry("asAt", self.as_at)?;
         map.serialize_entry("products", &ProductPrices(self.products))?;
+        if let Some(extra) = self.extra {
+            map.serialize_entry("next", &extra.next.as_deref().map(ProductPrices))?;
+            map.serialize_entry("change", &ProductPrices(&extra.change))?;
+        }
         map.end()
     }
 }
 
-struct ProductPrices<'a>(&'a [(u8, f64)]);
+pub(crate) struct ProductPrices<'a>(pub &'a [(u8, f64)]);
 
 impl Serialize for ProductPrices<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -4,7 +4,9 @@ pub mod errors;
 pub mod jsonapi;
 pub mod legacy;
 pub mod logos;
+pub mod market;
 pub mod representation;
+pub mod stations;
 
 /// `meta.publicationStatus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,6 +14,7 @@ use crate::model::station::Quote;
 use crate::query::{Mode, Selection};
 use crate::source::SourceError;
 use crate::source::client::{SourceClient, SourceRequest};
+use crate::store::history::HistoryStore;
 use crate::store::{Snapshot, SnapshotStore, StoreError};
 use crate::time::{Day, SharedClock};
 use singleflight::SingleFlight;
@@ -99,6 +100,12 @@ pub fn catalogue_extract(product: u8, day: Day, date: Date) -> Extract {
     }
 }
 
+/// The product of a catalogue extract key (`extract:<product>:<date>`); filtered extracts
+/// have none (they never write history).
+pub fn catalogue_product(key: &str) -> Option<u8> {
+    key.strip_prefix("extract:")?.split(':').next()?.parse().ok()
+}
+
 /// The quotes of a selection's snapshots, before local filtering.
 #[derive(Debug, Clone)]
 pub struct SelectionData {
@@ -148,7 +155,14 @@ pub struct PriceService {
     /// This process's lease owner token prefix.
     owner: String,
     fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
+    /// Where published catalogue extracts also go, as daily price history.
+    history: Option<Arc<dyn HistoryStore>>,
+    /// Days of history kept (`--history-days`), pruned by the warm job.
+    history_days: std::sync::atomic::AtomicI32,
 }
+
+/// Default days of price history kept: three years.
+pub const DEFAULT_HISTORY_DAYS: i32 = 1_096;
 
 /// Turn a lease duration into a signed one for timestamp arithmetic.
 fn signed(d: Duration) -> SignedDuration {
@@ -159,11 +173,51 @@ impl PriceService {
     pub fn new(
         client: SourceClient,
         store: Arc<dyn SnapshotStore>,
+        history: Option<Arc<dyn HistoryStore>>,
         clock: SharedClock,
         fill: FillConfig,
     ) -> Arc<Self> {
         let owner = format!("{:016x}", rand::random::<u64>());
-        Arc::new(Self { client, store, clock, fill, owner, fills: SingleFlight::default() })
+        Arc::new(Self {
+            client,
+            store,
+            clock,
+            fill,
+            owner,
+            fills: SingleFlight::default(),
+            history,
+            history_days: std::sync::atomic::AtomicI32::new(DEFAULT_HISTORY_DAYS),
+        })
+    }
+
+    pub fn history(&self) -> Option<&Arc<dyn HistoryStore>> {
+        self.history.as_ref()
+    }
+
+    /// Days of history to keep (the warm job prunes older days).
+    pub fn history_days(&self) -> i32 {
+        self.history_days.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_history_days(&self, days: i32) {
+        self.history_days.store(days.max(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Write a published catalogue extract into the price history. Never fails the price
+    /// request: a store problem is logged and counted.
+    async fn record_history(&self, snapshot: &Snapshot) {
+        let Some(history) = &self.history else { return };
+        let Some(product) = catalogue_product(&snapshot.key) else { return };
+        match history.record(product, snapshot.date, &snapshot.quotes).await {
+            Ok(w) => {
+                metrics::counter!("wafuel_history_rows_total", "result" => "written").increment(w.written);
+                metrics::counter!("wafuel_history_rows_total", "result" => "replaced").increment(w.replaced);
+            }
+            Err(e) => {
+                metrics::counter!("wafuel_history_rows_total", "result" => "failed").increment(1);
+                tracing::warn!(error = %e, key = %snapshot.key, "price history not written");
+            }
+        }
     }
 
     pub fn clock(&self) -> &SharedClock {
@@ -277,7 +331,10 @@ impl PriceService {
         };
         metrics::counter!("wafuel_snapshot_total", "result" => "miss").increment(1);
         match self.store.publish(&fresh, owner).await {
-            Ok(true) => Ok((fresh, SnapshotCache::Miss)),
+            Ok(true) => {
+                self.record_history(&fresh).await;
+                Ok((fresh, SnapshotCache::Miss))
+            }
             Ok(false) => {
                 // Our lease expired and another filler took it: its snapshot is the newer one.
                 tracing::warn!(key = %extract.key, "fill lease lost; not publishing over the newer snapshot");

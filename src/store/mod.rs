@@ -4,6 +4,7 @@
 
 pub mod codec;
 pub mod enrich;
+pub mod history;
 mod sql;
 
 use std::path::Path;
@@ -169,10 +170,12 @@ sql::impl_store!(SqliteStore, sqlx::Sqlite);
 sql::impl_store!(PostgresStore, sqlx::Postgres);
 enrich::impl_enrich_store!(SqliteStore);
 enrich::impl_enrich_store!(PostgresStore);
+history::impl_history_store!(SqliteStore, sqlx::Sqlite);
+history::impl_history_store!(PostgresStore, sqlx::Postgres);
 
 /// Everything a process keeps in its store.
-pub trait Store: SnapshotStore + enrich::EnrichStore {}
-impl<T: SnapshotStore + enrich::EnrichStore> Store for T {}
+pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore {}
+impl<T: SnapshotStore + enrich::EnrichStore + history::HistoryStore> Store for T {}
 
 fn millis(t: Timestamp) -> i64 {
     t.as_millisecond()

@@ -1,0 +1,426 @@
+//! The station API (EXTENSIONS.md): `/v1/stations`, `/v1/stations/{id}`,
+//! `/v1/stations/{id}/history` and `/v1/stats`. Same conventions as `/v1`: negotiation and
+//! query rules before any store or source work, the rendered cache, conditional requests,
+//! compression, CORS. Prices come from the day's catalogue extracts (no extra source
+//! traffic); history and statistics read only the store.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, Method, header};
+use axum::response::{IntoResponse, Response};
+use jiff::{SignedDuration, Timestamp};
+
+use super::errors::{ApiError, Flavor};
+use super::headers::text;
+use super::negotiate::{Media, negotiate_media, unsupported_content_type};
+use super::prices::{Served, respond};
+use super::rendered::{
+    RenderKey, Rendered, load_profiles, merged_profiles, publication_status, rendered_from, selected_quotes,
+};
+use super::{AppState, preflight};
+use crate::error_code::{ErrorCode, detail};
+use crate::query::{QueryError, Route, Selection};
+use crate::render::PublicationStatus;
+use crate::render::market::{StatsScope, history_csv, history_jsonapi, market, stats_jsonapi};
+use crate::render::representation::Representation;
+use crate::render::stations::{
+    NextDay, StationsDoc, render_csv, render_geojson, render_jsonapi, station_rows,
+};
+use crate::snapshot::{SnapshotCache, shared_max_age};
+use crate::source::SourceError;
+use crate::station_query::{StationsQuery, parse_history, parse_station, parse_stations, parse_stats};
+use crate::time::{Day, perth_now, tomorrow_published};
+
+const VARY: &str = "Accept, Accept-Encoding";
+/// History and statistics change when an extract is written (hourly at most): documents of
+/// them are kept this long, and never past the next Perth midnight.
+const STORED_TTL: SignedDuration = SignedDuration::from_mins(5);
+
+/// Method, Content-Type and Accept checks shared by every route here; `Err` is the answer.
+fn preamble(method: &Method, headers: &HeaderMap, offered: &[Media]) -> Result<Media, Response> {
+    match *method {
+        Method::GET | Method::HEAD => {}
+        Method::OPTIONS => return Err(preflight(headers)),
+        _ => return Err(ApiError::method_not_allowed(Flavor::JsonApi).into_response()),
+    }
+    if unsupported_content_type(text(headers, &header::CONTENT_TYPE)) {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            detail::UNSUPPORTED_MEDIA_TYPE,
+            Flavor::JsonApi,
+        )
+        .into_response());
+    }
+    negotiate_media(text(headers, &header::ACCEPT), offered).ok_or_else(|| {
+        ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE_STATIONS, Flavor::JsonApi)
+            .into_response()
+    })
+}
+
+fn bad_query(e: &QueryError) -> Response {
+    tracing::debug!(reason = %e.reason, "invalid query");
+    ApiError::query(e, Flavor::JsonApi).into_response()
+}
+
+fn source_failed(e: &SourceError) -> Response {
+    tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed");
+    ApiError::source(e, Flavor::JsonApi).into_response()
+}
+
+/// A store read failed: history and statistics have no other source.
+fn store_failed(e: &crate::store::StoreError) -> Response {
+    tracing::warn!(error = %e, "history store unavailable");
+    let mut err = ApiError::new(ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Flavor::JsonApi);
+    err.retry_after = Some(5);
+    err.into_response()
+}
+
+fn media_key(m: Media) -> &'static str {
+    m.essence()
+}
+
+/// A failure while building a document.
+enum BuildError {
+    Source(Arc<SourceError>),
+    Store(crate::store::StoreError),
+    NotFound,
+}
+
+impl From<Arc<SourceError>> for BuildError {
+    fn from(e: Arc<SourceError>) -> Self {
+        BuildError::Source(e)
+    }
+}
+
+impl BuildError {
+    fn into_response(self) -> Response {
+        match self {
+            BuildError::Source(e) => source_failed(&e),
+            BuildError::Store(e) => store_failed(&e),
+            BuildError::NotFound => {
+                ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi).into_response()
+            }
+        }
+    }
+}
+
+/// The cached document for `key`, built by `build` on a miss (concurrent misses share one
+/// build); whether it was a cache hit.
+async fn cached<F>(state: &AppState, key: RenderKey, build: F) -> Result<(Arc<Rendered>, bool), BuildError>
+where
+    F: std::future::Future<Output = Result<Rendered, BuildError>>,
+{
+    let now = state.prices.clock().now();
+    if let Some(hit) = state.rendered.get(&key).await {
+        if now < hit.expires_at && now < hit.rebuild_at {
+            return Ok((hit, true));
+        }
+        state.rendered.invalidate(&key).await;
+    }
+    let entry = state.rendered.entry(key).or_try_insert_with(async { build.await.map(Arc::new) }).await;
+    match entry {
+        Ok(e) => {
+            let fresh = e.is_fresh();
+            Ok((e.into_value(), !fresh))
+        }
+        Err(e) => Err(match Arc::try_unwrap(e) {
+            Ok(inner) => inner,
+            Err(shared) => match &*shared {
+                BuildError::Source(s) => BuildError::Source(s.clone()),
+                BuildError::Store(s) => BuildError::Store(s.clone()),
+                BuildError::NotFound => BuildError::NotFound,
+            },
+        }),
+    }
+}
+
+/// The selection of the day after the base day, when that day may have prices at `now`.
+fn next_selection(selection: &Selection, now: Timestamp) -> Option<Selection> {
+    let day = match selection.day {
+        Day::Yesterday => Day::Today,
+        Day::Today if tomorrow_published(now) => Day::Tomorrow,
+        _ => return None,
+    };
+    Some(Selection { day, date: day.resolve(now), ..selection.clone() })
+}
+
+/// Build a station document (list or one station) in one representation.
+async fn build_stations(
+    state: &AppState,
+    query: &StationsQuery,
+    only: Option<&str>,
+    media: Media,
+) -> Result<Rendered, BuildError> {
+    let prices = &state.prices;
+    let base = prices.selection(&query.selection).await.map_err(Arc::new)?;
+    let now = prices.clock().now();
+    let next_sel = next_selection(&query.selection, now);
+    let next = match &next_sel {
+        Some(sel) => Some((sel, prices.selection(sel).await.map_err(Arc::new)?)),
+        None => None,
+    };
+    let keep = |q: &&crate::model::station::Quote| only.is_none_or(|id| q.station.digest == id);
+    let base_quotes: Vec<_> = selected_quotes(&query.selection, &base).into_iter().filter(keep).collect();
+    if only.is_some() && base_quotes.is_empty() {
+        return Err(BuildError::NotFound);
+    }
+    let next_quotes: Option<Vec<_>> =
+        next.as_ref().map(|(sel, data)| selected_quotes(sel, data).into_iter().filter(keep).collect());
+    let profiles = match &state.enrichment {
+        Some(store) => load_profiles(store, now).await,
+        None => Default::default(),
+    };
+    let mut expires_at = base.expires_at;
+    if let Some((_, data)) = &next {
+        expires_at = expires_at.min(data.expires_at);
+    }
+    let (enrichment, expires_at) = merged_profiles(&base_quotes, &profiles, now, expires_at);
+    let rows = station_rows(query, &base_quotes, next_quotes.as_deref());
+    let status = publication_status(&query.selection, !base_quotes.is_empty(), now);
+    let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date).to_string();
+    // Without a next selection the following day is tomorrow before 14:30, or the day
+    // after tomorrow: not yet published either way.
+    let next_status = match (&next_sel, &next_quotes) {
+        (Some(sel), Some(q)) => publication_status(sel, !q.is_empty(), now),
+        _ => PublicationStatus::NotYetPublished,
+    };
+    let doc = StationsDoc {
+        query,
+        rows: &rows,
+        fetched_at: base.fetched_at,
+        status,
+        next: NextDay { date: &next_date, status: next_status },
+        meta: &state.meta,
+        enrichment: &enrichment,
+    };
+    let one = only.is_some();
+    let identity = match media {
+        Media::JsonApi => render_jsonapi(&doc, one),
+        Media::GeoJson => render_geojson(&doc, one),
+        Media::Csv => render_csv(&doc),
+    };
+    Ok(rendered_from(
+        Representation::build(identity),
+        query.selection.date.to_string(),
+        base.fetched_at,
+        query.selection.date,
+        (expires_at, now),
+        status,
+        base.cache,
+    ))
+}
+
+fn stations_max_age(doc: &Rendered, now: Timestamp) -> i64 {
+    shared_max_age(now, doc.date, doc.status == PublicationStatus::Available, doc.expires_at, &[])
+}
+
+const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];
+
+/// `GET /v1/stations`.
+pub async fn stations(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let media = match preamble(&method, &headers, &STATION_MEDIA) {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let now = state.prices.clock().now();
+    let query = match parse_stations(raw.as_deref().unwrap_or(""), now) {
+        Ok(q) => q,
+        Err(e) => return bad_query(&e),
+    };
+    let key = RenderKey {
+        route: Route::V1,
+        data: format!("{}|{}", query.data_key(), media_key(media)),
+        expand: query.selection.expand,
+    };
+    match cached(&state, key, build_stations(&state, &query, None, media)).await {
+        Ok((doc, hit)) => {
+            let max_age = stations_max_age(&doc, state.prices.clock().now());
+            let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers: true };
+            respond(&method, &headers, &doc, hit, served)
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /v1/stations/{stationId}`.
+pub async fn station(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let media = match preamble(&method, &headers, &STATION_MEDIA) {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let now = state.prices.clock().now();
+    let (id, query) = match parse_station(&id, raw.as_deref().unwrap_or(""), now) {
+        Ok(q) => q,
+        Err(e) => return bad_query(&e),
+    };
+    let key = RenderKey {
+        route: Route::V1,
+        data: format!("station:{id}|{}|{}", query.data_key(), media_key(media)),
+        expand: query.selection.expand,
+    };
+    match cached(&state, key, build_stations(&state, &query, Some(&id), media)).await {
+        Ok((doc, hit)) => {
+            let max_age = stations_max_age(&doc, state.prices.clock().now());
+            let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers: true };
+            respond(&method, &headers, &doc, hit, served)
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// How long a stored-history document may be reused from `now`: five minutes, never past
+/// the next Perth midnight (when "today" moves).
+fn stored_expiry(now: Timestamp) -> Timestamp {
+    let today = perth_now(now).date();
+    let midnight = crate::time::at_perth(today.tomorrow().unwrap_or(today), jiff::civil::Time::midnight());
+    now.saturating_add(STORED_TTL).unwrap_or(now).min(midnight.timestamp())
+}
+
+fn stored_rendered(identity: Vec<u8>, now: Timestamp) -> Rendered {
+    let today = perth_now(now).date();
+    rendered_from(
+        Representation::build(identity),
+        today.to_string(),
+        now,
+        today,
+        (stored_expiry(now), now),
+        PublicationStatus::Available,
+        SnapshotCache::Hit,
+    )
+}
+
+fn stored_served(media: Media, doc: &Rendered, now: Timestamp) -> Served {
+    let max_age = doc.expires_at.duration_since(now).as_secs().max(0);
+    Served { media: media.content_type(), vary: VARY, max_age, fuel_headers: false }
+}
+
+/// `GET /v1/stations/{stationId}/history`.
+pub async fn history(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let media = match preamble(&method, &headers, &[Media::JsonApi, Media::Csv]) {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let now = state.prices.clock().now();
+    let query = match parse_history(&id, raw.as_deref().unwrap_or(""), now) {
+        Ok(q) => q,
+        Err(e) => return bad_query(&e),
+    };
+    let Some(store) = state.prices.history().cloned() else {
+        return ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi)
+            .into_response();
+    };
+    let key = RenderKey {
+        route: Route::V1,
+        data: format!(
+            "history:{}:{}:{}:{}|{}",
+            query.station_id,
+            query.product,
+            query.from,
+            query.to,
+            media_key(media)
+        ),
+        expand: Default::default(),
+    };
+    let meta = state.meta.clone();
+    let build = async {
+        let points = store
+            .station_history(&query.station_id, query.product, query.from, query.to)
+            .await
+            .map_err(BuildError::Store)?
+            .ok_or(BuildError::NotFound)?;
+        let identity = match media {
+            Media::Csv => history_csv(&points),
+            _ => history_jsonapi(&query.station_id, query.product, (query.from, query.to), &points, &meta),
+        };
+        Ok(stored_rendered(identity, now))
+    };
+    match cached(&state, key, build).await {
+        Ok((doc, hit)) => {
+            let served = stored_served(media, &doc, state.prices.clock().now());
+            respond(&method, &headers, &doc, hit, served)
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /v1/stats`.
+pub async fn stats(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let media = match preamble(&method, &headers, &[Media::JsonApi]) {
+        Ok(m) => m,
+        Err(r) => return r,
+    };
+    let now = state.prices.clock().now();
+    let query = match parse_stats(raw.as_deref().unwrap_or(""), now) {
+        Ok(q) => q,
+        Err(e) => return bad_query(&e),
+    };
+    let Some(store) = state.prices.history().cloned() else {
+        return ApiError::internal(Flavor::JsonApi).into_response();
+    };
+    let key = RenderKey {
+        route: Route::V1,
+        data: format!("stats:{:?}|{}", query, media_key(media)),
+        expand: Default::default(),
+    };
+    let prices = state.prices.clone();
+    let meta = state.meta.clone();
+    let build = async {
+        // Region membership is the source's own answer for today (the feed names no region
+        // per station): the same region selection `/v1?region=` uses, cached alike.
+        let members: Option<HashSet<String>> = match &query.regions {
+            None => None,
+            Some(regions) => {
+                let raw = format!(
+                    "product={}&region={}",
+                    query.product,
+                    regions.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+                );
+                let selection = crate::query::parse_selection(Route::V1, &raw, now)
+                    .map_err(|e| BuildError::Source(Arc::new(SourceError::internal(e.reason))))?;
+                let data = prices.selection(&selection).await.map_err(|e| BuildError::Source(Arc::new(e)))?;
+                Some(data.quotes().map(|q| q.station.digest.clone()).collect())
+            }
+        };
+        let rows = store.market(query.product, query.from, query.to).await.map_err(BuildError::Store)?;
+        let m = market(&rows, query.brands.as_deref(), members.as_ref());
+        let scope = StatsScope {
+            product: query.product,
+            brands: query.brands.as_deref(),
+            regions: query.regions.as_deref(),
+            from: query.from,
+            to: query.to,
+        };
+        Ok(stored_rendered(stats_jsonapi(&scope, &m, &meta), now))
+    };
+    match cached(&state, key, build).await {
+        Ok((doc, hit)) => {
+            let served = stored_served(media, &doc, state.prices.clock().now());
+            respond(&method, &headers, &doc, hit, served)
+        }
+        Err(e) => e.into_response(),
+    }
+}

@@ -1,0 +1,330 @@
+//! Market statistics over daily prices and the price cycle (EXTENSIONS.md `/v1/stats`).
+//! Pure: prices in integer tenths of a cent in, numbers out. Nothing about Perth's cycle is
+//! assumed; its period is found in the data.
+
+use jiff::civil::{Date, Weekday};
+
+/// Shortest and longest cycle period considered, in days.
+pub const MIN_PERIOD: usize = 5;
+pub const MAX_PERIOD: usize = 21;
+/// Fewer days of data than this: no cycle is reported.
+pub const MIN_CYCLE_DAYS: usize = 28;
+/// Autocorrelation a period needs to count as a cycle.
+pub const MIN_STRENGTH: f64 = 0.5;
+/// A divisor of the best lag within this much of its autocorrelation is the real period (a
+/// weekly cycle also correlates at 14 and 21 days).
+const HARMONIC_TOLERANCE: f64 = 0.1;
+/// Half-width of the centred window used for the trend (7 days).
+const TREND_HALF_WINDOW: i64 = 3;
+
+/// One day's distribution of station prices (tenths of a cent in, cents out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DayStats {
+    pub date: Date,
+    pub stations: usize,
+    pub min: f64,
+    pub p10: f64,
+    pub median: f64,
+    pub mean: f64,
+    pub p90: f64,
+    pub max: f64,
+    /// Up to three station ids at the minimum, ascending.
+    pub cheapest: Vec<String>,
+}
+
+/// The detected price cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cycle {
+    pub period_days: usize,
+    pub last_trough: Date,
+    pub last_peak: Date,
+    pub cheapest_weekday: Option<Weekday>,
+    pub strength: f64,
+}
+
+/// Cents with one decimal from a value in tenths (rounded half away from zero).
+fn cents(tenths: f64) -> f64 {
+    (tenths.round()) / 10.0
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Linear-interpolation percentile (`p` in 0…1) of an ascending, non-empty slice.
+pub fn percentile(sorted: &[i64], p: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0] as f64,
+        n => {
+            let rank = p.clamp(0.0, 1.0) * (n - 1) as f64;
+            let low = rank.floor() as usize;
+            let high = rank.ceil() as usize;
+            let frac = rank - low as f64;
+            sorted[low] as f64 + (sorted[high] - sorted[low]) as f64 * frac
+        }
+    }
+}
+
+/// One day's statistics from (station id, price in tenths) pairs. `None` when empty.
+pub fn day_stats(date: Date, prices: &[(&str, i64)]) -> Option<DayStats> {
+    if prices.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<i64> = prices.iter().map(|(_, p)| *p).collect();
+    sorted.sort_unstable();
+    let min = sorted[0];
+    let sum: i64 = sorted.iter().sum();
+    let mut cheapest: Vec<String> =
+        prices.iter().filter(|(_, p)| *p == min).map(|(id, _)| (*id).to_string()).collect();
+    cheapest.sort();
+    cheapest.truncate(3);
+    Some(DayStats {
+        date,
+        stations: sorted.len(),
+        min: cents(min as f64),
+        p10: cents(percentile(&sorted, 0.1)),
+        median: cents(percentile(&sorted, 0.5)),
+        mean: cents(sum as f64 / sorted.len() as f64),
+        p90: cents(percentile(&sorted, 0.9)),
+        max: cents(*sorted.last().unwrap_or(&min) as f64),
+        cheapest,
+    })
+}
+
+/// The daily series on consecutive dates from the first to the last day with data; `None`
+/// where a day has no data (missed days are never invented).
+fn dense(series: &[(Date, f64)]) -> Vec<(Date, Option<f64>)> {
+    let (Some(first), Some(last)) = (series.first(), series.last()) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut d = first.0;
+    let mut values = series.iter().peekable();
+    while d <= last.0 {
+        let value = match values.peek() {
+            Some((day, v)) if *day == d => {
+                let v = *v;
+                values.next();
+                Some(v)
+            }
+            _ => None,
+        };
+        out.push((d, value));
+        match d.tomorrow() {
+            Ok(next) => d = next,
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// Each day's value minus the median of its 7-day centred window (days with data only).
+fn deviations(dense: &[(Date, Option<f64>)]) -> Vec<Option<f64>> {
+    (0..dense.len())
+        .map(|i| {
+            let value = dense[i].1?;
+            let lo = i.saturating_sub(TREND_HALF_WINDOW as usize);
+            let hi = (i + TREND_HALF_WINDOW as usize).min(dense.len() - 1);
+            let mut window: Vec<f64> = dense[lo..=hi].iter().filter_map(|(_, v)| *v).collect();
+            window.sort_by(f64::total_cmp);
+            let n = window.len();
+            let median = if n % 2 == 1 { window[n / 2] } else { (window[n / 2 - 1] + window[n / 2]) / 2.0 };
+            Some(value - median)
+        })
+        .collect()
+}
+
+/// For each weekday with data (Monday first), the mean of (that day's median − the median of
+/// its 7-day centred window), in cents with one decimal.
+pub fn weekday_offsets(medians: &[(Date, f64)]) -> Vec<(Weekday, f64)> {
+    let dense = dense(medians);
+    let devs = deviations(&dense);
+    let mut sums = [(0.0f64, 0usize); 7];
+    for ((date, _), dev) in dense.iter().zip(&devs) {
+        if let Some(d) = dev {
+            let i = date.weekday().to_monday_zero_offset() as usize;
+            sums[i].0 += d;
+            sums[i].1 += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (sum, n)) in sums.iter().enumerate() {
+        if *n > 0 {
+            let weekday = Weekday::from_monday_zero_offset(i as i8).unwrap_or(Weekday::Monday);
+            out.push((weekday, round1(sum / *n as f64)));
+        }
+    }
+    out
+}
+
+/// Pearson correlation of the series with itself `lag` days later, over the pairs where
+/// both days have data. `None` with fewer than three pairs or no variance.
+pub fn autocorrelation(series: &[Option<f64>], lag: usize) -> Option<f64> {
+    let pairs: Vec<(f64, f64)> =
+        series.iter().zip(series.iter().skip(lag)).filter_map(|(a, b)| Some(((*a)?, (*b)?))).collect();
+    if pairs.len() < 3 {
+        return None;
+    }
+    let n = pairs.len() as f64;
+    let (ma, mb) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let (mut cov, mut va, mut vb) = (0.0, 0.0, 0.0);
+    for (a, b) in &pairs {
+        cov += (a - ma) * (b - mb);
+        va += (a - ma) * (a - ma);
+        vb += (b - mb) * (b - mb);
+    }
+    if va <= f64::EPSILON || vb <= f64::EPSILON {
+        return None;
+    }
+    Some(cov / (va * vb).sqrt())
+}
+
+/// The period (5…21 days) of the detrended series with the highest autocorrelation, if it
+/// reaches [`MIN_STRENGTH`]; a divisor lag nearly as strong wins (the fundamental).
+pub fn best_period(detrended: &[Option<f64>]) -> Option<(usize, f64)> {
+    let scores: Vec<(usize, f64)> =
+        (MIN_PERIOD..=MAX_PERIOD).filter_map(|lag| Some((lag, autocorrelation(detrended, lag)?))).collect();
+    let &(mut lag, mut r) = scores.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if r < MIN_STRENGTH {
+        return None;
+    }
+    // Prefer the smallest divisor of the best lag that is almost as strong.
+    for &(d, rd) in &scores {
+        if d < lag && lag % d == 0 && rd >= r - HARMONIC_TOLERANCE && rd >= MIN_STRENGTH {
+            (lag, r) = (d, rd);
+            break;
+        }
+    }
+    Some((lag, r))
+}
+
+/// The cycle of a daily median series (ascending dates, cents), or `None`.
+pub fn detect_cycle(medians: &[(Date, f64)]) -> Option<Cycle> {
+    if medians.len() < MIN_CYCLE_DAYS {
+        return None;
+    }
+    let dense = dense(medians);
+    let detrended = deviations(&dense);
+    let (period, strength) = best_period(&detrended)?;
+    // The last peak and trough: extremes of the detrended series within the last period.
+    let recent: Vec<(Date, f64)> =
+        dense.iter().zip(&detrended).rev().take(period).filter_map(|((d, _), v)| Some((*d, (*v)?))).collect();
+    // `recent` is newest first, so ties go to the latest date.
+    let last_peak = recent.iter().fold(None::<(Date, f64)>, |best, &(d, v)| match best {
+        Some((_, bv)) if bv >= v => best,
+        _ => Some((d, v)),
+    })?;
+    let last_trough = recent.iter().fold(None::<(Date, f64)>, |best, &(d, v)| match best {
+        Some((_, bv)) if bv <= v => best,
+        _ => Some((d, v)),
+    })?;
+    let cheapest_weekday =
+        weekday_offsets(medians).into_iter().min_by(|a, b| a.1.total_cmp(&b.1)).map(|(w, _)| w);
+    Some(Cycle {
+        period_days: period,
+        last_trough: last_trough.0,
+        last_peak: last_peak.0,
+        cheapest_weekday,
+        strength: (strength * 100.0).round() / 100.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    fn days(n: usize, f: impl Fn(usize) -> f64) -> Vec<(Date, f64)> {
+        let start = date(2026, 6, 1);
+        (0..n).map(|i| (start.checked_add(jiff::Span::new().days(i as i64)).expect("date"), f(i))).collect()
+    }
+
+    /// Deterministic, aperiodic noise in ±1.5 cents.
+    fn noise(i: usize) -> f64 {
+        ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 59) as f64 / 10.0 - 1.55
+    }
+
+    /// A sharp rise every `period` days, then a slow fall, plus a little noise.
+    fn sawtooth(period: usize, i: usize) -> f64 {
+        let phase = i % period;
+        200.0 + 30.0 - 30.0 * phase as f64 / (period - 1) as f64 + noise(i)
+    }
+
+    #[test]
+    fn percentiles_interpolate() {
+        let v = [10, 20, 30, 40, 50];
+        assert_eq!(percentile(&v, 0.5), 30.0);
+        assert_eq!(percentile(&v, 0.1), 14.0);
+        assert_eq!(percentile(&v, 0.9), 46.0);
+        assert_eq!(percentile(&[7], 0.9), 7.0);
+    }
+
+    #[test]
+    fn day_statistics() {
+        let d = date(2026, 11, 20);
+        let prices = [("c", 1899), ("a", 1799), ("b", 1799), ("d", 2001), ("e", 1799), ("f", 1850)];
+        let s = day_stats(d, &prices).expect("stats");
+        assert_eq!(s.stations, 6);
+        assert_eq!(s.min, 179.9);
+        assert_eq!(s.max, 200.1);
+        assert_eq!(s.median, 182.5); // (1799 + 1850) / 2 = 1824.5 tenths → 182.5 (half up)
+        assert_eq!(s.mean, 185.8); // 11147 / 6 = 1857.83
+        assert_eq!(s.cheapest, vec!["a", "b", "e"]);
+        assert!(day_stats(d, &[]).is_none());
+    }
+
+    #[test]
+    fn a_fortnightly_sawtooth_is_fourteen_days() {
+        let series = days(90, |i| sawtooth(14, i));
+        let cycle = detect_cycle(&series).expect("cycle");
+        assert_eq!(cycle.period_days, 14);
+        assert!(cycle.strength >= 0.5);
+        // Rises happen on days 0, 14, …, 84 (index 84 = the last rise).
+        assert_eq!(cycle.last_peak, series[84].0);
+        assert_eq!(cycle.last_trough, series[83].0);
+    }
+
+    #[test]
+    fn a_weekly_cycle_is_seven_days_not_its_harmonics() {
+        let series = days(120, |i| sawtooth(7, i));
+        assert_eq!(detect_cycle(&series).expect("cycle").period_days, 7);
+    }
+
+    #[test]
+    fn a_known_ten_day_series() {
+        let series = days(60, |i| sawtooth(10, i) + i as f64 * 0.05);
+        assert_eq!(detect_cycle(&series).expect("cycle").period_days, 10);
+    }
+
+    #[test]
+    fn a_flat_or_drifting_series_has_no_cycle() {
+        assert!(detect_cycle(&days(90, |_| 180.0)).is_none());
+        // Slow drift with noise (diesel-like): no period reaches the threshold.
+        let drift = days(90, |i| 190.0 + (i as f64 / 15.0).sin() * 4.0 + noise(i));
+        assert!(detect_cycle(&drift).is_none());
+    }
+
+    #[test]
+    fn too_few_days_have_no_cycle() {
+        assert!(detect_cycle(&days(27, |i| sawtooth(7, i))).is_none());
+    }
+
+    #[test]
+    fn weekday_offsets_find_the_cheap_day() {
+        // Weekly: highest on the rise day, cheapest the day before it.
+        let series = days(56, |i| sawtooth(7, i));
+        let offsets = weekday_offsets(&series);
+        assert_eq!(offsets.len(), 7);
+        let rise = series[0].0.weekday();
+        let cheapest = offsets.iter().min_by(|a, b| a.1.total_cmp(&b.1)).expect("some").0;
+        assert_eq!(cheapest, rise.predecessor());
+        let highest = offsets.iter().max_by(|a, b| a.1.total_cmp(&b.1)).expect("some").0;
+        assert_eq!(highest, rise);
+    }
+
+    #[test]
+    fn gaps_are_not_invented() {
+        let mut series = days(90, |i| sawtooth(14, i));
+        series.retain(|(d, _)| d.day() != 10); // three missing days
+        assert_eq!(detect_cycle(&series).expect("cycle").period_days, 14);
+    }
+}

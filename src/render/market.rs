@@ -1,0 +1,244 @@
+//! Documents of the stored history: one station's daily prices (`priceHistory`, JSON:API or
+//! CSV) and the market by day with its price cycle (`marketStats`). Pure.
+
+use std::collections::HashSet;
+
+use jiff::civil::{Date, Weekday};
+use serde::Serialize;
+
+use super::DocumentMeta;
+use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use crate::model::stats::{Cycle, DayStats, day_stats, detect_cycle, weekday_offsets};
+use crate::store::history::MarketRows;
+
+/// `meta` of history and statistics documents.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RangeMeta<'a> {
+    source: &'static str,
+    product: u8,
+    from: String,
+    to: String,
+    copyright: &'a str,
+    documentation: &'a str,
+    issues: &'a str,
+    version: &'static str,
+}
+
+impl<'a> RangeMeta<'a> {
+    fn new(product: u8, from: Date, to: Date, meta: &'a DocumentMeta) -> Self {
+        RangeMeta {
+            source: SOURCE_HOST,
+            product,
+            from: from.to_string(),
+            to: to.to_string(),
+            copyright: &meta.copyright,
+            documentation: &meta.documentation,
+            issues: &meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Document<'a, A: Serialize> {
+    jsonapi: JsonApi,
+    meta: RangeMeta<'a>,
+    data: Resource<A>,
+}
+
+#[derive(Serialize)]
+struct Resource<A: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    attributes: A,
+}
+
+#[derive(Serialize)]
+struct Point {
+    date: String,
+    price: f64,
+}
+
+#[derive(Serialize)]
+struct HistoryAttributes {
+    product: u8,
+    points: Vec<Point>,
+}
+
+fn cents(tenths: i64) -> f64 {
+    tenths as f64 / 10.0
+}
+
+/// `/v1/stations/{id}/history` as JSON:API.
+pub fn history_jsonapi(
+    station_id: &str,
+    product: u8,
+    (from, to): (Date, Date),
+    points: &[(Date, i64)],
+    meta: &DocumentMeta,
+) -> Vec<u8> {
+    let doc = Document {
+        jsonapi: JSON_API,
+        meta: RangeMeta::new(product, from, to, meta),
+        data: Resource {
+            kind: "priceHistory",
+            id: format!("{station_id}:{product}"),
+            attributes: HistoryAttributes {
+                product,
+                points: points.iter().map(|(d, p)| Point { date: d.to_string(), price: cents(*p) }).collect(),
+            },
+        },
+    };
+    serde_json::to_vec(&doc).unwrap_or_default()
+}
+
+/// `/v1/stations/{id}/history` as RFC 4180 CSV (`date,price`).
+pub fn history_csv(points: &[(Date, i64)]) -> Vec<u8> {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    let mut write = || -> Result<(), csv::Error> {
+        w.write_record(["date", "price"])?;
+        for (d, p) in points {
+            w.write_record([d.to_string(), cents(*p).to_string()])?;
+        }
+        Ok(())
+    };
+    let written = write();
+    debug_assert!(written.is_ok(), "writing CSV into a Vec cannot fail");
+    w.into_inner().unwrap_or_default()
+}
+
+/// The market over a range: statistics per day, weekday offsets and the cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Market {
+    pub days: Vec<DayStats>,
+    pub weekdays: Vec<(Weekday, f64)>,
+    pub cycle: Option<Cycle>,
+}
+
+/// Statistics of stored prices, optionally only for some brands or some stations.
+pub fn market(rows: &MarketRows, brands: Option<&[u8]>, stations: Option<&HashSet<String>>) -> Market {
+    let mut by_day: Vec<(Date, Vec<(&str, i64)>)> = Vec::new();
+    for (date, sid, price) in &rows.prices {
+        let Some(st) = rows.stations.get(sid) else { continue };
+        if brands.is_some_and(|b| !b.contains(&st.brand)) {
+            continue;
+        }
+        if stations.is_some_and(|set| !set.contains(&st.station_id)) {
+            continue;
+        }
+        match by_day.last_mut() {
+            Some((d, prices)) if d == date => prices.push((st.station_id.as_str(), *price)),
+            _ => by_day.push((*date, vec![(st.station_id.as_str(), *price)])),
+        }
+    }
+    let days: Vec<DayStats> = by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect();
+    let medians: Vec<(Date, f64)> = days.iter().map(|d| (d.date, d.median)).collect();
+    Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days }
+}
+
+#[derive(Serialize)]
+struct DayOut<'a> {
+    date: String,
+    stations: usize,
+    min: f64,
+    p10: f64,
+    median: f64,
+    mean: f64,
+    p90: f64,
+    max: f64,
+    cheapest: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CycleOut {
+    period_days: usize,
+    last_trough: String,
+    last_peak: String,
+    cheapest_weekday: Option<String>,
+    strength: f64,
+}
+
+#[derive(Serialize)]
+struct StatsAttributes<'a> {
+    product: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    brands: Option<&'a [u8]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regions: Option<&'a [u8]>,
+    days: Vec<DayOut<'a>>,
+    weekdays: serde_json::Map<String, serde_json::Value>,
+    cycle: Option<CycleOut>,
+}
+
+/// English weekday name.
+pub fn weekday_name(w: Weekday) -> &'static str {
+    crate::model::site_features::WEEKDAYS[w.to_monday_zero_offset() as usize]
+}
+
+/// What a statistics request selected.
+pub struct StatsScope<'a> {
+    pub product: u8,
+    pub brands: Option<&'a [u8]>,
+    pub regions: Option<&'a [u8]>,
+    pub from: Date,
+    pub to: Date,
+}
+
+/// `/v1/stats` as JSON:API.
+pub fn stats_jsonapi(scope: &StatsScope<'_>, market: &Market, meta: &DocumentMeta) -> Vec<u8> {
+    let list = |v: Option<&[u8]>| v.map(|l| l.iter().map(u8::to_string).collect::<Vec<_>>().join(","));
+    let mut id = format!("{}:{}:{}", scope.product, scope.from, scope.to);
+    if let Some(b) = list(scope.brands) {
+        id.push_str(&format!(":brand={b}"));
+    }
+    if let Some(r) = list(scope.regions) {
+        id.push_str(&format!(":region={r}"));
+    }
+    let days = market
+        .days
+        .iter()
+        .map(|d| DayOut {
+            date: d.date.to_string(),
+            stations: d.stations,
+            min: d.min,
+            p10: d.p10,
+            median: d.median,
+            mean: d.mean,
+            p90: d.p90,
+            max: d.max,
+            cheapest: &d.cheapest,
+        })
+        .collect();
+    let weekdays = market
+        .weekdays
+        .iter()
+        .map(|(w, v)| (weekday_name(*w).to_string(), serde_json::Value::from(*v)))
+        .collect();
+    let cycle = market.cycle.as_ref().map(|c| CycleOut {
+        period_days: c.period_days,
+        last_trough: c.last_trough.to_string(),
+        last_peak: c.last_peak.to_string(),
+        cheapest_weekday: c.cheapest_weekday.map(|w| weekday_name(w).to_string()),
+        strength: c.strength,
+    });
+    let doc = Document {
+        jsonapi: JSON_API,
+        meta: RangeMeta::new(scope.product, scope.from, scope.to, meta),
+        data: Resource {
+            kind: "marketStats",
+            id,
+            attributes: StatsAttributes {
+                product: scope.product,
+                brands: scope.brands,
+                regions: scope.regions,
+                days,
+                weekdays,
+                cycle,
+            },
+        },
+    };
+    serde_json::to_vec(&doc).unwrap_or_default()
+}

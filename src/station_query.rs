@@ -1,0 +1,384 @@
+//! Query strings of the station API (EXTENSIONS.md) → validated requests: nearby with
+//! distance and ranking, one station, its history, market statistics. Same rules as `/v1`
+//! (names case-insensitive, each at most once, 1024 characters, unknown → 400), decided
+//! here before any store or source access. Pure.
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use crate::model::codes::{brand, is_region, product};
+use crate::query::{MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with};
+use crate::time::{perth_now, tomorrow_published};
+
+/// Latitudes and longitudes a `near` point may have: Western Australia's bounding box.
+pub const WA_LATITUDE: (f64, f64) = (-36.0, -13.0);
+pub const WA_LONGITUDE: (f64, f64) = (112.0, 130.0);
+/// Default and largest `radius`, in kilometres.
+pub const DEFAULT_RADIUS_KM: f64 = 10.0;
+pub const MAX_RADIUS_KM: f64 = 100.0;
+/// Largest `limit`.
+pub const MAX_LIMIT: usize = 5_000;
+/// Longest history or statistics range, in days (three years).
+pub const MAX_RANGE_DAYS: i32 = 1_096;
+/// Default history or statistics range, in days up to today.
+pub const DEFAULT_RANGE_DAYS: i32 = 90;
+
+/// How `/v1/stations` orders its stations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sort {
+    /// Nearest first (needs `near`).
+    Distance,
+    /// Cheapest first for the one selected product.
+    Price,
+    /// By name.
+    Name,
+    /// `/v1`'s order: suburb, name, id.
+    Suburb,
+}
+
+impl Sort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sort::Distance => "distance",
+            Sort::Price => "price",
+            Sort::Name => "name",
+            Sort::Suburb => "suburb",
+        }
+    }
+}
+
+/// A point in decimal degrees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub latitude: f64,
+    pub longitude: f64,
+}
+
+/// A validated `/v1/stations` (or `/v1/stations/{id}`) request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StationsQuery {
+    /// The base day's selection (filters, day, expand), as `/v1` would read it.
+    pub selection: Selection,
+    pub near: Option<Point>,
+    /// Metres; only meaningful with `near`.
+    pub radius_m: f64,
+    pub sort: Sort,
+    pub limit: Option<usize>,
+}
+
+impl StationsQuery {
+    /// A stable text for the cache key (everything that changes the answer's data).
+    pub fn data_key(&self) -> String {
+        let near = self.near.map_or("-".to_string(), |p| format!("{},{}", p.latitude, p.longitude));
+        format!(
+            "stations;{};near={near};r={};sort={};limit={:?}",
+            self.selection.data_key(),
+            self.radius_m,
+            self.sort.as_str(),
+            self.limit
+        )
+    }
+}
+
+/// A validated `/v1/stations/{id}/history` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryQuery {
+    pub station_id: String,
+    pub product: u8,
+    pub from: Date,
+    pub to: Date,
+}
+
+/// A validated `/v1/stats` request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StatsQuery {
+    pub product: u8,
+    pub brands: Option<Vec<u8>>,
+    pub regions: Option<Vec<u8>>,
+    pub from: Date,
+    pub to: Date,
+}
+
+/// A plain decimal: optional minus, digits, optionally a point and digits (no exponent, no
+/// `inf`, no spaces), as a number.
+fn plain_decimal(text: &str) -> Option<f64> {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (int, frac) = body.split_once('.').unwrap_or((body, "0"));
+    let digits = |s: &str| !s.is_empty() && s.len() <= 12 && s.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(int) && digits(frac)) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn near(value: &str) -> Result<Point, QueryError> {
+    let (lat, lng) = value.split_once(',').ok_or_else(|| invalid("near needs lat,lng"))?;
+    let latitude = plain_decimal(lat.trim()).ok_or_else(|| invalid(format!("near latitude {lat:?}")))?;
+    let longitude = plain_decimal(lng.trim()).ok_or_else(|| invalid(format!("near longitude {lng:?}")))?;
+    if !(WA_LATITUDE.0..=WA_LATITUDE.1).contains(&latitude)
+        || !(WA_LONGITUDE.0..=WA_LONGITUDE.1).contains(&longitude)
+    {
+        return Err(invalid("near is outside Western Australia"));
+    }
+    Ok(Point { latitude, longitude })
+}
+
+/// The station id of a path: 64 lowercase hex characters.
+pub fn station_id(text: &str) -> Result<String, QueryError> {
+    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        Ok(text.to_string())
+    } else {
+        Err(invalid("malformed station id"))
+    }
+}
+
+/// Parse `/v1/stations` at `now`.
+pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
+    let (selection, extras) =
+        parse_selection_with(Route::V1, raw, now, &["near", "radius", "sort", "limit"])?;
+    let get = |name: &str| extras.iter().find(|(n, _)| *n == name).map(|(_, v)| v.trim());
+    let near = get("near").map(near).transpose()?;
+    let radius_km = match get("radius") {
+        None => DEFAULT_RADIUS_KM,
+        Some(_) if near.is_none() => return Err(invalid("radius needs near")),
+        Some(v) => {
+            let r = plain_decimal(v).ok_or_else(|| invalid(format!("radius {v:?}")))?;
+            if !(r > 0.0 && r <= MAX_RADIUS_KM) {
+                return Err(invalid(format!("radius {r} out of range")));
+            }
+            r
+        }
+    };
+    let sort = match get("sort").map(str::to_ascii_lowercase).as_deref() {
+        None if near.is_some() => Sort::Distance,
+        None => Sort::Suburb,
+        Some("distance") if near.is_some() => Sort::Distance,
+        Some("distance") => return Err(invalid("sort=distance needs near")),
+        Some("price") if selection.products.len() == 1 => Sort::Price,
+        Some("price") => return Err(invalid("sort=price needs exactly one product")),
+        Some("name") => Sort::Name,
+        Some(other) => return Err(invalid(format!("sort {other:?}"))),
+    };
+    let limit = match get("limit") {
+        None => None,
+        Some(v) => {
+            let ok = !v.is_empty() && v.len() <= 4 && v.bytes().all(|b| b.is_ascii_digit());
+            let n: usize = if ok { v.parse().unwrap_or(0) } else { 0 };
+            if !(1..=MAX_LIMIT).contains(&n) {
+                return Err(invalid(format!("limit {v:?}")));
+            }
+            Some(n)
+        }
+    };
+    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit })
+}
+
+/// Parse `/v1/stations/{id}`: only `day` and `expand` apply (all products, no filters).
+pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(String, StationsQuery), QueryError> {
+    let id = station_id(id)?;
+    for (name, _) in url::form_urlencoded::parse(raw.as_bytes()) {
+        let lower = name.to_ascii_lowercase();
+        if !matches!(lower.as_str(), "day" | "filter[day]" | "expand") {
+            return Err(invalid(format!("unsupported parameter {name:?}")));
+        }
+    }
+    let (selection, _) = parse_selection_with(Route::V1, raw, now, &[])?;
+    Ok((id, StationsQuery { selection, near: None, radius_m: 0.0, sort: Sort::Suburb, limit: None }))
+}
+
+/// The newest day with published prices at `now`: tomorrow from 14:30, else today.
+pub fn newest_published(now: Timestamp) -> Date {
+    let today = perth_now(now).date();
+    if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today }
+}
+
+fn iso_date(value: &str) -> Result<Date, QueryError> {
+    let v = value.trim();
+    let b = v.as_bytes();
+    let shape = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shape {
+        return Err(invalid(format!("date {value:?}")));
+    }
+    v.parse().map_err(|_| invalid(format!("date {value:?}")))
+}
+
+/// Parameters of history and statistics, each at most once, names case-insensitive.
+fn params<'a>(raw: &'a str, allowed: &[&'static str]) -> Result<Vec<(&'static str, String)>, QueryError> {
+    if raw.len() > MAX_QUERY_LEN {
+        return Err(invalid(format!("query of {} characters", raw.len())));
+    }
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+        let lower = name.to_ascii_lowercase();
+        let short = lower.strip_prefix("filter[").and_then(|r| r.strip_suffix(']'));
+        let canonical = allowed
+            .iter()
+            .find(|a| **a == lower || (short == Some(**a) && matches!(**a, "product" | "brand" | "region")))
+            .ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
+        if out.iter().any(|(n, _)| n == canonical) {
+            return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
+        }
+        out.push((canonical, value.into_owned()));
+    }
+    Ok(out)
+}
+
+/// `from`/`to` with defaults (the 90 days up to today) and bounds.
+fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, Date), QueryError> {
+    let today = perth_now(now).date();
+    let back = |d: Date| d.checked_sub(jiff::Span::new().days(DEFAULT_RANGE_DAYS - 1)).unwrap_or(d);
+    let to = to.map(iso_date).transpose()?;
+    let from = from.map(iso_date).transpose()?;
+    let (from, to) = match (from, to) {
+        (Some(f), Some(t)) => (f, t),
+        (Some(f), None) => (f, today),
+        (None, Some(t)) => (back(t), t),
+        (None, None) => (back(today), today),
+    };
+    if from > to {
+        return Err(invalid("from is after to"));
+    }
+    if to > newest_published(now) {
+        return Err(invalid("to is after the newest published day"));
+    }
+    let days = (to - from).get_days() + 1;
+    if days > MAX_RANGE_DAYS {
+        return Err(invalid(format!("range of {days} days")));
+    }
+    Ok((from, to))
+}
+
+fn one_product(value: Option<&str>) -> Result<u8, QueryError> {
+    let value = value.ok_or_else(|| invalid("product is required"))?;
+    match codes(value, "product", |c| product(c).is_some())?.as_slice() {
+        [p] => Ok(*p),
+        _ => Err(invalid("exactly one product")),
+    }
+}
+
+/// Parse `/v1/stations/{id}/history` at `now`.
+pub fn parse_history(id: &str, raw: &str, now: Timestamp) -> Result<HistoryQuery, QueryError> {
+    let station_id = station_id(id)?;
+    let p = params(raw, &["product", "from", "to"])?;
+    let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+    let product = one_product(get("product"))?;
+    let (from, to) = range(get("from"), get("to"), now)?;
+    Ok(HistoryQuery { station_id, product, from, to })
+}
+
+/// Parse `/v1/stats` at `now`.
+pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> {
+    let p = params(raw, &["product", "brand", "region", "from", "to"])?;
+    let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+    let product = one_product(get("product"))?;
+    let brands = get("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
+    let regions = get("region").map(|v| codes(v, "region", is_region)).transpose()?;
+    let (from, to) = range(get("from"), get("to"), now)?;
+    Ok(StatsQuery { product, brands, regions, from, to })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn at(h: i8) -> Timestamp {
+        perth_instant(date(2026, 11, 20).at(h, 0, 0, 0))
+    }
+
+    const ID: &str = "238232d151f5f92bbce32951b828cb7fe4887fdc1ac868628c7ab33d4eda4e3b";
+
+    #[test]
+    fn nearby_defaults_and_rules() {
+        let q = parse_stations("near=-31.95,115.86&product=1", at(10)).expect("ok");
+        assert_eq!(q.near, Some(Point { latitude: -31.95, longitude: 115.86 }));
+        assert_eq!(q.radius_m, 10_000.0);
+        assert_eq!(q.sort, Sort::Distance);
+        assert_eq!(parse_stations("", at(10)).expect("ok").sort, Sort::Suburb);
+        let q = parse_stations("NEAR=-31.95,115.86&Radius=2.5&sort=PRICE&filter[product]=4&limit=3", at(10))
+            .expect("ok");
+        assert_eq!((q.radius_m, q.sort, q.limit), (2_500.0, Sort::Price, Some(3)));
+        assert_eq!(parse_stations("sort=name", at(10)).expect("ok").sort, Sort::Name);
+    }
+
+    #[test]
+    fn nearby_rejections() {
+        let bad = [
+            "near=-31.95",
+            "near=-31.95,115.86,1",
+            "near=-40,115.86",
+            "near=-31.95,140",
+            "near=1e1,115",
+            "near=-31.95,115.86&near=-31.9,115.8",
+            "near=nan,115",
+            "radius=5",
+            "near=-31.95,115.86&radius=0",
+            "near=-31.95,115.86&radius=100.1",
+            "near=-31.95,115.86&radius=-1",
+            "sort=distance",
+            "sort=price",
+            "near=-31.95,115.86&sort=price&product=1,2",
+            "sort=cheapest",
+            "limit=0",
+            "limit=5001",
+            "limit=1.5",
+            "limit=",
+            "product=3",
+            "colour=red",
+        ];
+        for q in bad {
+            assert!(parse_stations(q, at(10)).is_err(), "{q} should be rejected");
+        }
+    }
+
+    #[test]
+    fn one_station() {
+        let (id, q) = parse_station(ID, "day=yesterday&expand=brand", at(10)).expect("ok");
+        assert_eq!(id, ID);
+        assert_eq!(q.selection.date, date(2026, 11, 19));
+        assert!(parse_station(&ID.to_uppercase(), "", at(10)).is_err());
+        assert!(parse_station("abc", "", at(10)).is_err());
+        assert!(parse_station(ID, "product=1", at(10)).is_err());
+    }
+
+    #[test]
+    fn history_ranges() {
+        let q = parse_history(ID, "product=1", at(10)).expect("ok");
+        assert_eq!((q.from, q.to), (date(2026, 8, 23), date(2026, 11, 20)));
+        let q = parse_history(ID, "product=1&from=2026-11-01&to=2026-11-10", at(10)).expect("ok");
+        assert_eq!((q.from, q.to), (date(2026, 11, 1), date(2026, 11, 10)));
+        // Tomorrow is the newest day only once it is published.
+        assert!(parse_history(ID, "product=1&to=2026-11-21", at(10)).is_err());
+        assert!(parse_history(ID, "product=1&to=2026-11-21", at(15)).is_ok());
+        let bad = [
+            "",
+            "product=1,2",
+            "product=3",
+            "product=1&from=2026-11-10&to=2026-11-01",
+            "product=1&from=2023-11-19",
+            "product=1&from=20/11/2026",
+            "product=1&from=2026-02-30",
+            "product=1&to=2026-11-20&to=2026-11-19",
+            "product=1&day=today",
+        ];
+        for q in bad {
+            assert!(parse_history(ID, q, at(10)).is_err(), "{q} should be rejected");
+        }
+        assert!(parse_history(ID, "product=1&from=2023-11-20", at(10)).is_ok(), "exactly 1,096 days");
+    }
+
+    #[test]
+    fn stats_parameters() {
+        let q = parse_stats("product=1&brand=5,2&region=25", at(10)).expect("ok");
+        assert_eq!(q.brands, Some(vec![2, 5]));
+        assert_eq!(q.regions, Some(vec![25]));
+        assert!(parse_stats("product=1&brand=0", at(10)).is_err());
+        assert!(parse_stats("product=1&region=52", at(10)).is_err());
+        assert!(parse_stats("product=1&expand=brand", at(10)).is_err());
+        assert!(parse_stats("product=1&filter[brand]=5&brand=5", at(10)).is_err());
+    }
+}

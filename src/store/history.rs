@@ -1,0 +1,322 @@
+//! Daily price history and each station's latest details (EXTENSIONS.md "History store"),
+//! in the same store as snapshots: written from every published catalogue extract, read by
+//! the history and statistics routes. One implementation over both backends.
+//!
+//! Stations get a compact integer `sid` so that a statewide range of prices reads as three
+//! integers a row; the public id stays the SHA-256 station digest.
+
+use std::collections::HashMap;
+
+use jiff::civil::Date;
+
+use super::StoreError;
+use crate::model::station::{Quote, Station};
+
+/// What one write did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryWrite {
+    /// New (station, product, date) rows.
+    pub written: u64,
+    /// Existing rows whose price changed (a source correction).
+    pub replaced: u64,
+}
+
+/// One station of the history, with its latest details.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryStation {
+    pub station_id: String,
+    pub brand: u8,
+    pub first_seen: Date,
+    pub last_seen: Date,
+}
+
+/// Every price of a product over a date range, for statistics.
+#[derive(Debug, Default, Clone)]
+pub struct MarketRows {
+    /// (date, sid, price in tenths of a cent), ascending by date.
+    pub prices: Vec<(Date, i64, i64)>,
+    /// The stations those rows name, by sid.
+    pub stations: HashMap<i64, HistoryStation>,
+}
+
+/// History persistence.
+#[async_trait::async_trait]
+pub trait HistoryStore: Send + Sync + 'static {
+    /// Upsert one catalogue extract's quotes (one product, one date) and their stations.
+    /// Idempotent: an unchanged price writes nothing.
+    async fn record(&self, product: u8, date: Date, quotes: &[Quote]) -> Result<HistoryWrite, StoreError>;
+    /// One station's prices of a product between two dates (inclusive), ascending; `None`
+    /// when the station never had that product in the store.
+    async fn station_history(
+        &self,
+        station_id: &str,
+        product: u8,
+        from: Date,
+        to: Date,
+    ) -> Result<Option<Vec<(Date, i64)>>, StoreError>;
+    /// Every station's price of a product between two dates (inclusive).
+    async fn market(&self, product: u8, from: Date, to: Date) -> Result<MarketRows, StoreError>;
+    /// Delete prices older than `before`, and stations last seen before it.
+    async fn prune_history(&self, before: Date) -> Result<u64, StoreError>;
+}
+
+/// A Perth date as the integer `YYYYMMDD` (compact, ordered, readable in SQL).
+pub fn day_number(d: Date) -> i64 {
+    i64::from(d.year()) * 10_000 + i64::from(d.month()) * 100 + i64::from(d.day())
+}
+
+pub fn from_day_number(n: i64) -> Option<Date> {
+    let year = i16::try_from(n / 10_000).ok()?;
+    let month = i8::try_from(n / 100 % 100).ok()?;
+    let day = i8::try_from(n % 100).ok()?;
+    Date::new(year, month, day).ok()
+}
+
+/// A price in integer tenths of a cent (the feed has at most one decimal).
+pub fn tenths(price: f64) -> i64 {
+    (price * 10.0).round() as i64
+}
+
+/// A station's stored details and a fingerprint of them (to skip unchanged rewrites).
+pub fn details(station: &Station) -> Result<(String, String), StoreError> {
+    let json = serde_json::to_string(station).map_err(|e| StoreError(e.to_string()))?;
+    let fingerprint = crate::model::key::sha256_hex(json.as_bytes());
+    Ok((json, fingerprint))
+}
+
+/// Rows per multi-row statement (4–6 binds each, well under both backends' limits).
+pub const BATCH: usize = 500;
+
+pub const STATIONS: &str =
+    "SELECT sid, station_id, brand, first_seen, last_seen, fingerprint FROM history_stations";
+pub const UPSERT_STATIONS: &str =
+    "INSERT INTO history_stations (station_id, brand, details, fingerprint, first_seen, last_seen) ";
+pub const UPSERT_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPDATE SET \
+     brand = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.brand ELSE history_stations.brand END, \
+     details = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.details ELSE history_stations.details END, \
+     fingerprint = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.fingerprint ELSE history_stations.fingerprint END, \
+     first_seen = CASE WHEN excluded.first_seen < history_stations.first_seen THEN excluded.first_seen ELSE history_stations.first_seen END, \
+     last_seen = CASE WHEN excluded.last_seen > history_stations.last_seen THEN excluded.last_seen ELSE history_stations.last_seen END \
+     RETURNING sid, station_id";
+pub const EXISTING_PRICES: &str = "SELECT sid, price FROM price_history WHERE product = $1 AND day = $2";
+pub const UPSERT_PRICES: &str = "INSERT INTO price_history (product, day, sid, price) ";
+pub const UPSERT_PRICES_TAIL: &str = " ON CONFLICT (product, day, sid) DO UPDATE SET price = excluded.price";
+pub const STATION_SID: &str = "SELECT sid FROM history_stations WHERE station_id = $1";
+pub const HAS_PRODUCT: &str = "SELECT 1 FROM price_history WHERE sid = $1 AND product = $2 LIMIT 1";
+pub const STATION_PRICES: &str = "SELECT day, price FROM price_history \
+     WHERE sid = $1 AND product = $2 AND day >= $3 AND day <= $4 ORDER BY day";
+pub const MARKET: &str = "SELECT day, sid, price FROM price_history \
+     WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day";
+pub const PRUNE_PRICES: &str = "DELETE FROM price_history WHERE day < $1";
+pub const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
+
+/// Implement `HistoryStore` for a store type holding `pool: sqlx::Pool<$db>`.
+macro_rules! impl_history_store {
+    ($store:ty, $db:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::store::history::HistoryStore for $store {
+            async fn record(
+                &self,
+                product: u8,
+                date: jiff::civil::Date,
+                quotes: &[$crate::model::station::Quote],
+            ) -> Result<$crate::store::history::HistoryWrite, $crate::store::StoreError> {
+                use sqlx::Row;
+                use std::collections::HashMap;
+                use $crate::store::history as h;
+                let day = h::day_number(date);
+                let mut tx = self.pool.begin().await?;
+
+                // Stations: insert new ones, rewrite details only when they changed or this
+                // date moves first/last seen.
+                let mut known: HashMap<String, (i64, i64, i64, String)> = HashMap::new();
+                for r in sqlx::query(h::STATIONS).fetch_all(&mut *tx).await? {
+                    let id: String = r.try_get(1)?;
+                    known.insert(id, (r.try_get(0)?, r.try_get(3)?, r.try_get(4)?, r.try_get(5)?));
+                }
+                let mut sids: HashMap<String, i64> = HashMap::with_capacity(quotes.len());
+                let mut pending = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                for q in quotes {
+                    let st = &q.station;
+                    if !seen.insert(st.digest.as_str()) {
+                        continue;
+                    }
+                    let (json, fingerprint) = h::details(st)?;
+                    match known.get(&st.digest) {
+                        Some((sid, first, last, fp))
+                            if *first <= day && (*last > day || (*last == day && *fp == fingerprint)) =>
+                        {
+                            sids.insert(st.digest.clone(), *sid);
+                        }
+                        _ => pending.push((st.digest.clone(), i64::from(st.brand), json, fingerprint)),
+                    }
+                }
+                for chunk in pending.chunks(h::BATCH) {
+                    let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_STATIONS);
+                    qb.push_values(chunk, |mut b, (id, brand, json, fp)| {
+                        b.push_bind(id.clone())
+                            .push_bind(*brand)
+                            .push_bind(json.clone())
+                            .push_bind(fp.clone())
+                            .push_bind(day)
+                            .push_bind(day);
+                    });
+                    qb.push(h::UPSERT_STATIONS_TAIL);
+                    for r in qb.build().fetch_all(&mut *tx).await? {
+                        sids.insert(r.try_get(1)?, r.try_get(0)?);
+                    }
+                }
+
+                // Prices: only new or changed rows are written, and counted.
+                let mut existing: HashMap<i64, i64> = HashMap::new();
+                for r in sqlx::query(h::EXISTING_PRICES)
+                    .bind(i64::from(product))
+                    .bind(day)
+                    .fetch_all(&mut *tx)
+                    .await?
+                {
+                    existing.insert(r.try_get(0)?, r.try_get(1)?);
+                }
+                let mut report = $crate::store::history::HistoryWrite::default();
+                let mut rows: Vec<(i64, i64)> = Vec::new();
+                for q in quotes.iter().filter(|q| q.product == product) {
+                    let Some(&sid) = sids.get(&q.station.digest) else { continue };
+                    let price = h::tenths(q.price);
+                    match existing.insert(sid, price) {
+                        None => report.written += 1,
+                        Some(old) if old != price => report.replaced += 1,
+                        Some(_) => continue,
+                    }
+                    rows.push((sid, price));
+                }
+                for chunk in rows.chunks(h::BATCH) {
+                    let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_PRICES);
+                    qb.push_values(chunk, |mut b, (sid, price)| {
+                        b.push_bind(i64::from(product)).push_bind(day).push_bind(*sid).push_bind(*price);
+                    });
+                    qb.push(h::UPSERT_PRICES_TAIL);
+                    qb.build().execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(report)
+            }
+
+            async fn station_history(
+                &self,
+                station_id: &str,
+                product: u8,
+                from: jiff::civil::Date,
+                to: jiff::civil::Date,
+            ) -> Result<Option<Vec<(jiff::civil::Date, i64)>>, $crate::store::StoreError> {
+                use sqlx::Row;
+                use $crate::store::history as h;
+                let Some(row) =
+                    sqlx::query(h::STATION_SID).bind(station_id).fetch_optional(&self.pool).await?
+                else {
+                    return Ok(None);
+                };
+                let sid: i64 = row.try_get(0)?;
+                let any = sqlx::query(h::HAS_PRODUCT)
+                    .bind(sid)
+                    .bind(i64::from(product))
+                    .fetch_optional(&self.pool)
+                    .await?;
+                if any.is_none() {
+                    return Ok(None);
+                }
+                let rows = sqlx::query(h::STATION_PRICES)
+                    .bind(sid)
+                    .bind(i64::from(product))
+                    .bind(h::day_number(from))
+                    .bind(h::day_number(to))
+                    .fetch_all(&self.pool)
+                    .await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    if let Some(d) = h::from_day_number(r.try_get(0)?) {
+                        out.push((d, r.try_get(1)?));
+                    }
+                }
+                Ok(Some(out))
+            }
+
+            async fn market(
+                &self,
+                product: u8,
+                from: jiff::civil::Date,
+                to: jiff::civil::Date,
+            ) -> Result<$crate::store::history::MarketRows, $crate::store::StoreError> {
+                use sqlx::Row;
+                use $crate::store::history as h;
+                let mut out = h::MarketRows::default();
+                for r in sqlx::query(h::STATIONS).fetch_all(&self.pool).await? {
+                    let first = h::from_day_number(r.try_get(3)?);
+                    let last = h::from_day_number(r.try_get(4)?);
+                    let (Some(first_seen), Some(last_seen)) = (first, last) else { continue };
+                    out.stations.insert(
+                        r.try_get(0)?,
+                        h::HistoryStation {
+                            station_id: r.try_get(1)?,
+                            brand: u8::try_from(r.try_get::<i64, _>(2)?).unwrap_or(0),
+                            first_seen,
+                            last_seen,
+                        },
+                    );
+                }
+                let rows = sqlx::query(h::MARKET)
+                    .bind(i64::from(product))
+                    .bind(h::day_number(from))
+                    .bind(h::day_number(to))
+                    .fetch_all(&self.pool)
+                    .await?;
+                out.prices.reserve(rows.len());
+                let mut current: Option<(i64, jiff::civil::Date)> = None;
+                for r in rows {
+                    let n: i64 = r.try_get(0)?;
+                    // Rows arrive ordered by day: convert each distinct day once.
+                    let date = match current {
+                        Some((k, d)) if k == n => d,
+                        _ => match h::from_day_number(n) {
+                            Some(d) => {
+                                current = Some((n, d));
+                                d
+                            }
+                            None => continue,
+                        },
+                    };
+                    out.prices.push((date, r.try_get(1)?, r.try_get(2)?));
+                }
+                Ok(out)
+            }
+
+            async fn prune_history(
+                &self,
+                before: jiff::civil::Date,
+            ) -> Result<u64, $crate::store::StoreError> {
+                use $crate::store::history as h;
+                let day = h::day_number(before);
+                let prices = sqlx::query(h::PRUNE_PRICES).bind(day).execute(&self.pool).await?;
+                sqlx::query(h::PRUNE_STATIONS).bind(day).execute(&self.pool).await?;
+                Ok(prices.rows_affected())
+            }
+        }
+    };
+}
+
+pub(crate) use impl_history_store;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    #[test]
+    fn day_numbers_round_trip() {
+        assert_eq!(day_number(date(2026, 11, 20)), 20_261_120);
+        assert_eq!(from_day_number(20_261_120), Some(date(2026, 11, 20)));
+        assert_eq!(from_day_number(20_261_340), None);
+        assert_eq!(tenths(189.9), 1899);
+        assert_eq!(tenths(179.0), 1790);
+    }
+}
