@@ -39,6 +39,9 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Past days of price history the demo starts with.
+const DEMO_HISTORY_DAYS: i32 = 120;
+
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::SimulateSource(args) => {
@@ -60,6 +63,15 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let dir = std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id()));
             let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
             say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
+            // 120 past days of prices, so history, statistics and the price cycle have shape.
+            say!("seeding {DEMO_HISTORY_DAYS} past days of price history…");
+            let history: Arc<dyn wafuel::store::history::HistoryStore> = store.clone();
+            let today = wafuel::time::perth_now(clock.now()).date();
+            let seeded = wafuel::jobs::seed::seed_history(&history, today, DEMO_HISTORY_DAYS, |p, d| {
+                sim.state.past_feed(p, d)
+            })
+            .await;
+            say!("seeded {} history rows", seeded.written);
             // A Places stand-in with places for some stations, and one enrichment pass, so the
             // demo shows `enrichment` too (a few seconds after start).
             let places = PlacesHandle::spawn("demo", demo_places(sim.state.dataset())).await?;
@@ -215,6 +227,11 @@ async fn serve_api(
     say!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
     say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
     say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
+    say!("  curl -s 'http://{public_addr}/v1/stations?near=-31.9523,115.8613&product=1&sort=price&limit=5'");
+    say!("  curl -s 'http://{public_addr}/v1/stats?product=1'");
+    say!(
+        "  curl -s 'http://{public_addr}/v1/stations?product=1&region=25' -H 'Accept: application/geo+json'"
+    );
     say!("  curl -s http://{admin_addr}/metrics");
     let mut background = Vec::new();
     if let Some(places) = jobs {

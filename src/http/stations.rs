@@ -39,23 +39,20 @@ const VARY: &str = "Accept, Accept-Encoding";
 const STORED_TTL: SignedDuration = SignedDuration::from_mins(5);
 
 /// Method, Content-Type and Accept checks shared by every route here; `Err` is the answer.
-fn preamble(method: &Method, headers: &HeaderMap, offered: &[Media]) -> Result<Media, Response> {
+fn preamble(method: &Method, headers: &HeaderMap, offered: &[Media]) -> Result<Media, Box<Response>> {
     match *method {
         Method::GET | Method::HEAD => {}
-        Method::OPTIONS => return Err(preflight(headers)),
-        _ => return Err(ApiError::method_not_allowed(Flavor::JsonApi).into_response()),
+        Method::OPTIONS => return Err(Box::new(preflight(headers))),
+        _ => return Err(Box::new(ApiError::method_not_allowed(Flavor::JsonApi).into_response())),
     }
     if unsupported_content_type(text(headers, &header::CONTENT_TYPE)) {
-        return Err(ApiError::new(
-            ErrorCode::UnsupportedMediaType,
-            detail::UNSUPPORTED_MEDIA_TYPE,
-            Flavor::JsonApi,
-        )
-        .into_response());
+        let e =
+            ApiError::new(ErrorCode::UnsupportedMediaType, detail::UNSUPPORTED_MEDIA_TYPE, Flavor::JsonApi);
+        return Err(Box::new(e.into_response()));
     }
     negotiate_media(text(headers, &header::ACCEPT), offered).ok_or_else(|| {
-        ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE_STATIONS, Flavor::JsonApi)
-            .into_response()
+        let e = ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE_STATIONS, Flavor::JsonApi);
+        Box::new(e.into_response())
     })
 }
 
@@ -227,7 +224,7 @@ pub async fn stations(
 ) -> Response {
     let media = match preamble(&method, &headers, &STATION_MEDIA) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let now = state.prices.clock().now();
     let query = match parse_stations(raw.as_deref().unwrap_or(""), now) {
@@ -259,7 +256,7 @@ pub async fn station(
 ) -> Response {
     let media = match preamble(&method, &headers, &STATION_MEDIA) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let now = state.prices.clock().now();
     let (id, query) = match parse_station(&id, raw.as_deref().unwrap_or(""), now) {
@@ -317,7 +314,7 @@ pub async fn history(
 ) -> Response {
     let media = match preamble(&method, &headers, &[Media::JsonApi, Media::Csv]) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let now = state.prices.clock().now();
     let query = match parse_history(&id, raw.as_deref().unwrap_or(""), now) {
@@ -371,7 +368,7 @@ pub async fn stats(
 ) -> Response {
     let media = match preamble(&method, &headers, &[Media::JsonApi]) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let now = state.prices.clock().now();
     let query = match parse_stats(raw.as_deref().unwrap_or(""), now) {

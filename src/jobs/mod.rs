@@ -1,4 +1,5 @@
 //! Background jobs: the hourly warm (and, later, enrichment).
 
 pub mod enrich;
+pub mod seed;
 pub mod warm;

@@ -376,6 +376,31 @@ fn base_tenths(product: u8) -> u64 {
     }
 }
 
+/// A Wednesday: petrol prices rise on it and every [`CYCLE_DAYS`] days from it.
+pub const CYCLE_ANCHOR: Date = Date::constant(2026, 1, 7);
+/// Perth's cycle has been fortnightly lately.
+pub const CYCLE_DAYS: i32 = 14;
+/// The rise, in tenths of a cent (then a slow fall back over the rest of the cycle).
+const CYCLE_RISE: i64 = 300;
+
+/// Petrol follows the cycle; diesel and LPG only drift.
+pub fn is_cycling(product: u8) -> bool {
+    matches!(product, 1 | 2 | 6 | 10)
+}
+
+/// The market's move on a day (tenths of a cent): a slow drift shared by every product
+/// (about ±4 c over about 97 days, like crude) and, for petrol, the cycle: a sharp rise on
+/// the rise day, then a fall of about 2.3 c a day. A third of stations follow a day late.
+pub fn market_tenths(product: u8, days: i32, station: u64) -> i64 {
+    let drift = (40.0 * (f64::from(days) * std::f64::consts::TAU / 97.0).sin()).round() as i64;
+    if !is_cycling(product) {
+        return drift;
+    }
+    let lag = i32::from(station.is_multiple_of(3));
+    let phase = i64::from((days - lag).rem_euclid(CYCLE_DAYS));
+    drift + CYCLE_RISE - phase * (CYCLE_RISE / i64::from(CYCLE_DAYS - 1))
+}
+
 impl SimStation {
     /// The price text for a product on a date: the recorded text for fixed stations, else a
     /// deterministic price written the way the feed writes it (`179` for whole cents).
@@ -392,7 +417,11 @@ impl SimStation {
         // Regional sites (far from Perth) are dearer, as they really are.
         // Up to 40 cents more, growing with the distance (in degrees) from Perth.
         let remote = (((self.lat + 31.95).abs() + (self.lon - 115.86).abs()) * 2.5).min(40.0);
-        let tenths = base_tenths(product) + station % 180 + daily % 90 + (remote * 10.0) as u64;
+        let days = (date - CYCLE_ANCHOR).get_days();
+        let market = market_tenths(product, days, station);
+        let noise = if is_cycling(product) { daily % 30 } else { daily % 20 };
+        let tenths = (base_tenths(product) + station % 180 + noise + (remote * 10.0) as u64)
+            .saturating_add_signed(market);
         let (whole, tenth) = (tenths / 10, tenths % 10);
         Some(if tenth == 0 { whole.to_string() } else { format!("{whole}.{tenth}") })
     }

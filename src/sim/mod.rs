@@ -102,6 +102,16 @@ impl SimState {
         Some(rule.clone())
     }
 
+    /// The statewide feed of one product for any date, as the origin would have written it
+    /// that day. In-process only (the demo seeds past days with it): the origin's HTTP
+    /// answer, like the real feed's, covers yesterday, today and tomorrow only.
+    pub fn past_feed(&self, product: u8, date: jiff::civil::Date) -> Vec<u8> {
+        let q = SimQuery::parse(&format!("Product={product}"));
+        let now = crate::time::at_perth(date, jiff::civil::Time::constant(12, 0, 0, 0)).timestamp();
+        let items = feed::select(&self.data, &q, date, now);
+        feed::render(&items, &q, date, now, None)
+    }
+
     /// The feed body for a query at the clock's current time, without faults.
     pub fn feed_body(&self, query: &str, mode: Option<FaultMode>) -> Vec<u8> {
         let now = self.clock.now();

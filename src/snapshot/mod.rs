@@ -159,6 +159,9 @@ pub struct PriceService {
     history: Option<Arc<dyn HistoryStore>>,
     /// Days of history kept (`--history-days`), pruned by the warm job.
     history_days: std::sync::atomic::AtomicI32,
+    /// One history write at a time in this process: the extracts of one selection publish
+    /// together, and SQLite refuses a second writer's lock upgrade instead of waiting.
+    history_writes: tokio::sync::Mutex<()>,
 }
 
 /// Default days of price history kept: three years.
@@ -187,6 +190,7 @@ impl PriceService {
             fills: SingleFlight::default(),
             history,
             history_days: std::sync::atomic::AtomicI32::new(DEFAULT_HISTORY_DAYS),
+            history_writes: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -208,6 +212,7 @@ impl PriceService {
     async fn record_history(&self, snapshot: &Snapshot) {
         let Some(history) = &self.history else { return };
         let Some(product) = catalogue_product(&snapshot.key) else { return };
+        let _one_writer = self.history_writes.lock().await;
         match history.record(product, snapshot.date, &snapshot.quotes).await {
             Ok(w) => {
                 metrics::counter!("wafuel_history_rows_total", "result" => "written").increment(w.written);

@@ -152,6 +152,9 @@ macro_rules! impl_history_store {
                         _ => pending.push((st.digest.clone(), i64::from(st.brand), json, fingerprint)),
                     }
                 }
+                // Rows in one order for every writer, so concurrent writers (replicas on
+                // PostgreSQL) lock stations in the same order and never deadlock.
+                pending.sort_by(|a, b| a.0.cmp(&b.0));
                 for chunk in pending.chunks(h::BATCH) {
                     let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_STATIONS);
                     qb.push_values(chunk, |mut b, (id, brand, json, fp)| {

@@ -11,6 +11,7 @@ mod properties;
 mod replicas;
 mod sim_feed;
 mod source_client;
+mod stations;
 mod store;
 mod support;
 mod warm;

@@ -137,7 +137,15 @@ fn check_against_openapi(path: &str, r: &TestResponse) {
     if r.body.is_empty() || r.headers.contains_key("content-encoding") {
         return;
     }
+    let stations = path.starts_with("/v1/stations");
+    let one = stations && path.matches('/').count() == 3;
     let component = match (r.header("content-type"), r.status, path) {
+        ("application/vnd.api+json", 200, _) if path.ends_with("/history") => "PriceHistoryDocument",
+        ("application/vnd.api+json", 200, "/v1/stats") => "MarketStatsDocument",
+        ("application/vnd.api+json", 200, _) if one => "StationDocument",
+        ("application/vnd.api+json", 200, _) if stations => "StationsDocument",
+        ("application/geo+json", 200, _) if one => "StationFeature",
+        ("application/geo+json", 200, _) => "StationFeatureCollection",
         ("application/vnd.api+json", 200, _) => "PriceDocument",
         ("application/json", 200, "/legacy") => "LegacyDocument",
         ("application/vnd.api+json", _, _) => "JsonApiErrorDocument",

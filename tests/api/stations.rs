@@ -1,0 +1,409 @@
+//! The station API against the simulated origin on port 0: nearby with distance and rank,
+//! tomorrow's change, one station, history across simulated days, market statistics and the
+//! cycle, representations, conditional requests, and every 400 without a source request.
+//! Expected numbers are computed here from the origin's own prices, independently of `src/`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::civil::{Date, date};
+use wafuel::sim::dataset::SimStation;
+use wafuel::store::history::HistoryStore;
+
+use crate::support::*;
+
+const PERTH: (f64, f64) = (-31.9523, 115.8613);
+
+/// Great-circle metres by the spherical law of cosines (not the haversine `src/` uses).
+fn great_circle(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (p1, p2) = (a.0.to_radians(), b.0.to_radians());
+    let dl = (b.1 - a.1).to_radians();
+    let c = (p1.sin() * p2.sin() + p1.cos() * p2.cos() * dl.cos()).clamp(-1.0, 1.0);
+    6_371_000.0 * c.acos()
+}
+
+fn tenths(text: &str) -> i64 {
+    (text.parse::<f64>().expect("price") * 10.0).round() as i64
+}
+
+fn price_of(s: &SimStation, product: u8, d: Date) -> Option<i64> {
+    s.price_text(product, d).map(|t| tenths(&t))
+}
+
+fn json_tenths(v: &serde_json::Value) -> i64 {
+    (v.as_f64().expect("number") * 10.0).round() as i64
+}
+
+/// The station of the origin's data set with this station id (digest of its key).
+fn sim_station<'a>(app: &'a TestApp, id: &str) -> &'a SimStation {
+    app.sim
+        .state
+        .dataset()
+        .stations
+        .iter()
+        .find(|s| {
+            let lat: f64 = s.latitude.parse().expect("lat");
+            let lon: f64 = s.longitude.parse().expect("lon");
+            let key = wafuel::model::key::station_key(&s.address, &s.location, lat, lon);
+            wafuel::model::key::key_digest(&key) == id
+        })
+        .expect("station of the origin")
+}
+
+#[tokio::test]
+async fn nearby_cheapest_with_distance_rank_and_tomorrows_change() {
+    let app = TestApp::at(date(2026, 9, 29).at(15, 0, 0, 0)).await;
+    let (today, tomorrow) = (date(2026, 9, 29), date(2026, 9, 30));
+    let uri = format!("/v1/stations?near={},{}&radius=8&product=1&sort=price", PERTH.0, PERTH.1);
+    let r = app.get(&uri).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), "application/vnd.api+json");
+    let doc = r.json();
+    assert_eq!(doc["meta"]["next"]["sourceDate"], "2026-09-30");
+    assert_eq!(doc["meta"]["next"]["publicationStatus"], "available");
+    assert_eq!(doc["meta"]["radius"], 8.0);
+    let data = doc["data"].as_array().expect("data");
+    // Exactly the origin's product-1 stations within 8 km.
+    let expected: usize = app
+        .sim
+        .state
+        .dataset()
+        .stations
+        .iter()
+        .filter(|s| s.products.contains(&1) && great_circle(PERTH, (s.lat, s.lon)) <= 8_000.0)
+        .count();
+    assert!(expected > 20, "a dense area: {expected}");
+    assert_eq!(data.len(), expected);
+    let mut last = (0, 0);
+    for (i, s) in data.iter().enumerate() {
+        assert_eq!(s["type"], "station");
+        let a = &s["attributes"];
+        let id = s["id"].as_str().expect("id");
+        let origin = sim_station(&app, id);
+        let d = a["distance"].as_i64().expect("distance");
+        let truth = great_circle(PERTH, (origin.lat, origin.lon));
+        assert!((d as f64 - truth).abs() <= 1.0, "{id}: {d} vs {truth}");
+        let base = json_tenths(&a["price"]["products"]["1"]);
+        assert_eq!(Some(base), price_of(origin, 1, today));
+        let next = json_tenths(&a["price"]["next"]["1"]);
+        assert_eq!(Some(next), price_of(origin, 1, tomorrow));
+        assert_eq!(json_tenths(&a["price"]["change"]["1"]), next - base, "change = next − base");
+        // Cheapest first; equal prices share a rank (competition ranking).
+        let rank = a["rank"].as_u64().expect("rank") as usize;
+        assert!(base >= last.0);
+        if i > 0 && base == last.0 {
+            assert_eq!(rank, last.1);
+        } else {
+            assert_eq!(rank, i + 1);
+        }
+        last = (base, rank);
+    }
+    // Two catalogue extracts (today, tomorrow) however many points are asked.
+    let before = app.source_requests();
+    assert_eq!(before, 2);
+    for (lat, lon) in [(-31.8, 115.8), (-32.05, 115.75), (-33.3, 115.6)] {
+        let r = app.get(&format!("/v1/stations?near={lat},{lon}&product=1&sort=distance&limit=5")).await;
+        assert_eq!(r.status, 200);
+        let ds: Vec<i64> = r.json()["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|s| s["attributes"]["distance"].as_i64().expect("d"))
+            .collect();
+        assert!(ds.len() <= 5 && ds.windows(2).all(|w| w[0] <= w[1]), "{ds:?}");
+    }
+    assert_eq!(app.source_requests(), before, "no source traffic per coordinate");
+}
+
+#[tokio::test]
+async fn before_publication_next_is_null_and_stations_match_v1() {
+    let app = TestApp::new().await; // 10:00, tomorrow not published
+    let doc = app.get("/v1/stations?product=4").await.json();
+    assert_eq!(doc["meta"]["next"]["publicationStatus"], "not_yet_published");
+    let v1 = app.get("/v1?product=4").await.json();
+    let ids: Vec<String> =
+        doc["data"].as_array().expect("data").iter().map(|s| s["id"].to_string()).collect();
+    let v1_ids: Vec<String> = v1["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|s| format!("\"{}\"", s["id"].as_str().expect("id").split_once(':').expect("id").1))
+        .collect();
+    assert_eq!(ids, v1_ids, "same stations, same order as /v1 without near or sort");
+    for s in doc["data"].as_array().expect("data") {
+        assert_eq!(s["attributes"]["price"]["next"], serde_json::Value::Null);
+        assert_eq!(s["attributes"]["price"]["change"], serde_json::json!({}));
+        assert!(s["attributes"].get("distance").is_none());
+    }
+    assert_eq!(app.source_requests(), 1, "tomorrow is not fetched before 14:30");
+}
+
+#[tokio::test]
+async fn one_station_with_every_product_and_404() {
+    let app = TestApp::at(date(2026, 9, 29).at(15, 0, 0, 0)).await;
+    let list = app.get("/v1/stations?product=1&sort=name&limit=1").await.json();
+    let id = list["data"][0]["id"].as_str().expect("id").to_string();
+    let r = app.get(&format!("/v1/stations/{id}")).await;
+    assert_eq!(r.status, 200);
+    let doc = r.json();
+    assert_eq!(doc["data"]["id"], id.as_str());
+    let origin = sim_station(&app, &id);
+    let products = doc["data"]["attributes"]["price"]["products"].as_object().expect("products");
+    let sold: Vec<String> = origin.products.iter().map(u8::to_string).collect();
+    assert_eq!(products.keys().cloned().collect::<Vec<_>>().len(), sold.len(), "every product it sells");
+    assert_conditional_get(&app, &format!("/v1/stations/{id}"), &[]).await;
+    let missing = app.get(&format!("/v1/stations/{}", "0".repeat(64))).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["errors"][0]["code"], "not_found");
+    let geo = app.call("GET", &format!("/v1/stations/{id}"), &[("accept", "application/geo+json")]).await;
+    assert_eq!(geo.json()["type"], "Feature");
+}
+
+#[tokio::test]
+async fn history_across_several_simulated_days() {
+    let app = TestApp::at(date(2026, 9, 27).at(9, 0, 0, 0)).await;
+    let days = [date(2026, 9, 27), date(2026, 9, 28), date(2026, 9, 29)];
+    for _ in days {
+        assert_eq!(app.get("/v1?product=1,4").await.status, 200);
+        app.clock.advance(Duration::from_secs(86_400));
+    }
+    app.clock.advance(Duration::from_secs(3_600));
+    // Filtered extracts write nothing: a region selection adds no station.
+    assert_eq!(app.get("/v1?product=1&region=25").await.status, 200);
+    let list = app.get("/v1/stations?product=1&limit=3").await.json();
+    let id = list["data"][0]["id"].as_str().expect("id").to_string();
+    let origin = sim_station(&app, &id);
+    let uri = format!("/v1/stations/{id}/history?product=1&from=2026-09-01&to=2026-09-30");
+    let r = app.get(&uri).await;
+    assert_eq!(r.status, 200);
+    let doc = r.json();
+    assert_eq!(doc["data"]["type"], "priceHistory");
+    assert_eq!(doc["data"]["id"], format!("{id}:1"));
+    let points = doc["data"]["attributes"]["points"].as_array().expect("points");
+    let dates: Vec<&str> = points.iter().map(|p| p["date"].as_str().expect("date")).collect();
+    assert_eq!(dates, ["2026-09-27", "2026-09-28", "2026-09-29", "2026-09-30"]);
+    for p in points {
+        let d: Date = p["date"].as_str().expect("date").parse().expect("date");
+        assert_eq!(Some(json_tenths(&p["price"])), price_of(origin, 1, d), "{d}");
+    }
+    let csv = app.call("GET", &uri, &[("accept", "text/csv")]).await;
+    assert_eq!(csv.header("content-type"), "text/csv; charset=utf-8; header=present");
+    let text = String::from_utf8(csv.body.to_vec()).expect("utf-8");
+    assert!(text.starts_with("date,price\r\n2026-09-27,"), "{text}");
+    assert_eq!(text.lines().count(), 5);
+    assert_conditional_get(&app, &uri, &[]).await;
+    assert_head_parity(&app, &uri, &[]).await;
+    // A product the station never had in the store: 404.
+    let never = app.get(&format!("/v1/stations/{id}/history?product=10")).await;
+    assert_eq!(never.status, 404);
+}
+
+/// Seed `days` past days through the real parser, as the demo does.
+async fn seeded(days: i32) -> TestApp {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let history: Arc<dyn HistoryStore> = store;
+    let state = app.sim.state.clone();
+    let w = wafuel::jobs::seed::seed_history(&history, date(2026, 9, 29), days, |p, d| state.past_feed(p, d))
+        .await;
+    assert!(w.written > 0);
+    app
+}
+
+#[tokio::test]
+async fn statistics_and_the_fortnightly_cycle() {
+    let app = seeded(60).await;
+    let (from, to) = (date(2026, 8, 1), date(2026, 9, 28));
+    let r = app.get("/v1/stats?product=1&from=2026-08-01&to=2026-09-28").await;
+    assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+    assert_eq!(app.source_requests(), 0, "statistics read only the store");
+    let doc = r.json();
+    let attrs = &doc["data"]["attributes"];
+    let days = attrs["days"].as_array().expect("days");
+    assert_eq!(days.len(), 59);
+    // Every day's numbers from the origin's prices, computed here.
+    let stations = &app.sim.state.dataset().stations;
+    for day in days.iter().step_by(7) {
+        let d: Date = day["date"].as_str().expect("date").parse().expect("date");
+        assert!(d >= from && d <= to);
+        let mut prices: Vec<i64> = stations.iter().filter_map(|s| price_of(s, 1, d)).collect();
+        prices.sort_unstable();
+        let n = prices.len();
+        assert_eq!(day["stations"].as_u64(), Some(n as u64));
+        assert_eq!(json_tenths(&day["min"]), prices[0]);
+        assert_eq!(json_tenths(&day["max"]), prices[n - 1]);
+        let median =
+            if n % 2 == 1 { prices[n / 2] as f64 } else { (prices[n / 2 - 1] + prices[n / 2]) as f64 / 2.0 };
+        assert_eq!(json_tenths(&day["median"]), median.round() as i64, "{d}");
+        let mean = prices.iter().sum::<i64>() as f64 / n as f64;
+        assert_eq!(json_tenths(&day["mean"]), mean.round() as i64, "{d}");
+        let cheapest = day["cheapest"].as_array().expect("cheapest");
+        assert!(!cheapest.is_empty() && cheapest.len() <= 3);
+        let first = sim_station(&app, cheapest[0].as_str().expect("id"));
+        assert_eq!(price_of(first, 1, d), Some(prices[0]));
+    }
+    let cycle = &attrs["cycle"];
+    assert_eq!(cycle["periodDays"], 14, "{cycle}");
+    assert!(cycle["strength"].as_f64().expect("strength") >= 0.5);
+    // The origin's rises fall on Wednesdays (every 14 days from 7 Jan 2026).
+    let peak: Date = cycle["lastPeak"].as_str().expect("peak").parse().expect("date");
+    assert!(matches!(peak.weekday(), jiff::civil::Weekday::Wednesday | jiff::civil::Weekday::Thursday));
+    assert_eq!(attrs["weekdays"].as_object().expect("weekdays").len(), 7);
+    // Diesel drifts without a cycle: a valid answer is none.
+    let diesel = app.get("/v1/stats?product=4&from=2026-08-01&to=2026-09-28").await.json();
+    assert_eq!(diesel["data"]["attributes"]["cycle"], serde_json::Value::Null);
+    // Brand filter: only that brand's stations count.
+    let bp = app.get("/v1/stats?product=1&brand=5&from=2026-09-01&to=2026-09-28").await.json();
+    let bp_count = stations.iter().filter(|s| s.brand_code == 5 && s.products.contains(&1)).count();
+    assert_eq!(bp["data"]["attributes"]["days"][0]["stations"].as_u64(), Some(bp_count as u64));
+    assert_conditional_get(&app, "/v1/stats?product=1", &[]).await;
+    // Fewer than 28 days: no cycle.
+    let short = app.get("/v1/stats?product=1&from=2026-09-10&to=2026-09-28").await.json();
+    assert_eq!(short["data"]["attributes"]["cycle"], serde_json::Value::Null);
+}
+
+#[tokio::test]
+async fn representations_negotiation_and_validators() {
+    let app = TestApp::new().await;
+    let uri = "/v1/stations?near=-31.95,115.86&product=1,4&radius=3";
+    let json = app.get(uri).await;
+    let geo = app.call("GET", uri, &[("accept", "application/geo+json")]).await;
+    let csv = app.call("GET", uri, &[("accept", "text/csv")]).await;
+    assert_eq!(geo.header("content-type"), "application/geo+json");
+    let fc = geo.json();
+    assert_eq!(fc["type"], "FeatureCollection");
+    let n = json.json()["data"].as_array().expect("data").len();
+    assert_eq!(fc["features"].as_array().expect("features").len(), n);
+    let f = &fc["features"][0];
+    assert_eq!(f["geometry"]["type"], "Point");
+    let coords = f["geometry"]["coordinates"].as_array().expect("coordinates");
+    assert_eq!(coords[0], f["properties"]["longitude"], "[lng, lat]");
+    assert!(f["properties"].get("price_1").is_some() || f["properties"].get("price_4").is_some());
+    let text = String::from_utf8(csv.body.to_vec()).expect("utf-8");
+    let mut lines = text.split("\r\n");
+    assert_eq!(
+        lines.next(),
+        Some("stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance")
+    );
+    let rows = text.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
+    let quotes: usize = json.json()["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|s| s["attributes"]["price"]["products"].as_object().expect("p").len())
+        .sum();
+    assert_eq!(rows, quotes, "one row per station and product");
+    // Each representation has its own validator; each is conditional and HEAD-equal.
+    let tags = [json.header("etag"), geo.header("etag"), csv.header("etag")];
+    assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2]);
+    for accept in ["application/vnd.api+json", "application/geo+json", "text/csv"] {
+        assert_conditional_get(&app, uri, &[("accept", accept)]).await;
+        assert_head_parity(&app, uri, &[("accept", accept), ("accept-encoding", "gzip")]).await;
+    }
+    assert_eq!(json.header("vary"), "Accept, Accept-Encoding");
+    let gz = app.call("GET", uri, &[("accept-encoding", "br")]).await;
+    assert_eq!(gz.header("content-encoding"), "br");
+    let refused = app.call("GET", uri, &[("accept", "text/html")]).await;
+    assert_eq!(refused.status, 406);
+    assert_eq!(app.call("GET", "/v1/stats?product=1", &[("accept", "text/csv")]).await.status, 406);
+    assert_eq!(app.call("POST", uri, &[]).await.status, 405);
+    let pre = app.call("OPTIONS", uri, &[("access-control-request-method", "GET")]).await;
+    assert_eq!(pre.status, 204);
+    assert_eq!(pre.header("access-control-allow-origin"), "*");
+}
+
+#[tokio::test]
+async fn every_invalid_query_is_400_without_a_source_request() {
+    let app = TestApp::new().await;
+    let id = "238232d151f5f92bbce32951b828cb7fe4887fdc1ac868628c7ab33d4eda4e3b";
+    let bad = [
+        "/v1/stations?near=-31.95".to_string(),
+        "/v1/stations?near=-40,115".into(),
+        "/v1/stations?near=-31.95,131".into(),
+        "/v1/stations?near=-31.95,115.86&near=-31.95,115.86".into(),
+        "/v1/stations?radius=5".into(),
+        "/v1/stations?near=-31.95,115.86&radius=0".into(),
+        "/v1/stations?near=-31.95,115.86&radius=101".into(),
+        "/v1/stations?sort=distance".into(),
+        "/v1/stations?sort=price".into(),
+        "/v1/stations?sort=up".into(),
+        "/v1/stations?limit=0".into(),
+        "/v1/stations?limit=5001".into(),
+        "/v1/stations?product=3".into(),
+        "/v1/stations?product=1&filter[product]=1".into(),
+        "/v1/stations?colour=red".into(),
+        "/v1/stations?expand=prices".into(),
+        format!("/v1/stations?suburb={}", "a".repeat(1030)),
+        "/v1/stations/ABC".into(),
+        format!("/v1/stations/{}", id.to_uppercase()),
+        format!("/v1/stations/{id}?product=1"),
+        format!("/v1/stations/{id}?day=someday"),
+        format!("/v1/stations/{id}/history"),
+        format!("/v1/stations/{id}/history?product=1,2"),
+        format!("/v1/stations/{id}/history?product=1&from=2026-09-10&to=2026-09-01"),
+        format!("/v1/stations/{id}/history?product=1&to=2026-09-30"),
+        format!("/v1/stations/{id}/history?product=1&from=2020-01-01"),
+        format!("/v1/stations/{id}/history?product=1&from=29/09/2026"),
+        format!("/v1/stations/{id}/history?product=1&product=1"),
+        "/v1/stats".into(),
+        "/v1/stats?product=1,4".into(),
+        "/v1/stats?product=1&brand=0".into(),
+        "/v1/stats?product=1&region=52".into(),
+        "/v1/stats?product=1&day=today".into(),
+        "/v1/stats?product=1&from=2026-13-01".into(),
+    ];
+    for uri in &bad {
+        let r = app.get(uri).await;
+        assert_eq!(r.status, 400, "{uri}");
+        assert_eq!(r.json()["errors"][0]["code"], "invalid_query", "{uri}");
+        assert_eq!(r.header("cache-control"), "no-store");
+    }
+    assert_eq!(app.source_requests(), 0, "no 400 contacted the source");
+}
+
+async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
+    let app = TestApp::new().await;
+    let sel = wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", {
+        use wafuel::time::Clock;
+        app.clock.now()
+    })
+    .expect("q");
+    let data = app.state.prices.selection(&sel).await.expect("extract");
+    let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
+    let d = date(2026, 9, 29);
+    let first = store.record(1, d, &quotes).await.expect("record");
+    assert_eq!((first.written, first.replaced), (quotes.len() as u64, 0));
+    let again = store.record(1, d, &quotes).await.expect("record");
+    assert_eq!((again.written, again.replaced), (0, 0), "idempotent");
+    // A corrected price replaces the row and is counted.
+    let mut corrected = quotes.clone();
+    corrected[0].price += 1.0;
+    let fix = store.record(1, d, &corrected).await.expect("record");
+    assert_eq!((fix.written, fix.replaced), (0, 1));
+    let id = corrected[0].station.digest.clone();
+    let points = store.station_history(&id, 1, d, d).await.expect("read").expect("has product");
+    assert_eq!(points, vec![(d, (corrected[0].price * 10.0).round() as i64)]);
+    assert_eq!(store.station_history(&id, 4, d, d).await.expect("read"), None);
+    assert_eq!(store.station_history(&"f".repeat(64), 1, d, d).await.expect("read"), None);
+    let later = date(2026, 10, 1);
+    store.record(1, later, &quotes).await.expect("record");
+    let market = store.market(1, d, later).await.expect("market");
+    assert_eq!(market.prices.len(), quotes.len() * 2);
+    assert!(market.prices.windows(2).all(|w| w[0].0 <= w[1].0), "ascending by date");
+    let station = market.stations.values().find(|s| s.station_id == id).expect("station");
+    assert_eq!((station.first_seen, station.last_seen), (d, later));
+    assert_eq!(store.prune_history(later).await.expect("prune"), quotes.len() as u64);
+    assert_eq!(store.market(1, d, later).await.expect("market").prices.len(), quotes.len());
+}
+
+#[tokio::test]
+async fn history_store_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    history_store_suite(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn history_store_postgres() {
+    let Some(url) = postgres_url() else { return };
+    history_store_suite(postgres_store(&url).await).await;
+}
