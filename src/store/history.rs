@@ -112,7 +112,7 @@ pub const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen <
 
 /// Implement `HistoryStore` for a store type holding `pool: sqlx::Pool<$db>`.
 macro_rules! impl_history_store {
-    ($store:ty, $db:ty) => {
+    ($store:ty, $db:ty, $begin:expr) => {
         #[async_trait::async_trait]
         impl $crate::store::history::HistoryStore for $store {
             async fn record(
@@ -125,7 +125,10 @@ macro_rules! impl_history_store {
                 use std::collections::HashMap;
                 use $crate::store::history as h;
                 let day = h::day_number(date);
-                let mut tx = self.pool.begin().await?;
+                // Take the write lock first: on SQLite a transaction that reads and then writes
+                // fails (SQLITE_BUSY_SNAPSHOT, no busy wait) when another connection commits
+                // in between, such as a snapshot publish of another product.
+                let mut tx = self.pool.begin_with($begin).await?;
 
                 // Stations: insert new ones, rewrite details only when they changed or this
                 // date moves first/last seen.

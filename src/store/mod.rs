@@ -170,8 +170,8 @@ sql::impl_store!(SqliteStore, sqlx::Sqlite);
 sql::impl_store!(PostgresStore, sqlx::Postgres);
 enrich::impl_enrich_store!(SqliteStore);
 enrich::impl_enrich_store!(PostgresStore);
-history::impl_history_store!(SqliteStore, sqlx::Sqlite);
-history::impl_history_store!(PostgresStore, sqlx::Postgres);
+history::impl_history_store!(SqliteStore, sqlx::Sqlite, "BEGIN IMMEDIATE");
+history::impl_history_store!(PostgresStore, sqlx::Postgres, "BEGIN");
 
 /// Everything a process keeps in its store.
 pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore {}
