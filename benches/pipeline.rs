@@ -5,6 +5,11 @@
 //! validate, normalise, render the identity JSON), and the gzip + brotli publish.
 //! `cargo bench --bench pipeline -- burst N URL...` sends N concurrent GETs spread over the
 //! URLs and prints the status counts.
+//! `cargo bench --bench pipeline -- nearby` times an uncached nearby answer (filter by
+//! distance, sort by price, render) over the statewide catalogue of all seven products.
+//! `cargo bench --bench pipeline -- history DIR` fills a SQLite store in DIR with three years
+//! of every station's prices (all products), then times one station's three-year history and
+//! a 90-day statewide statistics document (read, compute, render).
 
 use std::time::{Duration, Instant};
 
@@ -154,6 +159,129 @@ fn pipeline() {
     println!("publish_ms {:.3}", publish.as_secs_f64() * 1e3);
 }
 
+/// The seven statewide extracts of one day, validated, as the service holds them.
+fn catalogue(now: jiff::civil::DateTime) -> Vec<Quote> {
+    let state = SimState::new(ManualClock::at_perth(now), Faults::default()).expect("data set");
+    product_codes()
+        .flat_map(|p| {
+            let body =
+                String::from_utf8(state.feed_body(&format!("Product={p}&Day=today"), None)).expect("utf8");
+            let parsed = rss::parse(&body).expect("feed");
+            validate(&[Component { product: p, feed: parsed }], now.date()).expect("valid")
+        })
+        .collect()
+}
+
+fn nearby() {
+    let now = date(2026, 9, 29).at(10, 0, 0, 0);
+    let quotes = catalogue(now);
+    let refs: Vec<&Quote> = quotes.iter().collect();
+    let meta = DocumentMeta::default();
+    let no_enrichment = std::collections::HashMap::new();
+    // Distinct points over the metro area, so nothing could be reused between queries.
+    let points: Vec<(f64, f64)> =
+        (0..200).map(|i| (-32.2 + (i % 20) as f64 * 0.025, 115.7 + (i / 20) as f64 * 0.03)).collect();
+    let mut k = 0;
+    let one = || {
+        k = (k + 1) % points.len();
+        let (lat, lon) = points[k];
+        let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
+        let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
+        let base: Vec<&Quote> = refs.iter().copied().filter(|q| q.product == 1).collect();
+        let rows = wafuel::render::stations::station_rows(&query, &base, None);
+        let date = query.selection.date.to_string();
+        let doc = wafuel::render::stations::StationsDoc {
+            query: &query,
+            rows: &rows,
+            fetched_at: perth_instant(now),
+            status: PublicationStatus::Available,
+            next: wafuel::render::stations::NextDay {
+                date: &date,
+                status: PublicationStatus::NotYetPublished,
+            },
+            meta: &meta,
+            enrichment: &no_enrichment,
+        };
+        wafuel::render::stations::render_jsonapi(&doc, false).len()
+    };
+    let took = time(1000, one);
+    println!("catalogue_quotes {}", quotes.len());
+    println!("nearby_uncached_ms {:.4}", took.as_secs_f64() * 1e3);
+}
+
+async fn history(dir: &str) {
+    use wafuel::store::history::HistoryStore;
+    let now = date(2026, 9, 29).at(10, 0, 0, 0);
+    let quotes = catalogue(now);
+    let url = format!("sqlite://{dir}/history.sqlite3");
+    let store = wafuel::store::SqliteStore::open(&url).await.expect("store");
+    let days = 1096;
+    let first = date(2026, 9, 29).checked_sub(jiff::Span::new().days(days - 1)).expect("date");
+    let filled = Instant::now();
+    let mut rows = 0u64;
+    // Ten days (70 extracts) a write, as a bulk load does.
+    for chunk_start in (0..days).step_by(10) {
+        let mut batch: Vec<(u8, jiff::civil::Date, Vec<Quote>)> = Vec::new();
+        for i in chunk_start..(chunk_start + 10).min(days) {
+            let day = first.checked_add(jiff::Span::new().days(i)).expect("date");
+            for p in product_codes() {
+                // Each day's prices move with the simulated market (cycle and drift).
+                let dated: Vec<Quote> = quotes
+                    .iter()
+                    .filter(|q| q.product == p)
+                    .map(|q| {
+                        let mut q = q.clone();
+                        let shift = wafuel::sim::dataset::market_tenths(p, i as i32, q.price as u64);
+                        q.price = ((q.price * 10.0).round() + shift as f64) / 10.0;
+                        q
+                    })
+                    .collect();
+                batch.push((p, day, dated));
+            }
+        }
+        let extracts: Vec<wafuel::store::history::DayExtract<'_>> = batch
+            .iter()
+            .map(|(product, date, quotes)| wafuel::store::history::DayExtract {
+                product: *product,
+                date: *date,
+                quotes,
+            })
+            .collect();
+        rows += store.record(&extracts).await.expect("record").written;
+    }
+    println!("history_rows {rows}");
+    println!("history_fill_s {:.1}", filled.elapsed().as_secs_f64());
+    let station = quotes.iter().find(|q| q.product == 1).expect("a station").station.digest.clone();
+    let last = date(2026, 9, 29);
+    let mut samples = Vec::new();
+    for _ in 0..30 {
+        let t = Instant::now();
+        let points = store.station_history(&station, 1, first, last).await.expect("read").expect("some");
+        std::hint::black_box(wafuel::render::market::history_jsonapi(
+            &station,
+            1,
+            (first, last),
+            &points,
+            &DocumentMeta::default(),
+        ));
+        samples.push(t.elapsed());
+    }
+    println!("history_3y_points {}", days);
+    println!("history_3y_ms {:.3}", median(samples).as_secs_f64() * 1e3);
+    let from = last.checked_sub(jiff::Span::new().days(89)).expect("date");
+    let mut samples = Vec::new();
+    for _ in 0..15 {
+        let t = Instant::now();
+        let rows = store.market(1, from, last).await.expect("market");
+        let m = wafuel::render::market::market(&rows, None, None);
+        let scope =
+            wafuel::render::market::StatsScope { product: 1, brands: None, regions: None, from, to: last };
+        std::hint::black_box(wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()));
+        samples.push(t.elapsed());
+    }
+    println!("stats_90d_ms {:.3}", median(samples).as_secs_f64() * 1e3);
+}
+
 async fn burst(n: usize, urls: Vec<String>) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("client");
@@ -193,6 +321,12 @@ fn main() {
             let urls = args[2..].to_vec();
             let runtime = tokio::runtime::Runtime::new().expect("runtime");
             runtime.block_on(burst(n, urls));
+        }
+        Some("nearby") => nearby(),
+        Some("history") => {
+            let dir = args.get(1).cloned().unwrap_or_else(|| std::env::temp_dir().display().to_string());
+            let runtime = tokio::runtime::Runtime::new().expect("runtime");
+            runtime.block_on(history(&dir));
         }
         Some("pipeline") | None => pipeline(),
         Some(other) => eprintln!("unknown mode {other}"),

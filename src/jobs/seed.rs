@@ -7,12 +7,16 @@ use std::sync::Arc;
 use jiff::civil::Date;
 
 use crate::model::codes::product_codes;
+use crate::model::station::Quote;
 use crate::source::rss;
 use crate::source::validate::{Component, validate};
-use crate::store::history::{HistoryStore, HistoryWrite};
+use crate::store::history::{DayExtract, HistoryStore, HistoryWrite};
+
+/// Days written per transaction (each commit rewrites the index pages it touched).
+const DAYS_PER_WRITE: i32 = 15;
 
 /// Record the `days` days before `today` for every product, from `feed(product, date)`.
-/// A day whose feed does not validate is skipped (and logged), never half-written.
+/// A feed that does not validate is skipped (and logged), never half-written.
 pub async fn seed_history(
     history: &Arc<dyn HistoryStore>,
     today: Date,
@@ -20,6 +24,7 @@ pub async fn seed_history(
     feed: impl Fn(u8, Date) -> Vec<u8>,
 ) -> HistoryWrite {
     let mut total = HistoryWrite::default();
+    let mut batch: Vec<(u8, Date, Vec<Quote>)> = Vec::new();
     for back in (1..=days).rev() {
         let Ok(date) = today.checked_sub(jiff::Span::new().days(back)) else { continue };
         for product in product_codes() {
@@ -29,16 +34,36 @@ pub async fn seed_history(
                 validate(&[Component { product, feed }], date).map_err(|e| e.reason)
             });
             match quotes {
-                Ok(quotes) => match history.record(product, date, &quotes).await {
-                    Ok(w) => {
-                        total.written += w.written;
-                        total.replaced += w.replaced;
-                    }
-                    Err(e) => tracing::warn!(error = %e, %date, product, "history seed not written"),
-                },
+                Ok(quotes) => batch.push((product, date, quotes)),
                 Err(reason) => tracing::warn!(%reason, %date, product, "history seed feed rejected"),
             }
         }
+        if back % DAYS_PER_WRITE == 1 || back == 1 {
+            write(history, &mut batch, &mut total).await;
+        }
     }
+    write(history, &mut batch, &mut total).await;
     total
+}
+
+async fn write(
+    history: &Arc<dyn HistoryStore>,
+    batch: &mut Vec<(u8, Date, Vec<Quote>)>,
+    total: &mut HistoryWrite,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let extracts: Vec<DayExtract<'_>> = batch
+        .iter()
+        .map(|(product, date, quotes)| DayExtract { product: *product, date: *date, quotes })
+        .collect();
+    match history.record(&extracts).await {
+        Ok(w) => {
+            total.written += w.written;
+            total.replaced += w.replaced;
+        }
+        Err(e) => tracing::warn!(error = %e, "history seed not written"),
+    }
+    batch.clear();
 }

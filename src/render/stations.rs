@@ -337,3 +337,57 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Vec<u8> {
     debug_assert!(written.is_ok(), "writing CSV into a Vec cannot fail");
     w.into_inner().unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::normalize::normalize_station;
+    use crate::model::record::SourceRecord;
+    use crate::station_query::parse_stations;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn quote(name: &str, lat: &str, product: u8, price: f64) -> Quote {
+        let station = normalize_station(&SourceRecord {
+            brand: Some("BP".into()),
+            trading_name: Some(name.to_string().into()),
+            location: Some("PERTH".into()),
+            address: Some(format!("{name} St").into()),
+            latitude: Some(lat.to_string().into()),
+            longitude: Some("115.86".into()),
+            ..SourceRecord::default()
+        })
+        .expect("station");
+        Quote { product, price, price_text: price.to_string(), station: std::sync::Arc::new(station) }
+    }
+
+    #[test]
+    fn price_sort_ranks_ties_together_and_change_is_exact() {
+        let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let q = parse_stations("near=-31.95,115.86&radius=5&product=1&sort=price", now).expect("query");
+        let base = [
+            quote("A", "-31.951", 1, 189.9),
+            quote("B", "-31.952", 1, 179.9),
+            quote("C", "-31.953", 1, 189.9),
+            quote("D", "-31.954", 1, 199.9),
+            quote("Far", "-32.5", 1, 100.0), // about 61 km away: outside the radius
+        ];
+        let next = [quote("A", "-31.951", 1, 192.1), quote("B", "-31.952", 1, 170.0)];
+        let base_refs: Vec<&Quote> = base.iter().collect();
+        let next_refs: Vec<&Quote> = next.iter().collect();
+        let rows = station_rows(&q, &base_refs, Some(&next_refs));
+        let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
+        assert_eq!(names, ["B", "A", "C", "D"], "cheapest first, nearer first on equal prices");
+        let ranks: Vec<usize> = rows.iter().filter_map(|r| r.extra.rank).collect();
+        assert_eq!(ranks, [1, 2, 2, 4]);
+        assert_eq!(rows[0].extra.change, vec![(1, -9.9)]);
+        assert_eq!(rows[1].extra.change, vec![(1, 2.2)], "192.1 − 189.9 without float noise");
+        assert_eq!(rows[2].extra.next, None, "no next-day price: null");
+        assert!(rows[2].extra.change.is_empty());
+        assert!(rows.iter().all(|r| r.extra.distance.is_some_and(|d| d <= 5_000)));
+        let limited = parse_stations("near=-31.95,115.86&product=1&limit=2", now).expect("query");
+        let rows = station_rows(&limited, &base_refs, None);
+        let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
+        assert_eq!(names, ["A", "B"], "nearest first, then the limit");
+    }
+}

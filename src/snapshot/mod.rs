@@ -213,7 +213,9 @@ impl PriceService {
         let Some(history) = &self.history else { return };
         let Some(product) = catalogue_product(&snapshot.key) else { return };
         let _one_writer = self.history_writes.lock().await;
-        match history.record(product, snapshot.date, &snapshot.quotes).await {
+        let extract =
+            crate::store::history::DayExtract { product, date: snapshot.date, quotes: &snapshot.quotes };
+        match history.record(&[extract]).await {
             Ok(w) => {
                 metrics::counter!("wafuel_history_rows_total", "result" => "written").increment(w.written);
                 metrics::counter!("wafuel_history_rows_total", "result" => "replaced").increment(w.replaced);

@@ -21,6 +21,14 @@ pub struct HistoryWrite {
     pub replaced: u64,
 }
 
+/// One catalogue extract: a product's quotes on a Perth date.
+#[derive(Debug, Clone, Copy)]
+pub struct DayExtract<'a> {
+    pub product: u8,
+    pub date: Date,
+    pub quotes: &'a [Quote],
+}
+
 /// One station of the history, with its latest details.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryStation {
@@ -42,9 +50,10 @@ pub struct MarketRows {
 /// History persistence.
 #[async_trait::async_trait]
 pub trait HistoryStore: Send + Sync + 'static {
-    /// Upsert one catalogue extract's quotes (one product, one date) and their stations.
-    /// Idempotent: an unchanged price writes nothing.
-    async fn record(&self, product: u8, date: Date, quotes: &[Quote]) -> Result<HistoryWrite, StoreError>;
+    /// Upsert catalogue extracts' quotes and their stations, in one transaction (a bulk load
+    /// passes many: each commit rewrites the index pages it touched, once). Idempotent: an
+    /// unchanged price writes nothing.
+    async fn record(&self, extracts: &[DayExtract<'_>]) -> Result<HistoryWrite, StoreError>;
     /// One station's prices of a product between two dates (inclusive), ascending; `None`
     /// when the station never had that product in the store.
     async fn station_history(
@@ -77,24 +86,20 @@ pub fn tenths(price: f64) -> i64 {
     (price * 10.0).round() as i64
 }
 
-/// A station's stored details and a fingerprint of them (to skip unchanged rewrites).
-pub fn details(station: &Station) -> Result<(String, String), StoreError> {
-    let json = serde_json::to_string(station).map_err(|e| StoreError(e.to_string()))?;
-    let fingerprint = crate::model::key::sha256_hex(json.as_bytes());
-    Ok((json, fingerprint))
+/// A station's stored details.
+pub fn details(station: &Station) -> Result<String, StoreError> {
+    serde_json::to_string(station).map_err(|e| StoreError(e.to_string()))
 }
 
 /// Rows per multi-row statement (4–6 binds each, well under both backends' limits).
 pub const BATCH: usize = 500;
 
-pub const STATIONS: &str =
-    "SELECT sid, station_id, brand, first_seen, last_seen, fingerprint FROM history_stations";
+pub const STATIONS: &str = "SELECT sid, station_id, brand, first_seen, last_seen FROM history_stations";
 pub const UPSERT_STATIONS: &str =
-    "INSERT INTO history_stations (station_id, brand, details, fingerprint, first_seen, last_seen) ";
+    "INSERT INTO history_stations (station_id, brand, details, first_seen, last_seen) ";
 pub const UPSERT_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPDATE SET \
      brand = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.brand ELSE history_stations.brand END, \
      details = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.details ELSE history_stations.details END, \
-     fingerprint = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.fingerprint ELSE history_stations.fingerprint END, \
      first_seen = CASE WHEN excluded.first_seen < history_stations.first_seen THEN excluded.first_seen ELSE history_stations.first_seen END, \
      last_seen = CASE WHEN excluded.last_seen > history_stations.last_seen THEN excluded.last_seen ELSE history_stations.last_seen END \
      RETURNING sid, station_id";
@@ -105,8 +110,33 @@ pub const STATION_SID: &str = "SELECT sid FROM history_stations WHERE station_id
 pub const HAS_PRODUCT: &str = "SELECT 1 FROM price_history WHERE sid = $1 AND product = $2 LIMIT 1";
 pub const STATION_PRICES: &str = "SELECT day, price FROM price_history \
      WHERE sid = $1 AND product = $2 AND day >= $3 AND day <= $4 ORDER BY day";
-pub const MARKET: &str = "SELECT day, sid, price FROM price_history \
-     WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day";
+pub const MARKET: &str =
+    "SELECT day, pairs FROM price_days WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day";
+pub const UPSERT_DAY: &str = "INSERT INTO price_days (product, day, pairs) VALUES ($1, $2, $3) \
+     ON CONFLICT (product, day) DO UPDATE SET pairs = excluded.pairs";
+pub const PRUNE_DAYS: &str = "DELETE FROM price_days WHERE day < $1";
+
+/// A day's prices as `sid:price` pairs, ascending by sid.
+pub fn format_pairs(prices: &HashMap<i64, i64>) -> String {
+    let mut sorted: Vec<(&i64, &i64)> = prices.iter().collect();
+    sorted.sort_unstable();
+    let mut out = String::with_capacity(sorted.len() * 10);
+    for (i, (sid, price)) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!("{sid}:{price}"));
+    }
+    out
+}
+
+/// `sid:price` pairs, comma-separated; malformed pairs are skipped.
+pub fn parse_pairs(text: &str) -> impl Iterator<Item = (i64, i64)> + '_ {
+    text.split(',').filter_map(|pair| {
+        let (sid, price) = pair.split_once(':')?;
+        Some((sid.parse().ok()?, price.parse().ok()?))
+    })
+}
 pub const PRUNE_PRICES: &str = "DELETE FROM price_history WHERE day < $1";
 pub const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
 
@@ -117,92 +147,98 @@ macro_rules! impl_history_store {
         impl $crate::store::history::HistoryStore for $store {
             async fn record(
                 &self,
-                product: u8,
-                date: jiff::civil::Date,
-                quotes: &[$crate::model::station::Quote],
+                extracts: &[$crate::store::history::DayExtract<'_>],
             ) -> Result<$crate::store::history::HistoryWrite, $crate::store::StoreError> {
                 use sqlx::Row;
                 use std::collections::HashMap;
                 use $crate::store::history as h;
-                let day = h::day_number(date);
                 // Take the write lock first: on SQLite a transaction that reads and then writes
                 // fails (SQLITE_BUSY_SNAPSHOT, no busy wait) when another connection commits
                 // in between, such as a snapshot publish of another product.
                 let mut tx = self.pool.begin_with($begin).await?;
-
-                // Stations: insert new ones, rewrite details only when they changed or this
-                // date moves first/last seen.
-                let mut known: HashMap<String, (i64, i64, i64, String)> = HashMap::new();
+                // sid, first seen, last seen of every known station.
+                let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
                 for r in sqlx::query(h::STATIONS).fetch_all(&mut *tx).await? {
                     let id: String = r.try_get(1)?;
-                    known.insert(id, (r.try_get(0)?, r.try_get(3)?, r.try_get(4)?, r.try_get(5)?));
-                }
-                let mut sids: HashMap<String, i64> = HashMap::with_capacity(quotes.len());
-                let mut pending = Vec::new();
-                let mut seen = std::collections::HashSet::new();
-                for q in quotes {
-                    let st = &q.station;
-                    if !seen.insert(st.digest.as_str()) {
-                        continue;
-                    }
-                    let (json, fingerprint) = h::details(st)?;
-                    match known.get(&st.digest) {
-                        Some((sid, first, last, fp))
-                            if *first <= day && (*last > day || (*last == day && *fp == fingerprint)) =>
-                        {
-                            sids.insert(st.digest.clone(), *sid);
-                        }
-                        _ => pending.push((st.digest.clone(), i64::from(st.brand), json, fingerprint)),
-                    }
-                }
-                // Rows in one order for every writer, so concurrent writers (replicas on
-                // PostgreSQL) lock stations in the same order and never deadlock.
-                pending.sort_by(|a, b| a.0.cmp(&b.0));
-                for chunk in pending.chunks(h::BATCH) {
-                    let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_STATIONS);
-                    qb.push_values(chunk, |mut b, (id, brand, json, fp)| {
-                        b.push_bind(id.clone())
-                            .push_bind(*brand)
-                            .push_bind(json.clone())
-                            .push_bind(fp.clone())
-                            .push_bind(day)
-                            .push_bind(day);
-                    });
-                    qb.push(h::UPSERT_STATIONS_TAIL);
-                    for r in qb.build().fetch_all(&mut *tx).await? {
-                        sids.insert(r.try_get(1)?, r.try_get(0)?);
-                    }
-                }
-
-                // Prices: only new or changed rows are written, and counted.
-                let mut existing: HashMap<i64, i64> = HashMap::new();
-                for r in sqlx::query(h::EXISTING_PRICES)
-                    .bind(i64::from(product))
-                    .bind(day)
-                    .fetch_all(&mut *tx)
-                    .await?
-                {
-                    existing.insert(r.try_get(0)?, r.try_get(1)?);
+                    known.insert(id, (r.try_get(0)?, r.try_get(3)?, r.try_get(4)?));
                 }
                 let mut report = $crate::store::history::HistoryWrite::default();
-                let mut rows: Vec<(i64, i64)> = Vec::new();
-                for q in quotes.iter().filter(|q| q.product == product) {
-                    let Some(&sid) = sids.get(&q.station.digest) else { continue };
-                    let price = h::tenths(q.price);
-                    match existing.insert(sid, price) {
-                        None => report.written += 1,
-                        Some(old) if old != price => report.replaced += 1,
-                        Some(_) => continue,
+                for extract in extracts {
+                    let (product, quotes) = (extract.product, extract.quotes);
+                    let day = h::day_number(extract.date);
+                    // Stations: insert new ones; write details only when this date moves first
+                    // or last seen (a station's details are those of its first extract of its
+                    // newest day: one write per station and day, not per product).
+                    let mut pending = Vec::new();
+                    let mut seen = std::collections::HashSet::new();
+                    for q in quotes {
+                        let st = &q.station;
+                        if !seen.insert(st.digest.as_str()) {
+                            continue;
+                        }
+                        match known.get(&st.digest) {
+                            Some((_, first, last)) if *first <= day && *last >= day => {}
+                            _ => pending.push((st.digest.clone(), i64::from(st.brand), h::details(st)?)),
+                        }
                     }
-                    rows.push((sid, price));
-                }
-                for chunk in rows.chunks(h::BATCH) {
-                    let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_PRICES);
-                    qb.push_values(chunk, |mut b, (sid, price)| {
-                        b.push_bind(i64::from(product)).push_bind(day).push_bind(*sid).push_bind(*price);
-                    });
-                    qb.push(h::UPSERT_PRICES_TAIL);
-                    qb.build().execute(&mut *tx).await?;
+                    // Rows in one order for every writer, so concurrent writers (replicas on
+                    // PostgreSQL) lock stations in the same order and never deadlock.
+                    pending.sort_by(|a, b| a.0.cmp(&b.0));
+                    for chunk in pending.chunks(h::BATCH) {
+                        let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_STATIONS);
+                        qb.push_values(chunk, |mut b, (id, brand, json)| {
+                            b.push_bind(id.clone())
+                                .push_bind(*brand)
+                                .push_bind(json.clone())
+                                .push_bind(day)
+                                .push_bind(day);
+                        });
+                        qb.push(h::UPSERT_STATIONS_TAIL);
+                        for r in qb.build().fetch_all(&mut *tx).await? {
+                            let (sid, id): (i64, String) = (r.try_get(0)?, r.try_get(1)?);
+                            let entry = known.entry(id).or_insert((sid, day, day));
+                            *entry = (sid, entry.1.min(day), entry.2.max(day));
+                        }
+                    }
+
+                    // Prices: only new or changed rows are written, and counted.
+                    let mut existing: HashMap<i64, i64> = HashMap::new();
+                    for r in sqlx::query(h::EXISTING_PRICES)
+                        .bind(i64::from(product))
+                        .bind(day)
+                        .fetch_all(&mut *tx)
+                        .await?
+                    {
+                        existing.insert(r.try_get(0)?, r.try_get(1)?);
+                    }
+                    let mut rows: Vec<(i64, i64)> = Vec::new();
+                    for q in quotes.iter().filter(|q| q.product == product) {
+                        let Some(&(sid, _, _)) = known.get(&q.station.digest) else { continue };
+                        let price = h::tenths(q.price);
+                        match existing.insert(sid, price) {
+                            None => report.written += 1,
+                            Some(old) if old != price => report.replaced += 1,
+                            Some(_) => continue,
+                        }
+                        rows.push((sid, price));
+                    }
+                    for chunk in rows.chunks(h::BATCH) {
+                        let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_PRICES);
+                        qb.push_values(chunk, |mut b, (sid, price)| {
+                            b.push_bind(i64::from(product)).push_bind(day).push_bind(*sid).push_bind(*price);
+                        });
+                        qb.push(h::UPSERT_PRICES_TAIL);
+                        qb.build().execute(&mut *tx).await?;
+                    }
+                    if !rows.is_empty() {
+                        // `existing` now holds the whole day: keep its summary row in step.
+                        sqlx::query(h::UPSERT_DAY)
+                            .bind(i64::from(product))
+                            .bind(day)
+                            .bind(h::format_pairs(&existing))
+                            .execute(&mut *tx)
+                            .await?;
+                    }
                 }
                 tx.commit().await?;
                 Ok(report)
@@ -276,22 +312,10 @@ macro_rules! impl_history_store {
                     .bind(h::day_number(to))
                     .fetch_all(&self.pool)
                     .await?;
-                out.prices.reserve(rows.len());
-                let mut current: Option<(i64, jiff::civil::Date)> = None;
                 for r in rows {
-                    let n: i64 = r.try_get(0)?;
-                    // Rows arrive ordered by day: convert each distinct day once.
-                    let date = match current {
-                        Some((k, d)) if k == n => d,
-                        _ => match h::from_day_number(n) {
-                            Some(d) => {
-                                current = Some((n, d));
-                                d
-                            }
-                            None => continue,
-                        },
-                    };
-                    out.prices.push((date, r.try_get(1)?, r.try_get(2)?));
+                    let Some(date) = h::from_day_number(r.try_get(0)?) else { continue };
+                    let pairs: String = r.try_get(1)?;
+                    out.prices.extend(h::parse_pairs(&pairs).map(|(sid, price)| (date, sid, price)));
                 }
                 Ok(out)
             }
@@ -303,6 +327,7 @@ macro_rules! impl_history_store {
                 use $crate::store::history as h;
                 let day = h::day_number(before);
                 let prices = sqlx::query(h::PRUNE_PRICES).bind(day).execute(&self.pool).await?;
+                sqlx::query(h::PRUNE_DAYS).bind(day).execute(&self.pool).await?;
                 sqlx::query(h::PRUNE_STATIONS).bind(day).execute(&self.pool).await?;
                 Ok(prices.rows_affected())
             }
@@ -316,6 +341,15 @@ pub(crate) use impl_history_store;
 mod tests {
     use super::*;
     use jiff::civil::date;
+
+    #[test]
+    fn pairs() {
+        let parsed: Vec<(i64, i64)> = parse_pairs("1:1899,22:2001,bad,3:").collect();
+        assert_eq!(parsed, vec![(1, 1899), (22, 2001)]);
+        let day = HashMap::from([(22, 2001), (1, 1899)]);
+        assert_eq!(format_pairs(&day), "1:1899,22:2001");
+        assert_eq!(parse_pairs(&format_pairs(&day)).count(), 2);
+    }
 
     #[test]
     fn day_numbers_round_trip() {

@@ -361,6 +361,11 @@ async fn every_invalid_query_is_400_without_a_source_request() {
     assert_eq!(app.source_requests(), 0, "no 400 contacted the source");
 }
 
+/// One product-1 extract of a day.
+fn one(date: Date, quotes: &[wafuel::model::station::Quote]) -> [wafuel::store::history::DayExtract<'_>; 1] {
+    [wafuel::store::history::DayExtract { product: 1, date, quotes }]
+}
+
 async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
     let app = TestApp::new().await;
     let sel = wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", {
@@ -371,29 +376,32 @@ async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
     let data = app.state.prices.selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
     let d = date(2026, 9, 29);
-    let first = store.record(1, d, &quotes).await.expect("record");
+    let first = store.record(&one(d, &quotes)).await.expect("record");
     assert_eq!((first.written, first.replaced), (quotes.len() as u64, 0));
-    let again = store.record(1, d, &quotes).await.expect("record");
+    let again = store.record(&one(d, &quotes)).await.expect("record");
     assert_eq!((again.written, again.replaced), (0, 0), "idempotent");
     // A corrected price replaces the row and is counted.
     let mut corrected = quotes.clone();
     corrected[0].price += 1.0;
-    let fix = store.record(1, d, &corrected).await.expect("record");
+    let fix = store.record(&one(d, &corrected)).await.expect("record");
     assert_eq!((fix.written, fix.replaced), (0, 1));
     let id = corrected[0].station.digest.clone();
     let points = store.station_history(&id, 1, d, d).await.expect("read").expect("has product");
     assert_eq!(points, vec![(d, (corrected[0].price * 10.0).round() as i64)]);
     assert_eq!(store.station_history(&id, 4, d, d).await.expect("read"), None);
     assert_eq!(store.station_history(&"f".repeat(64), 1, d, d).await.expect("read"), None);
-    let later = date(2026, 10, 1);
-    store.record(1, later, &quotes).await.expect("record");
-    let market = store.market(1, d, later).await.expect("market");
-    assert_eq!(market.prices.len(), quotes.len() * 2);
+    // Several extracts in one write (a bulk load): the days before and after.
+    let (earlier, later) = (date(2026, 9, 27), date(2026, 10, 1));
+    let both = [one(later, &quotes)[0], one(earlier, &quotes)[0]];
+    let w = store.record(&both).await.expect("record");
+    assert_eq!(w.written, 2 * quotes.len() as u64);
+    let market = store.market(1, earlier, later).await.expect("market");
+    assert_eq!(market.prices.len(), quotes.len() * 3);
     assert!(market.prices.windows(2).all(|w| w[0].0 <= w[1].0), "ascending by date");
     let station = market.stations.values().find(|s| s.station_id == id).expect("station");
-    assert_eq!((station.first_seen, station.last_seen), (d, later));
-    assert_eq!(store.prune_history(later).await.expect("prune"), quotes.len() as u64);
-    assert_eq!(store.market(1, d, later).await.expect("market").prices.len(), quotes.len());
+    assert_eq!((station.first_seen, station.last_seen), (earlier, later));
+    assert_eq!(store.prune_history(later).await.expect("prune"), 2 * quotes.len() as u64);
+    assert_eq!(store.market(1, earlier, later).await.expect("market").prices.len(), quotes.len());
 }
 
 #[tokio::test]
