@@ -231,7 +231,7 @@ async fn history(dir: &str) {
                     .filter(|q| q.product == p)
                     .map(|q| {
                         let mut q = q.clone();
-                        let shift = wafuel::sim::dataset::market_tenths(p, i as i32, q.price as u64);
+                        let shift = wafuel::sim::dataset::market_tenths(p, i, q.price as u64);
                         q.price = ((q.price * 10.0).round() + shift as f64) / 10.0;
                         q
                     })
