@@ -56,6 +56,12 @@ fn preamble(method: &Method, headers: &HeaderMap, offered: &[Media]) -> Result<M
     })
 }
 
+/// A preflight for a malformed station id fails like the request would (400, no body).
+fn malformed_preflight(method: &Method, id: &str) -> Option<Response> {
+    (*method == Method::OPTIONS && crate::station_query::station_id(id).is_err())
+        .then(|| ApiError::query_text(Flavor::Empty).into_response())
+}
+
 fn bad_query(e: &QueryError) -> Response {
     tracing::debug!(reason = %e.reason, "invalid query");
     ApiError::query(e, Flavor::JsonApi).into_response()
@@ -254,6 +260,9 @@ pub async fn station(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
+    if let Some(r) = malformed_preflight(&method, &id) {
+        return r;
+    }
     let media = match preamble(&method, &headers, &STATION_MEDIA) {
         Ok(m) => m,
         Err(r) => return *r,
@@ -312,6 +321,9 @@ pub async fn history(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
+    if let Some(r) = malformed_preflight(&method, &id) {
+        return r;
+    }
     let media = match preamble(&method, &headers, &[Media::JsonApi, Media::Csv]) {
         Ok(m) => m,
         Err(r) => return *r,

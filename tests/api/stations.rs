@@ -358,6 +358,10 @@ async fn every_invalid_query_is_400_without_a_source_request() {
         assert_eq!(r.json()["errors"][0]["code"], "invalid_query", "{uri}");
         assert_eq!(r.header("cache-control"), "no-store");
     }
+    let pre =
+        app.call("OPTIONS", "/v1/stations/xyz/history", &[("access-control-request-method", "GET")]).await;
+    assert_eq!(pre.status, 400, "a preflight for a malformed id fails like the request");
+    assert!(pre.body.is_empty());
     assert_eq!(app.source_requests(), 0, "no 400 contacted the source");
 }
 
