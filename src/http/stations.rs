@@ -139,6 +139,49 @@ where
     }
 }
 
+/// How long a document may be shared: from its snapshots' freshness (prices), or the fixed
+/// window of documents read from the history store.
+#[derive(Clone, Copy)]
+enum Freshness {
+    Prices,
+    Stored,
+}
+
+/// The cached (or freshly built) document for `key`, served in `media`.
+async fn answer<F>(
+    state: &AppState,
+    (method, headers): (&Method, &HeaderMap),
+    key: RenderKey,
+    media: Media,
+    freshness: Freshness,
+    build: F,
+) -> Response
+where
+    F: std::future::Future<Output = Result<Rendered, BuildError>>,
+{
+    match cached(state, key, build).await {
+        Ok((doc, hit)) => {
+            let now = state.prices.clock().now();
+            let (max_age, fuel_headers) = match freshness {
+                Freshness::Prices => (
+                    shared_max_age(
+                        now,
+                        doc.date,
+                        doc.status == PublicationStatus::Available,
+                        doc.expires_at,
+                        &[],
+                    ),
+                    true,
+                ),
+                Freshness::Stored => (doc.expires_at.duration_since(now).as_secs().max(0), false),
+            };
+            let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers };
+            respond(method, headers, &doc, hit, served)
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
 /// The selection of the day after the base day, when that day may have prices at `now`.
 fn next_selection(selection: &Selection, now: Timestamp) -> Option<Selection> {
     let day = match selection.day {
@@ -215,10 +258,6 @@ async fn build_stations(
     ))
 }
 
-fn stations_max_age(doc: &Rendered, now: Timestamp) -> i64 {
-    shared_max_age(now, doc.date, doc.status == PublicationStatus::Available, doc.expires_at, &[])
-}
-
 const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];
 
 /// `GET /v1/stations`.
@@ -242,14 +281,8 @@ pub async fn stations(
         data: format!("{}|{}", query.data_key(), media_key(media)),
         expand: query.selection.expand,
     };
-    match cached(&state, key, build_stations(&state, &query, None, media)).await {
-        Ok((doc, hit)) => {
-            let max_age = stations_max_age(&doc, state.prices.clock().now());
-            let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers: true };
-            respond(&method, &headers, &doc, hit, served)
-        }
-        Err(e) => e.into_response(),
-    }
+    let build = build_stations(&state, &query, None, media);
+    answer(&state, (&method, &headers), key, media, Freshness::Prices, build).await
 }
 
 /// `GET /v1/stations/{stationId}`.
@@ -277,14 +310,8 @@ pub async fn station(
         data: format!("station:{id}|{}|{}", query.data_key(), media_key(media)),
         expand: query.selection.expand,
     };
-    match cached(&state, key, build_stations(&state, &query, Some(&id), media)).await {
-        Ok((doc, hit)) => {
-            let max_age = stations_max_age(&doc, state.prices.clock().now());
-            let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers: true };
-            respond(&method, &headers, &doc, hit, served)
-        }
-        Err(e) => e.into_response(),
-    }
+    let build = build_stations(&state, &query, Some(&id), media);
+    answer(&state, (&method, &headers), key, media, Freshness::Prices, build).await
 }
 
 /// How long a stored-history document may be reused from `now`: five minutes, never past
@@ -306,11 +333,6 @@ fn stored_rendered(identity: Vec<u8>, now: Timestamp) -> Rendered {
         PublicationStatus::Available,
         SnapshotCache::Hit,
     )
-}
-
-fn stored_served(media: Media, doc: &Rendered, now: Timestamp) -> Served {
-    let max_age = doc.expires_at.duration_since(now).as_secs().max(0);
-    Served { media: media.content_type(), vary: VARY, max_age, fuel_headers: false }
 }
 
 /// `GET /v1/stations/{stationId}/history`.
@@ -362,13 +384,7 @@ pub async fn history(
         };
         Ok(stored_rendered(identity, now))
     };
-    match cached(&state, key, build).await {
-        Ok((doc, hit)) => {
-            let served = stored_served(media, &doc, state.prices.clock().now());
-            respond(&method, &headers, &doc, hit, served)
-        }
-        Err(e) => e.into_response(),
-    }
+    answer(&state, (&method, &headers), key, media, Freshness::Stored, build).await
 }
 
 /// `GET /v1/stats`.
@@ -425,11 +441,5 @@ pub async fn stats(
         };
         Ok(stored_rendered(stats_jsonapi(&scope, &m, &meta), now))
     };
-    match cached(&state, key, build).await {
-        Ok((doc, hit)) => {
-            let served = stored_served(media, &doc, state.prices.clock().now());
-            respond(&method, &headers, &doc, hit, served)
-        }
-        Err(e) => e.into_response(),
-    }
+    answer(&state, (&method, &headers), key, media, Freshness::Stored, build).await
 }
