@@ -4,6 +4,7 @@
 mod consumers;
 mod enrich;
 mod feed_fixtures;
+mod golden;
 mod hardening;
 mod http_api;
 mod process;
