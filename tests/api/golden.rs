@@ -10,7 +10,10 @@ use crate::support::*;
 const GOLDEN: &str = "tests/golden/reference_routes.txt";
 const SUBURBS: &str = "suburb=meadow,perth%20airport,wandering&surrounding=no";
 
-fn cases() -> Vec<(String, &'static str, Vec<(&'static str, &'static str)>)> {
+/// URI, method, request headers.
+type Case = (String, &'static str, Vec<(&'static str, &'static str)>);
+
+fn cases() -> Vec<Case> {
     vec![
         (format!("/v1?{SUBURBS}"), "GET", vec![]),
         (format!("/v1?{SUBURBS}&expand=all"), "GET", vec![("accept-encoding", "gzip")]),
