@@ -7,7 +7,9 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::model::codes::{brand, is_region, product};
-use crate::query::{MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with};
+use crate::query::{
+    MAX_COMBINATIONS, MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with,
+};
 use crate::time::{perth_now, tomorrow_published};
 
 /// Latitudes and longitudes a `near` point may have: Western Australia's bounding box.
@@ -276,6 +278,13 @@ pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> 
     let product = one_product(get("product"))?;
     let brands = get("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
     let regions = get("region").map(|v| codes(v, "region", is_region)).transpose()?;
+    // Region membership is asked of the source, one request per region (as `/v1?region=`).
+    if regions.as_ref().is_some_and(|r| r.len() > MAX_COMBINATIONS) {
+        return Err(QueryError {
+            detail: crate::error_code::detail::TOO_MANY_COMBINATIONS,
+            reason: "too many regions".into(),
+        });
+    }
     let (from, to) = range(get("from"), get("to"), now)?;
     Ok(StatsQuery { product, brands, regions, from, to })
 }
@@ -380,5 +389,8 @@ mod tests {
         assert!(parse_stats("product=1&region=52", at(10)).is_err());
         assert!(parse_stats("product=1&expand=brand", at(10)).is_err());
         assert!(parse_stats("product=1&filter[brand]=5&brand=5", at(10)).is_err());
+        let all: Vec<String> = (1..=30).map(|r| r.to_string()).collect();
+        let many = parse_stats(&format!("product=1&region={}", all.join(",")), at(10));
+        assert_eq!(many.expect_err("25+ regions").detail, crate::error_code::detail::TOO_MANY_COMBINATIONS);
     }
 }

@@ -351,6 +351,10 @@ async fn every_invalid_query_is_400_without_a_source_request() {
         "/v1/stats?product=1&region=52".into(),
         "/v1/stats?product=1&day=today".into(),
         "/v1/stats?product=1&from=2026-13-01".into(),
+        format!(
+            "/v1/stats?product=1&region={}",
+            (1..=30).map(|r| r.to_string()).collect::<Vec<_>>().join(",")
+        ),
     ];
     for uri in &bad {
         let r = app.get(uri).await;
