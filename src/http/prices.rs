@@ -13,9 +13,7 @@ use super::rendered::{Rendered, rendered};
 use super::{AppState, preflight};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{Route, parse_selection};
-use crate::render::PublicationStatus;
 use crate::render::representation::{Coding, negotiate_encoding};
-use crate::snapshot::shared_max_age;
 
 pub async fn v1(
     State(state): State<AppState>,
@@ -78,9 +76,7 @@ async fn prices(
 
     let media = if route == Route::V1 { "application/vnd.api+json" } else { "application/json" };
     let vary = if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" };
-    let now = state.prices.clock().now();
-    let available = doc.status == PublicationStatus::Available;
-    let max_age = shared_max_age(now, doc.date, available, doc.expires_at, &[]);
+    let max_age = doc.shared_max_age(state.prices.clock().now());
     respond(&method, &headers, &doc, cache_hit, Served { media, vary, max_age, fuel_headers: true })
 }
 

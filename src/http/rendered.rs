@@ -72,26 +72,38 @@ pub async fn rendered(
     enrichment: Option<&Arc<dyn EnrichStore>>,
     selection: &Selection,
 ) -> Result<(Arc<Rendered>, bool), Arc<SourceError>> {
-    let key = RenderKey::of(selection);
-    let now = prices.clock().now();
+    let build_it = async {
+        let data = prices.selection(selection).await?;
+        let now = prices.clock().now();
+        let profiles = match (selection.route, enrichment) {
+            (Route::V1, Some(store)) => load_profiles(store, now).await,
+            _ => HashMap::new(),
+        };
+        Ok::<_, SourceError>(build(selection, &data, meta, &profiles, now))
+    };
+    cached(cache, RenderKey::of(selection), prices.clock().now(), build_it).await
+}
+
+/// The document cached under `key` while it is fresh at `now` (and not due for a rebuild),
+/// else the one `build` makes (concurrent misses of a key share one build; errors are not
+/// cached). Whether it came from the cache.
+pub async fn cached<E, F>(
+    cache: &RenderCache,
+    key: RenderKey,
+    now: Timestamp,
+    build: F,
+) -> Result<(Arc<Rendered>, bool), Arc<E>>
+where
+    E: Send + Sync + 'static,
+    F: std::future::Future<Output = Result<Rendered, E>>,
+{
     if let Some(hit) = cache.get(&key).await {
         if now < hit.expires_at && now < hit.rebuild_at {
             return Ok((hit, true));
         }
         cache.invalidate(&key).await;
     }
-    let entry = cache
-        .entry(key)
-        .or_try_insert_with(async {
-            let data = prices.selection(selection).await?;
-            let now = prices.clock().now();
-            let profiles = match (selection.route, enrichment) {
-                (Route::V1, Some(store)) => load_profiles(store, now).await,
-                _ => HashMap::new(),
-            };
-            Ok::<_, SourceError>(Arc::new(build(selection, &data, meta, &profiles, now)))
-        })
-        .await?;
+    let entry = cache.entry(key).or_try_insert_with(async { build.await.map(Arc::new) }).await?;
     let fresh = entry.is_fresh();
     Ok((entry.into_value(), !fresh))
 }
@@ -164,6 +176,19 @@ pub fn merged_profiles(
         }
     }
     (enrichment, expires_at)
+}
+
+impl Rendered {
+    /// `s-maxage` for this document at `now` (0 = `no-store`), from its snapshots' freshness.
+    pub fn shared_max_age(&self, now: Timestamp) -> i64 {
+        crate::snapshot::shared_max_age(
+            now,
+            self.date,
+            self.status == PublicationStatus::Available,
+            self.expires_at,
+            &[],
+        )
+    }
 }
 
 /// The header values of a built representation.

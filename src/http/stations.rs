@@ -5,7 +5,6 @@
 //! traffic); history and statistics read only the store.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, Method, header};
@@ -17,7 +16,8 @@ use super::headers::text;
 use super::negotiate::{Media, negotiate_media, unsupported_content_type};
 use super::prices::{Served, respond};
 use super::rendered::{
-    RenderKey, Rendered, load_profiles, merged_profiles, publication_status, rendered_from, selected_quotes,
+    RenderKey, Rendered, cached, load_profiles, merged_profiles, publication_status, rendered_from,
+    selected_quotes,
 };
 use super::{AppState, preflight};
 use crate::error_code::{ErrorCode, detail};
@@ -28,7 +28,7 @@ use crate::render::representation::Representation;
 use crate::render::stations::{
     NextDay, StationsDoc, render_csv, render_geojson, render_jsonapi, station_rows,
 };
-use crate::snapshot::{SnapshotCache, shared_max_age};
+use crate::snapshot::SnapshotCache;
 use crate::source::SourceError;
 use crate::station_query::{StationsQuery, parse_history, parse_station, parse_stations, parse_stats};
 use crate::time::{Day, perth_now, tomorrow_published};
@@ -80,62 +80,28 @@ fn store_failed(e: &crate::store::StoreError) -> Response {
     err.into_response()
 }
 
-fn media_key(m: Media) -> &'static str {
-    m.essence()
-}
-
 /// A failure while building a document.
 enum BuildError {
-    Source(Arc<SourceError>),
+    Source(SourceError),
     Store(crate::store::StoreError),
     NotFound,
 }
 
-impl From<Arc<SourceError>> for BuildError {
-    fn from(e: Arc<SourceError>) -> Self {
+impl From<SourceError> for BuildError {
+    fn from(e: SourceError) -> Self {
         BuildError::Source(e)
     }
 }
 
 impl BuildError {
-    fn into_response(self) -> Response {
+    fn to_response(&self) -> Response {
         match self {
-            BuildError::Source(e) => source_failed(&e),
-            BuildError::Store(e) => store_failed(&e),
+            BuildError::Source(e) => source_failed(e),
+            BuildError::Store(e) => store_failed(e),
             BuildError::NotFound => {
                 ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi).into_response()
             }
         }
-    }
-}
-
-/// The cached document for `key`, built by `build` on a miss (concurrent misses share one
-/// build); whether it was a cache hit.
-async fn cached<F>(state: &AppState, key: RenderKey, build: F) -> Result<(Arc<Rendered>, bool), BuildError>
-where
-    F: std::future::Future<Output = Result<Rendered, BuildError>>,
-{
-    let now = state.prices.clock().now();
-    if let Some(hit) = state.rendered.get(&key).await {
-        if now < hit.expires_at && now < hit.rebuild_at {
-            return Ok((hit, true));
-        }
-        state.rendered.invalidate(&key).await;
-    }
-    let entry = state.rendered.entry(key).or_try_insert_with(async { build.await.map(Arc::new) }).await;
-    match entry {
-        Ok(e) => {
-            let fresh = e.is_fresh();
-            Ok((e.into_value(), !fresh))
-        }
-        Err(e) => Err(match Arc::try_unwrap(e) {
-            Ok(inner) => inner,
-            Err(shared) => match &*shared {
-                BuildError::Source(s) => BuildError::Source(s.clone()),
-                BuildError::Store(s) => BuildError::Store(s.clone()),
-                BuildError::NotFound => BuildError::NotFound,
-            },
-        }),
     }
 }
 
@@ -159,26 +125,17 @@ async fn answer<F>(
 where
     F: std::future::Future<Output = Result<Rendered, BuildError>>,
 {
-    match cached(state, key, build).await {
+    match cached(&state.rendered, key, state.prices.clock().now(), build).await {
         Ok((doc, hit)) => {
             let now = state.prices.clock().now();
             let (max_age, fuel_headers) = match freshness {
-                Freshness::Prices => (
-                    shared_max_age(
-                        now,
-                        doc.date,
-                        doc.status == PublicationStatus::Available,
-                        doc.expires_at,
-                        &[],
-                    ),
-                    true,
-                ),
+                Freshness::Prices => (doc.shared_max_age(now), true),
                 Freshness::Stored => (doc.expires_at.duration_since(now).as_secs().max(0), false),
             };
             let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers };
             respond(method, headers, &doc, hit, served)
         }
-        Err(e) => e.into_response(),
+        Err(e) => e.to_response(),
     }
 }
 
@@ -200,11 +157,11 @@ async fn build_stations(
     media: Media,
 ) -> Result<Rendered, BuildError> {
     let prices = &state.prices;
-    let base = prices.selection(&query.selection).await.map_err(Arc::new)?;
+    let base = prices.selection(&query.selection).await?;
     let now = prices.clock().now();
     let next_sel = next_selection(&query.selection, now);
     let next = match &next_sel {
-        Some(sel) => Some((sel, prices.selection(sel).await.map_err(Arc::new)?)),
+        Some(sel) => Some((sel, prices.selection(sel).await?)),
         None => None,
     };
     let keep = |q: &&crate::model::station::Quote| only.is_none_or(|id| q.station.digest == id);
@@ -278,7 +235,7 @@ pub async fn stations(
     };
     let key = RenderKey {
         route: Route::V1,
-        data: format!("{}|{}", query.data_key(), media_key(media)),
+        data: format!("{}|{}", query.data_key(), media.essence()),
         expand: query.selection.expand,
     };
     let build = build_stations(&state, &query, None, media);
@@ -307,7 +264,7 @@ pub async fn station(
     };
     let key = RenderKey {
         route: Route::V1,
-        data: format!("station:{id}|{}|{}", query.data_key(), media_key(media)),
+        data: format!("station:{id}|{}|{}", query.data_key(), media.essence()),
         expand: query.selection.expand,
     };
     let build = build_stations(&state, &query, Some(&id), media);
@@ -367,7 +324,7 @@ pub async fn history(
             query.product,
             query.from,
             query.to,
-            media_key(media)
+            media.essence()
         ),
         expand: Default::default(),
     };
@@ -408,7 +365,7 @@ pub async fn stats(
     };
     let key = RenderKey {
         route: Route::V1,
-        data: format!("stats:{:?}|{}", query, media_key(media)),
+        data: format!("stats:{:?}|{}", query, media.essence()),
         expand: Default::default(),
     };
     let prices = state.prices.clone();
@@ -425,8 +382,8 @@ pub async fn stats(
                     regions.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
                 );
                 let selection = crate::query::parse_selection(Route::V1, &raw, now)
-                    .map_err(|e| BuildError::Source(Arc::new(SourceError::internal(e.reason))))?;
-                let data = prices.selection(&selection).await.map_err(|e| BuildError::Source(Arc::new(e)))?;
+                    .map_err(|e| SourceError::internal(e.reason))?;
+                let data = prices.selection(&selection).await?;
                 Some(data.quotes().map(|q| q.station.digest.clone()).collect())
             }
         };
