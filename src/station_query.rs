@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::model::codes::{brand, is_region, product};
+use crate::model::normalize::is_plain_decimal;
 use crate::query::{
     MAX_COMBINATIONS, MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with,
 };
@@ -101,16 +102,9 @@ pub struct StatsQuery {
     pub to: Date,
 }
 
-/// A plain decimal: optional minus, digits, optionally a point and digits (no exponent, no
-/// `inf`, no spaces), as a number.
+/// A plain decimal (the feed's coordinate grammar: no exponent, `inf` or spaces), as a number.
 fn plain_decimal(text: &str) -> Option<f64> {
-    let body = text.strip_prefix('-').unwrap_or(text);
-    let (int, frac) = body.split_once('.').unwrap_or((body, "0"));
-    let digits = |s: &str| !s.is_empty() && s.len() <= 12 && s.bytes().all(|b| b.is_ascii_digit());
-    if !(digits(int) && digits(frac)) {
-        return None;
-    }
-    text.parse().ok()
+    is_plain_decimal(text, true).then(|| text.parse().ok()).flatten()
 }
 
 fn near(value: &str) -> Result<Point, QueryError> {

@@ -139,6 +139,12 @@ pub fn price_period(date: Date) -> (Zoned, Zoned) {
     (start, at_perth(end_date, PERIOD_START))
 }
 
+/// `validFrom` and `validUntil` of a source date, as every document writes them.
+pub fn period_texts(date: Date) -> (String, String) {
+    let (from, until) = price_period(date);
+    (format_perth(&from), format_perth(&until))
+}
+
 /// A Perth wall-clock time on a date as a zoned value.
 pub fn at_perth(date: Date, time: Time) -> Zoned {
     let dt = date.to_datetime(time);

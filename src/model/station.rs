@@ -69,3 +69,14 @@ pub struct Quote {
     pub price_text: String,
     pub station: std::sync::Arc<Station>,
 }
+
+/// A price in integer tenths of a cent: the feed has at most one decimal, so differences and
+/// stored values are exact in this unit.
+pub fn tenths(price: f64) -> i64 {
+    (price * 10.0).round() as i64
+}
+
+/// Cents from tenths of a cent.
+pub fn cents(tenths: i64) -> f64 {
+    tenths as f64 / 10.0
+}

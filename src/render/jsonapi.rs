@@ -14,7 +14,7 @@ use crate::model::profile::{Merged, PROVIDER};
 use crate::model::site_features::WEEKDAYS;
 use crate::model::station::{Quote, SourceNotes, Station};
 use crate::query::{Expand, Selection};
-use crate::time::{format_perth, perth, price_period};
+use crate::time::{format_perth, period_texts, perth};
 
 /// The fixed `meta.source`.
 pub const SOURCE_HOST: &str = "fuelwatch.wa.gov.au";
@@ -87,9 +87,7 @@ pub(crate) fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
 /// Render the identity JSON bytes.
 pub fn render(doc: &PriceDocument<'_>) -> Vec<u8> {
     let date = doc.selection.date.to_string();
-    let (from, until) = price_period(doc.selection.date);
-    let valid_from = format_perth(&from);
-    let valid_until = format_perth(&until);
+    let (valid_from, valid_until) = period_texts(doc.selection.date);
     let rows = rows(doc.quotes, &date);
     let body = Body {
         jsonapi: JsonApi { version: "1.1" },

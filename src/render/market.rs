@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::DocumentMeta;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use crate::model::station::cents;
 use crate::model::stats::{Cycle, DayStats, day_stats, detect_cycle, weekday_offsets};
 use crate::store::history::MarketRows;
 
@@ -65,10 +66,6 @@ struct Point {
 struct HistoryAttributes {
     product: u8,
     points: Vec<Point>,
-}
-
-fn cents(tenths: i64) -> f64 {
-    tenths as f64 / 10.0
 }
 
 /// `/v1/stations/{id}/history` as JSON:API.

@@ -12,9 +12,9 @@ use super::jsonapi::{Attributes, JSON_API, Meta, Row, StationExtra, rows};
 use super::{DocumentMeta, PublicationStatus};
 use crate::model::geo::great_circle_m;
 use crate::model::profile::Merged;
-use crate::model::station::Quote;
+use crate::model::station::{Quote, cents, tenths};
 use crate::station_query::{Sort, StationsQuery};
-use crate::time::price_period;
+use crate::time::period_texts;
 
 /// A station of the answer with what the station API adds.
 pub struct StationRow<'a> {
@@ -34,11 +34,6 @@ impl StationRow<'_> {
 pub struct NextDay<'a> {
     pub date: &'a str,
     pub status: PublicationStatus,
-}
-
-/// Tenths of a cent, so that differences are exact.
-fn tenths(price: f64) -> i64 {
-    (price * 10.0).round() as i64
 }
 
 /// Stations of the base day's quotes (already filtered to the selection), with distance,
@@ -79,7 +74,7 @@ pub fn station_rows<'a>(
                     .iter()
                     .filter_map(|(p, base)| {
                         let (_, next) = n.iter().find(|(np, _)| np == p)?;
-                        Some((*p, (tenths(*next) - tenths(*base)) as f64 / 10.0))
+                        Some((*p, cents(tenths(*next) - tenths(*base))))
                     })
                     .collect()
             })
@@ -206,9 +201,7 @@ impl Serialize for Resources<'_> {
 pub fn render_jsonapi(doc: &StationsDoc<'_>, one: bool) -> Vec<u8> {
     let selection = &doc.query.selection;
     let date = selection.date.to_string();
-    let (from, until) = price_period(selection.date);
-    let valid_from = crate::time::format_perth(&from);
-    let valid_until = crate::time::format_perth(&until);
+    let (valid_from, valid_until) = period_texts(selection.date);
     let meta = StationsMeta {
         base: Meta::new(selection, &date, doc.fetched_at, &valid_from, &valid_until, doc.status, doc.meta),
         next: NextMeta { source_date: doc.next.date, publication_status: doc.next.status.as_str() },
@@ -274,8 +267,7 @@ fn feature(row: &StationRow<'_>, attributes: &Attributes<'_>) -> serde_json::Val
 
 /// RFC 7946 FeatureCollection (or one Feature with `one`).
 pub fn render_geojson(doc: &StationsDoc<'_>, one: bool) -> Vec<u8> {
-    let (from, _) = price_period(doc.query.selection.date);
-    let as_at = crate::time::format_perth(&from);
+    let (as_at, _) = period_texts(doc.query.selection.date);
     let features: Vec<serde_json::Value> = doc
         .rows
         .iter()

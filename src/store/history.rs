@@ -81,11 +81,6 @@ pub fn from_day_number(n: i64) -> Option<Date> {
     Date::new(year, month, day).ok()
 }
 
-/// A price in integer tenths of a cent (the feed has at most one decimal).
-pub fn tenths(price: f64) -> i64 {
-    (price * 10.0).round() as i64
-}
-
 /// A station's stored details.
 pub fn details(station: &Station) -> Result<String, StoreError> {
     serde_json::to_string(station).map_err(|e| StoreError(e.to_string()))
@@ -214,7 +209,7 @@ macro_rules! impl_history_store {
                     let mut rows: Vec<(i64, i64)> = Vec::new();
                     for q in quotes.iter().filter(|q| q.product == product) {
                         let Some(&(sid, _, _)) = known.get(&q.station.digest) else { continue };
-                        let price = h::tenths(q.price);
+                        let price = crate::model::station::tenths(q.price);
                         match existing.insert(sid, price) {
                             None => report.written += 1,
                             Some(old) if old != price => report.replaced += 1,
@@ -356,7 +351,5 @@ mod tests {
         assert_eq!(day_number(date(2026, 11, 20)), 20_261_120);
         assert_eq!(from_day_number(20_261_120), Some(date(2026, 11, 20)));
         assert_eq!(from_day_number(20_261_340), None);
-        assert_eq!(tenths(189.9), 1899);
-        assert_eq!(tenths(179.0), 1790);
     }
 }
