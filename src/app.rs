@@ -21,12 +21,14 @@ pub struct AppConfig {
     pub clock: SharedClock,
     pub meta: DocumentMeta,
     pub public_origin: Option<url::Url>,
+    /// Days of price history kept (`--history-days`).
+    pub history_days: i32,
 }
 
 /// Build the application state.
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
-    let history: Arc<dyn crate::store::history::HistoryStore> = config.store.clone();
+    let history = crate::snapshot::History { store: config.store.clone(), days: config.history_days };
     let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
     Ok(AppState {
         prices,

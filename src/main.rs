@@ -83,6 +83,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 clock: clock.clone(),
                 meta: Default::default(),
                 public_origin: None,
+                history_days: wafuel::snapshot::DEFAULT_HISTORY_DAYS,
             })?;
             let client = PlacesClient::new(places.base_url().parse()?, "demo".into())?;
             let demo_enrich = enrich::EnrichConfig {
@@ -143,8 +144,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 clock,
                 meta: Default::default(),
                 public_origin: None,
+                history_days: args.store.history_days,
             })?;
-            state.prices.set_history_days(args.store.history_days);
             let report = warm::warm_pass(&state.prices).await;
             say!(
                 "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
@@ -175,6 +176,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 clock,
                 meta: Default::default(),
                 public_origin: None,
+                history_days: args.store.history_days,
             })?;
             let report = enrich::enrich_pass(&state.prices, &store, &client, &args.places.enrich_config())
                 .await
@@ -215,8 +217,8 @@ async fn serve_api(
         clock,
         meta: meta.document_meta(),
         public_origin: public.public_origin.clone(),
+        history_days,
     })?;
-    state.prices.set_history_days(history_days);
     let public_listener = server::bind(listen.listen).await?;
     let admin_listener = server::bind(listen.admin_listen).await?;
     let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);

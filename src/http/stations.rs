@@ -105,6 +105,12 @@ impl BuildError {
     }
 }
 
+/// A cache key of a station-API document. Its data text starts with the route's own word
+/// (`stations;`, `station:`, `history:`, `stats:`), so it never equals a `/v1` key (`p=…`).
+fn station_key(data: String, expand: crate::query::Expand) -> RenderKey {
+    RenderKey { route: Route::V1, data, expand }
+}
+
 /// How long a document may be shared: from its snapshots' freshness (prices), or the fixed
 /// window of documents read from the history store.
 #[derive(Clone, Copy)]
@@ -233,11 +239,7 @@ pub async fn stations(
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
-    let key = RenderKey {
-        route: Route::V1,
-        data: format!("{}|{}", query.data_key(), media.essence()),
-        expand: query.selection.expand,
-    };
+    let key = station_key(format!("{}|{}", query.data_key(), media.essence()), query.selection.expand);
     let build = build_stations(&state, &query, None, media);
     answer(&state, (&method, &headers), key, media, Freshness::Prices, build).await
 }
@@ -262,11 +264,8 @@ pub async fn station(
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
-    let key = RenderKey {
-        route: Route::V1,
-        data: format!("station:{id}|{}|{}", query.data_key(), media.essence()),
-        expand: query.selection.expand,
-    };
+    let key =
+        station_key(format!("station:{id}|{}|{}", query.data_key(), media.essence()), query.selection.expand);
     let build = build_stations(&state, &query, Some(&id), media);
     answer(&state, (&method, &headers), key, media, Freshness::Prices, build).await
 }
@@ -312,13 +311,12 @@ pub async fn history(
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
-    let Some(store) = state.prices.history().cloned() else {
+    let Some(store) = state.prices.history().map(|h| h.store.clone()) else {
         return ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi)
             .into_response();
     };
-    let key = RenderKey {
-        route: Route::V1,
-        data: format!(
+    let key = station_key(
+        format!(
             "history:{}:{}:{}:{}|{}",
             query.station_id,
             query.product,
@@ -326,8 +324,8 @@ pub async fn history(
             query.to,
             media.essence()
         ),
-        expand: Default::default(),
-    };
+        Default::default(),
+    );
     let meta = state.meta.clone();
     let build = async {
         let points = store
@@ -360,14 +358,10 @@ pub async fn stats(
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
-    let Some(store) = state.prices.history().cloned() else {
+    let Some(store) = state.prices.history().map(|h| h.store.clone()) else {
         return ApiError::internal(Flavor::JsonApi).into_response();
     };
-    let key = RenderKey {
-        route: Route::V1,
-        data: format!("stats:{:?}|{}", query, media.essence()),
-        expand: Default::default(),
-    };
+    let key = station_key(format!("stats:{:?}|{}", query, media.essence()), Default::default());
     let prices = state.prices.clone();
     let meta = state.meta.clone();
     let build = async {

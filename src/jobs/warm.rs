@@ -80,8 +80,8 @@ pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
     if let Some(history) = prices.history() {
         // Keep `--history-days` Perth days up to today.
         let today = perth_now(now).date();
-        let cutoff = today.checked_sub(jiff::Span::new().days(prices.history_days() - 1)).unwrap_or(today);
-        match history.prune_history(cutoff).await {
+        let cutoff = today.checked_sub(jiff::Span::new().days(history.days - 1)).unwrap_or(today);
+        match history.store.prune_history(cutoff).await {
             Ok(n) => report.history_pruned = n,
             Err(e) => tracing::warn!(error = %e, "history prune failed"),
         }

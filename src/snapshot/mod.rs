@@ -100,10 +100,15 @@ pub fn catalogue_extract(product: u8, day: Day, date: Date) -> Extract {
     }
 }
 
-/// The product of a catalogue extract key (`extract:<product>:<date>`); filtered extracts
-/// have none (they never write history).
-pub fn catalogue_product(key: &str) -> Option<u8> {
-    key.strip_prefix("extract:")?.split(':').next()?.parse().ok()
+impl Extract {
+    /// The product of a complete catalogue extract (one unfiltered request); `None` for a
+    /// source-filtered extract, which never writes history.
+    pub fn catalogue_product(&self) -> Option<u8> {
+        match self.requests.as_slice() {
+            [r] if *r == SourceRequest::extract(r.product, r.day) => Some(r.product),
+            _ => None,
+        }
+    }
 }
 
 /// The quotes of a selection's snapshots, before local filtering.
@@ -156,16 +161,19 @@ pub struct PriceService {
     owner: String,
     fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
     /// Where published catalogue extracts also go, as daily price history.
-    history: Option<Arc<dyn HistoryStore>>,
-    /// Days of history kept (`--history-days`), pruned by the warm job.
-    history_days: std::sync::atomic::AtomicI32,
-    /// One history write at a time in this process: the extracts of one selection publish
-    /// together, and SQLite refuses a second writer's lock upgrade instead of waiting.
-    history_writes: tokio::sync::Mutex<()>,
+    history: Option<History>,
 }
 
 /// Default days of price history kept: three years.
 pub const DEFAULT_HISTORY_DAYS: i32 = 1_096;
+
+/// The price history the service writes, and how many days of it the warm job keeps.
+#[derive(Clone)]
+pub struct History {
+    pub store: Arc<dyn HistoryStore>,
+    /// `--history-days`.
+    pub days: i32,
+}
 
 /// Turn a lease duration into a signed one for timestamp arithmetic.
 fn signed(d: Duration) -> SignedDuration {
@@ -176,46 +184,26 @@ impl PriceService {
     pub fn new(
         client: SourceClient,
         store: Arc<dyn SnapshotStore>,
-        history: Option<Arc<dyn HistoryStore>>,
+        history: Option<History>,
         clock: SharedClock,
         fill: FillConfig,
     ) -> Arc<Self> {
         let owner = format!("{:016x}", rand::random::<u64>());
-        Arc::new(Self {
-            client,
-            store,
-            clock,
-            fill,
-            owner,
-            fills: SingleFlight::default(),
-            history,
-            history_days: std::sync::atomic::AtomicI32::new(DEFAULT_HISTORY_DAYS),
-            history_writes: tokio::sync::Mutex::new(()),
-        })
+        Arc::new(Self { client, store, clock, fill, owner, fills: SingleFlight::default(), history })
     }
 
-    pub fn history(&self) -> Option<&Arc<dyn HistoryStore>> {
+    pub fn history(&self) -> Option<&History> {
         self.history.as_ref()
-    }
-
-    /// Days of history to keep (the warm job prunes older days).
-    pub fn history_days(&self) -> i32 {
-        self.history_days.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    pub fn set_history_days(&self, days: i32) {
-        self.history_days.store(days.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Write a published catalogue extract into the price history. Never fails the price
     /// request: a store problem is logged and counted.
-    async fn record_history(&self, snapshot: &Snapshot) {
+    async fn record_history(&self, extract: &Extract, snapshot: &Snapshot) {
         let Some(history) = &self.history else { return };
-        let Some(product) = catalogue_product(&snapshot.key) else { return };
-        let _one_writer = self.history_writes.lock().await;
-        let extract =
+        let Some(product) = extract.catalogue_product() else { return };
+        let day =
             crate::store::history::DayExtract { product, date: snapshot.date, quotes: &snapshot.quotes };
-        match history.record(&[extract]).await {
+        match history.store.record(&[day]).await {
             Ok(w) => {
                 metrics::counter!("wafuel_history_rows_total", "result" => "written").increment(w.written);
                 metrics::counter!("wafuel_history_rows_total", "result" => "replaced").increment(w.replaced);
@@ -339,7 +327,7 @@ impl PriceService {
         metrics::counter!("wafuel_snapshot_total", "result" => "miss").increment(1);
         match self.store.publish(&fresh, owner).await {
             Ok(true) => {
-                self.record_history(&fresh).await;
+                self.record_history(extract, &fresh).await;
                 Ok((fresh, SnapshotCache::Miss))
             }
             Ok(false) => {
@@ -419,12 +407,16 @@ mod tests {
         let all = plan(&sel(Route::V1, ""));
         assert_eq!(all.len(), 7);
         assert_eq!(all[0].key, "extract:1:2026-09-29");
+        assert!(all.iter().all(|e| e.catalogue_product() == Some(e.products[0])));
         assert_eq!(plan(&sel(Route::V1, "brand=5&product=1,2")).len(), 2);
         let legacy = plan(&sel(Route::Legacy, ""));
         assert_eq!(legacy[0].key, "extract:1:2026-09-29", "legacy unfiltered shares the extract");
         let filtered = plan(&sel(Route::V1, "region=25,26&suburb=PERTH,fremantle&product=1,2"));
         assert_eq!(filtered.len(), 1);
         assert_eq!(filtered[0].requests.len(), 8);
+        assert_eq!(filtered[0].catalogue_product(), None, "filtered extracts write no history");
+        let one_region = plan(&sel(Route::V1, "region=25&product=1"));
+        assert_eq!(one_region[0].catalogue_product(), None);
         assert!(filtered[0].requests.iter().all(|r| r.surrounding.is_none()));
         let brands = plan(&sel(Route::Legacy, "brand=5,6&product=1&suburb=perth&surrounding=yes"));
         assert_eq!(brands[0].requests.len(), 2);

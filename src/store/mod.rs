@@ -125,9 +125,6 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
-            // 16 MiB of page cache a connection (the default is 2 MiB): the history's
-            // station index stays in memory while an extract's rows are written.
-            .pragma("cache_size", "-16384")
             .foreign_keys(true);
         let file = options.get_filename();
         if file != Path::new(":memory:")

@@ -149,8 +149,11 @@ async fn one_station_with_every_product_and_404() {
     assert_eq!(doc["data"]["id"], id.as_str());
     let origin = sim_station(&app, &id);
     let products = doc["data"]["attributes"]["price"]["products"].as_object().expect("products");
-    let sold: Vec<String> = origin.products.iter().map(u8::to_string).collect();
-    assert_eq!(products.keys().cloned().collect::<Vec<_>>().len(), sold.len(), "every product it sells");
+    let mut sold: Vec<String> = origin.products.iter().map(u8::to_string).collect();
+    let mut keys: Vec<String> = products.keys().cloned().collect();
+    sold.sort();
+    keys.sort();
+    assert_eq!(keys, sold, "every product it sells");
     assert_conditional_get(&app, &format!("/v1/stations/{id}"), &[]).await;
     let missing = app.get(&format!("/v1/stations/{}", "0".repeat(64))).await;
     assert_eq!(missing.status, 404);
@@ -168,8 +171,14 @@ async fn history_across_several_simulated_days() {
         app.clock.advance(Duration::from_secs(86_400));
     }
     app.clock.advance(Duration::from_secs(3_600));
-    // Filtered extracts write nothing: a region selection adds no station.
-    assert_eq!(app.get("/v1?product=1&region=25").await.status, 200);
+    // Filtered extracts write nothing: a region selection of a day without a catalogue
+    // extract leaves that day empty in the history.
+    let r = app.get("/v1?product=1&region=25").await;
+    assert_eq!(r.status, 200);
+    assert!(!r.json()["data"].as_array().expect("data").is_empty());
+    let store = sqlite_store(&app.dir).await;
+    let sept30 = date(2026, 9, 30);
+    assert!(store.market(1, sept30, sept30).await.expect("market").prices.is_empty());
     let list = app.get("/v1/stations?product=1&limit=3").await.json();
     let id = list["data"][0]["id"].as_str().expect("id").to_string();
     let origin = sim_station(&app, &id);
@@ -211,6 +220,35 @@ async fn seeded(days: i32) -> TestApp {
 }
 
 #[tokio::test]
+async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
+    let app = seeded(10).await; // 19–28 September, before the clock's 29 September 10:00
+    let shared: wafuel::time::SharedClock = app.clock.clone();
+    let state = wafuel::app::build_state(wafuel::app::AppConfig {
+        source_url: app.sim.feed_url().parse().expect("url"),
+        limits: quick_limits(),
+        store: sqlite_store(&app.dir).await,
+        fill: wafuel::snapshot::FillConfig::default(),
+        clock: shared,
+        meta: wafuel::render::DocumentMeta::default(),
+        public_origin: None,
+        history_days: 5,
+    })
+    .expect("state");
+    let report = wafuel::jobs::warm::warm_pass(&state.prices).await;
+    assert_eq!(report.refreshed, 7, "{report:?}");
+    assert!(report.history_pruned > 0, "{report:?}");
+    let store = sqlite_store(&app.dir).await;
+    for product in [1u8, 4] {
+        let rows = store.market(product, date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
+        let mut days: Vec<Date> = rows.prices.iter().map(|(d, _, _)| *d).collect();
+        days.dedup();
+        // Five Perth days up to today: today's written by the warm refresh, older ones pruned.
+        let expected: Vec<Date> = (25..=29).map(|d| date(2026, 9, d)).collect();
+        assert_eq!(days, expected, "product {product}");
+    }
+}
+
+#[tokio::test]
 async fn statistics_and_the_fortnightly_cycle() {
     let app = seeded(60).await;
     let (from, to) = (date(2026, 8, 1), date(2026, 9, 28));
@@ -237,6 +275,14 @@ async fn statistics_and_the_fortnightly_cycle() {
         assert_eq!(json_tenths(&day["median"]), median.round() as i64, "{d}");
         let mean = prices.iter().sum::<i64>() as f64 / n as f64;
         assert_eq!(json_tenths(&day["mean"]), mean.round() as i64, "{d}");
+        // p10 and p90 by linear interpolation between closest ranks.
+        let at = |p: f64| {
+            let rank = p * (n - 1) as f64;
+            let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+            prices[lo] as f64 + (prices[hi] - prices[lo]) as f64 * (rank - lo as f64)
+        };
+        assert_eq!(json_tenths(&day["p10"]), at(0.1).round() as i64, "{d}");
+        assert_eq!(json_tenths(&day["p90"]), at(0.9).round() as i64, "{d}");
         let cheapest = day["cheapest"].as_array().expect("cheapest");
         assert!(!cheapest.is_empty() && cheapest.len() <= 3);
         let first = sim_station(&app, cheapest[0].as_str().expect("id"));
@@ -301,6 +347,11 @@ async fn representations_negotiation_and_validators() {
         assert_head_parity(&app, uri, &[("accept", accept), ("accept-encoding", "gzip")]).await;
     }
     assert_eq!(json.header("vary"), "Accept, Accept-Encoding");
+    // `expand` works as on /v1.
+    let expanded = app.get(&format!("{uri}&expand=brand,siteFeatures")).await.json();
+    let brand = &expanded["data"][0]["attributes"]["brand"];
+    assert!(brand["code"].is_u64() && brand["name"].is_string(), "{brand}");
+    assert!(brand["logo"].as_str().is_some_and(|l| l.starts_with("/static/image/brand/")));
     let gz = app.call("GET", uri, &[("accept-encoding", "br")]).await;
     assert_eq!(gz.header("content-encoding"), "br");
     let refused = app.call("GET", uri, &[("accept", "text/html")]).await;

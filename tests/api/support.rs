@@ -266,6 +266,7 @@ pub fn app_state_with(
         clock: shared,
         meta: wafuel::render::DocumentMeta::default(),
         public_origin: public_origin.map(|o| o.parse().expect("origin")),
+        history_days: wafuel::snapshot::DEFAULT_HISTORY_DAYS,
     })
     .expect("state")
 }
