@@ -36,6 +36,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         meta: Arc::new(config.meta),
         enrichment: Some(config.store),
         public_origin: config.public_origin,
+        front: Default::default(),
     })
 }
 

@@ -5,6 +5,7 @@ pub mod config;
 pub mod error_code;
 pub mod http;
 pub mod jobs;
+pub mod json_log;
 pub mod model;
 pub mod places;
 pub mod query;

@@ -10,24 +10,12 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use tokio::net::TcpListener;
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
-use crate::telemetry::{self, CounterRequestId, REQUEST_ID_HEADER};
+use crate::telemetry;
 
-/// Request ids, a log line per request inside its span, and metrics by route.
+/// Request ids, a log line per request inside its span, and metrics by route: one layer.
 pub fn with_observability(router: Router) -> Router {
-    router
-        .layer(axum::middleware::from_fn(telemetry::record_metrics))
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(telemetry::request_span)
-                .on_request(())
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
-        )
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID_HEADER))
-        .layer(SetRequestIdLayer::new(REQUEST_ID_HEADER, CounterRequestId::default()))
+    router.layer(axum::middleware::from_fn(telemetry::observe))
 }
 
 /// Whether the process can serve: the admin port asks this for `/readyz`.

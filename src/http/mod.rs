@@ -2,6 +2,7 @@
 
 pub mod conditional;
 pub mod errors;
+pub mod front;
 pub mod headers;
 pub mod negotiate;
 pub mod prices;
@@ -35,6 +36,8 @@ pub struct AppState {
     pub enrichment: Option<Arc<dyn crate::store::enrich::EnrichStore>>,
     /// Absolute origin for redirects; relative `Location` when unset.
     pub public_origin: Option<url::Url>,
+    /// Request target → finished document, in front of the rendered cache.
+    pub front: Arc<front::FrontCache>,
 }
 
 /// The public router.
@@ -49,12 +52,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/stats", any(stations::stats))
         .route("/static/image/brand/{filename}", any(logo))
         .fallback(|| async { ApiError::not_found(Flavor::JsonApi) })
-        .with_state(state)
+        // Shared behind one Arc: handlers clone a pointer per request, not the fields.
+        .with_state(Arc::new(state))
 }
 
 /// `/`: 302 to `/v1` with the query kept as it came, not validated.
 async fn root(
-    State(state): State<AppState>,
+    State(state): State<Arc<AppState>>,
     method: Method,
     headers: HeaderMap,
     RawQuery(query): RawQuery,

@@ -1,62 +1,57 @@
 //! `/v1` and `/legacy`: negotiation, query rules, the rendered cache, conditional requests.
 
+use std::sync::Arc;
+
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use jiff::Timestamp;
 
 use super::conditional::if_none_match_matches;
 use super::errors::{ApiError, Flavor};
+use super::front::{Freshness, ServedAs};
 use super::headers::*;
-use super::negotiate::{accepts_json_api, unsupported_content_type};
+use super::negotiate::{Media, accepts_json_api, unsupported_content_type};
 use super::rendered::{Rendered, rendered};
 use super::{AppState, preflight};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{Route, parse_selection};
 use crate::render::representation::{Coding, negotiate_encoding};
 
-pub async fn v1(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-) -> Response {
-    prices(state, Route::V1, method, headers, query).await
+pub async fn v1(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    prices(&state, Route::V1, &request.into_parts().0).await
 }
 
-pub async fn legacy(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-) -> Response {
-    prices(state, Route::Legacy, method, headers, query).await
+pub async fn legacy(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    prices(&state, Route::Legacy, &request.into_parts().0).await
 }
 
-async fn prices(
-    state: AppState,
-    route: Route,
-    method: Method,
-    headers: HeaderMap,
-    query: Option<String>,
-) -> Response {
+async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
+    let (method, headers) = (&request.method, &request.headers);
     let flavor = if route == Route::V1 { Flavor::JsonApi } else { Flavor::Legacy };
-    match method {
+    match *method {
         Method::GET | Method::HEAD => {}
-        Method::OPTIONS => return preflight(&headers),
+        Method::OPTIONS => return preflight(headers),
         _ => return ApiError::method_not_allowed(flavor).into_response(),
     }
     if route == Route::V1 {
-        if unsupported_content_type(text(&headers, &header::CONTENT_TYPE)) {
+        if unsupported_content_type(text(headers, &header::CONTENT_TYPE)) {
             return ApiError::new(ErrorCode::UnsupportedMediaType, detail::UNSUPPORTED_MEDIA_TYPE, flavor)
                 .into_response();
         }
-        if !accepts_json_api(text(&headers, &header::ACCEPT)) {
+        if !accepts_json_api(text(headers, &header::ACCEPT)) {
             return ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE, flavor).into_response();
         }
     }
+    // /v1 and /legacy have one representation each; their paths keep their entries apart.
+    let media = Media::JsonApi;
     let now = state.prices.clock().now();
-    let selection = match parse_selection(route, query.as_deref().unwrap_or(""), now) {
+    if let Some(r) = from_front(state, request, media, now) {
+        return r;
+    }
+    let selection = match parse_selection(route, request.uri.query().unwrap_or(""), now) {
         Ok(s) => s,
         Err(e) => {
             tracing::debug!(reason = %e.reason, "invalid query");
@@ -74,10 +69,37 @@ async fn prices(
             }
         };
 
-    let media = if route == Route::V1 { "application/vnd.api+json" } else { "application/json" };
-    let vary = if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" };
-    let max_age = doc.shared_max_age(state.prices.clock().now());
-    respond(&method, &headers, &doc, cache_hit, Served { media, vary, max_age, fuel_headers: true })
+    let served = ServedAs {
+        media: if route == Route::V1 { "application/vnd.api+json" } else { "application/json" },
+        vary: if route == Route::V1 { "Accept, Accept-Encoding" } else { "Accept-Encoding" },
+        freshness: Freshness::Prices,
+    };
+    remember_and_respond(state, request, media, (&doc, cache_hit), served, now)
+}
+
+/// The request target a front-cache entry is keyed on: path and raw query, as sent.
+fn target(request: &Parts) -> &str {
+    request.uri.path_and_query().map_or("", |pq| pq.as_str())
+}
+
+/// The answer straight from the front cache, when it knows this request target.
+pub fn from_front(state: &AppState, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
+    let (doc, served) = state.front.get(media, target(request), now)?;
+    Some(respond(&request.method, &request.headers, &doc, true, served.at(&doc, now)))
+}
+
+/// Serve a document the slow path found (parsed at `now`), remembering it for its target.
+pub fn remember_and_respond(
+    state: &AppState,
+    request: &Parts,
+    media: Media,
+    (doc, cache_hit): (&Arc<Rendered>, bool),
+    served: ServedAs,
+    now: Timestamp,
+) -> Response {
+    state.front.put(media, target(request), doc, served, now);
+    let served = served.at(doc, state.prices.clock().now());
+    respond(&request.method, &request.headers, doc, cache_hit, served)
 }
 
 /// How a rendered document is served.
@@ -118,6 +140,8 @@ pub fn respond(
     } else {
         Response::new(Body::from(body))
     };
+    // Room for every header below (and the request id added on the way out) at once.
+    *response.headers_mut() = HeaderMap::with_capacity(16);
     let h = response.headers_mut();
     if !not_modified {
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static(served.media));

@@ -6,15 +6,19 @@
 
 use std::collections::HashSet;
 
-use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, Method, header};
+use std::sync::Arc;
+
+use axum::extract::{Path, Request, State};
+use axum::http::request::Parts;
+use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
 use jiff::{SignedDuration, Timestamp};
 
 use super::errors::{ApiError, Flavor};
+use super::front::{Freshness, ServedAs};
 use super::headers::text;
 use super::negotiate::{Media, negotiate_media, unsupported_content_type};
-use super::prices::{Served, respond};
+use super::prices::{from_front, remember_and_respond};
 use super::rendered::{
     RenderKey, Rendered, cached, load_profiles, merged_profiles, publication_status, rendered_from,
     selected_quotes,
@@ -39,8 +43,9 @@ const VARY: &str = "Accept, Accept-Encoding";
 const STORED_TTL: SignedDuration = SignedDuration::from_mins(5);
 
 /// Method, Content-Type and Accept checks shared by every route here; `Err` is the answer.
-fn preamble(method: &Method, headers: &HeaderMap, offered: &[Media]) -> Result<Media, Box<Response>> {
-    match *method {
+fn preamble(request: &Parts, offered: &[Media]) -> Result<Media, Box<Response>> {
+    let headers = &request.headers;
+    match request.method {
         Method::GET | Method::HEAD => {}
         Method::OPTIONS => return Err(Box::new(preflight(headers))),
         _ => return Err(Box::new(ApiError::method_not_allowed(Flavor::JsonApi).into_response())),
@@ -111,19 +116,12 @@ fn station_key(data: String, expand: crate::query::Expand) -> RenderKey {
     RenderKey { route: Route::V1, data, expand }
 }
 
-/// How long a document may be shared: from its snapshots' freshness (prices), or the fixed
-/// window of documents read from the history store.
-#[derive(Clone, Copy)]
-enum Freshness {
-    Prices,
-    Stored,
-}
-
-/// The cached (or freshly built) document for `key`, served in `media`.
+/// The cached (or freshly built) document for `key`, served in `media`; the query was
+/// parsed at `now`.
 async fn answer<F>(
     state: &AppState,
-    (method, headers): (&Method, &HeaderMap),
-    key: RenderKey,
+    request: &Parts,
+    (key, now): (RenderKey, Timestamp),
     media: Media,
     freshness: Freshness,
     build: F,
@@ -133,13 +131,8 @@ where
 {
     match cached(&state.rendered, key, state.prices.clock().now(), build).await {
         Ok((doc, hit)) => {
-            let now = state.prices.clock().now();
-            let (max_age, fuel_headers) = match freshness {
-                Freshness::Prices => (doc.shared_max_age(now), true),
-                Freshness::Stored => (doc.expires_at.duration_since(now).as_secs().max(0), false),
-            };
-            let served = Served { media: media.content_type(), vary: VARY, max_age, fuel_headers };
-            respond(method, headers, &doc, hit, served)
+            let served = ServedAs { media: media.content_type(), vary: VARY, freshness };
+            remember_and_respond(state, request, media, (&doc, hit), served, now)
         }
         Err(e) => e.to_response(),
     }
@@ -224,50 +217,51 @@ async fn build_stations(
 const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];
 
 /// `GET /v1/stations`.
-pub async fn stations(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let media = match preamble(&method, &headers, &STATION_MEDIA) {
+pub async fn stations(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let request = request.into_parts().0;
+    let media = match preamble(&request, &STATION_MEDIA) {
         Ok(m) => m,
         Err(r) => return *r,
     };
     let now = state.prices.clock().now();
-    let query = match parse_stations(raw.as_deref().unwrap_or(""), now) {
+    if let Some(r) = from_front(&state, &request, media, now) {
+        return r;
+    }
+    let query = match parse_stations(request.uri.query().unwrap_or(""), now) {
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
     let key = station_key(format!("{}|{}", query.data_key(), media.essence()), query.selection.expand);
     let build = build_stations(&state, &query, None, media);
-    answer(&state, (&method, &headers), key, media, Freshness::Prices, build).await
+    answer(&state, &request, (key, now), media, Freshness::Prices, build).await
 }
 
 /// `GET /v1/stations/{stationId}`.
 pub async fn station(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
+    State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    request: Request,
 ) -> Response {
-    if let Some(r) = malformed_preflight(&method, &id) {
+    let request = request.into_parts().0;
+    if let Some(r) = malformed_preflight(&request.method, &id) {
         return r;
     }
-    let media = match preamble(&method, &headers, &STATION_MEDIA) {
+    let media = match preamble(&request, &STATION_MEDIA) {
         Ok(m) => m,
         Err(r) => return *r,
     };
     let now = state.prices.clock().now();
-    let (id, query) = match parse_station(&id, raw.as_deref().unwrap_or(""), now) {
+    if let Some(r) = from_front(&state, &request, media, now) {
+        return r;
+    }
+    let (id, query) = match parse_station(&id, request.uri.query().unwrap_or(""), now) {
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
     let key =
         station_key(format!("station:{id}|{}|{}", query.data_key(), media.essence()), query.selection.expand);
     let build = build_stations(&state, &query, Some(&id), media);
-    answer(&state, (&method, &headers), key, media, Freshness::Prices, build).await
+    answer(&state, &request, (key, now), media, Freshness::Prices, build).await
 }
 
 /// How long a stored-history document may be reused from `now`: five minutes, never past
@@ -293,21 +287,23 @@ fn stored_rendered(identity: Vec<u8>, now: Timestamp) -> Rendered {
 
 /// `GET /v1/stations/{stationId}/history`.
 pub async fn history(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
+    State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    request: Request,
 ) -> Response {
-    if let Some(r) = malformed_preflight(&method, &id) {
+    let request = request.into_parts().0;
+    if let Some(r) = malformed_preflight(&request.method, &id) {
         return r;
     }
-    let media = match preamble(&method, &headers, &[Media::JsonApi, Media::Csv]) {
+    let media = match preamble(&request, &[Media::JsonApi, Media::Csv]) {
         Ok(m) => m,
         Err(r) => return *r,
     };
     let now = state.prices.clock().now();
-    let query = match parse_history(&id, raw.as_deref().unwrap_or(""), now) {
+    if let Some(r) = from_front(&state, &request, media, now) {
+        return r;
+    }
+    let query = match parse_history(&id, request.uri.query().unwrap_or(""), now) {
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
@@ -339,22 +335,21 @@ pub async fn history(
         };
         Ok(stored_rendered(identity, now))
     };
-    answer(&state, (&method, &headers), key, media, Freshness::Stored, build).await
+    answer(&state, &request, (key, now), media, Freshness::Stored, build).await
 }
 
 /// `GET /v1/stats`.
-pub async fn stats(
-    State(state): State<AppState>,
-    method: Method,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let media = match preamble(&method, &headers, &[Media::JsonApi]) {
+pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let request = request.into_parts().0;
+    let media = match preamble(&request, &[Media::JsonApi]) {
         Ok(m) => m,
         Err(r) => return *r,
     };
     let now = state.prices.clock().now();
-    let query = match parse_stats(raw.as_deref().unwrap_or(""), now) {
+    if let Some(r) = from_front(&state, &request, media, now) {
+        return r;
+    }
+    let query = match parse_stats(request.uri.query().unwrap_or(""), now) {
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
@@ -392,5 +387,5 @@ pub async fn stats(
         };
         Ok(stored_rendered(stats_jsonapi(&scope, &m, &meta), now))
     };
-    answer(&state, (&method, &headers), key, media, Freshness::Stored, build).await
+    answer(&state, &request, (key, now), media, Freshness::Stored, build).await
 }

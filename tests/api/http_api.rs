@@ -123,6 +123,38 @@ async fn cache_reads_keep_fetched_at_and_count_down_freshness() {
     assert_eq!(later.json()["meta"]["fetchedAt"], "2026-09-29T16:00:01+08:00");
 }
 
+/// The fast path (request target → finished document) never outlives what the query text
+/// means: the same target is answered anew once tomorrow is published and once Perth's date
+/// moves, and a date that has left the window becomes a 400 even though it was cached.
+#[tokio::test]
+async fn a_cached_target_follows_the_clock() {
+    let app = TestApp::at(date(2026, 9, 29).at(14, 29, 45, 0)).await;
+    let tomorrow = "/v1?day=tomorrow&product=1";
+    let yesterday = "/v1?day=28/09/2026&product=1";
+    let early = app.get(tomorrow).await;
+    assert_eq!(early.json()["meta"]["publicationStatus"], "not_yet_published");
+    assert_eq!(app.get(tomorrow).await.header("x-fuel-cache"), "HIT");
+    // After 14:30 and the 30 s an empty snapshot lives: the same target now has prices.
+    app.clock.advance(Duration::from_secs(31));
+    let published = app.get(tomorrow).await;
+    assert_eq!(published.json()["meta"]["publicationStatus"], "available");
+    assert_ne!(published.header("etag"), early.header("etag"));
+    // Ten minutes before Perth midnight both targets are answered and remembered…
+    app.clock.set(wafuel::time::perth_instant(date(2026, 9, 29).at(23, 50, 0, 0)));
+    assert_eq!(app.get(yesterday).await.status, 200);
+    assert_eq!(app.get(yesterday).await.header("x-fuel-cache"), "HIT");
+    let before = app.get("/v1?product=1").await.json();
+    assert_eq!(before["meta"]["sourceDate"], "2026-09-29");
+    // …and past it, well within the documents' own lifetimes, "today" is the 30th and the
+    // 28th is two days ago.
+    app.clock.set(wafuel::time::perth_instant(date(2026, 9, 30).at(0, 0, 5, 0)));
+    let gone = app.get(yesterday).await;
+    assert_eq!(gone.status, 400);
+    assert_eq!(gone.json()["errors"][0]["code"], "invalid_query");
+    let today = app.get("/v1?product=1").await.json();
+    assert_eq!(today["meta"]["sourceDate"], "2026-09-30");
+}
+
 #[tokio::test]
 async fn every_query_rule_is_400_without_touching_the_source() {
     let app = TestApp::new().await;

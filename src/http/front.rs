@@ -1,0 +1,185 @@
+//! The fast path of a cached answer: the exact request target (path and raw query) and the
+//! negotiated media lead straight to the finished document, without parsing the query
+//! again, formatting a cache key or asking the rendered cache.
+//!
+//! An entry is only a shortcut to a document the rendered cache made: it holds a weak
+//! reference (the rendered cache alone decides what stays in memory) and is trusted only
+//! while both the document and the query's meaning are unchanged. A query's meaning depends
+//! on the clock only through the Perth date and whether tomorrow's prices are published
+//! (14:30), so an entry never outlives the next of those boundaries.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, Weak};
+
+use jiff::Timestamp;
+use jiff::civil::Time;
+
+use super::negotiate::Media;
+use super::prices::Served;
+use super::rendered::Rendered;
+use crate::time::{PUBLICATION_TIME, at_perth, perth_now};
+
+/// Entries per media before the map is emptied: request targets are client-chosen, so the
+/// map is bounded; refilling costs one slow-path request per target.
+const MAX_ENTRIES: usize = 4096;
+
+/// How a cached document's `s-maxage` is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// From the freshness of the snapshots the document was built from (price documents).
+    Prices,
+    /// Until the document's own expiry (documents read from the history store).
+    Stored,
+}
+
+/// The constant part of how a route serves its documents.
+#[derive(Debug, Clone, Copy)]
+pub struct ServedAs {
+    pub media: &'static str,
+    pub vary: &'static str,
+    pub freshness: Freshness,
+}
+
+impl ServedAs {
+    /// How `doc` is served at `now`.
+    pub fn at(self, doc: &Rendered, now: Timestamp) -> Served {
+        let (max_age, fuel_headers) = match self.freshness {
+            Freshness::Prices => (doc.shared_max_age(now), true),
+            Freshness::Stored => (doc.expires_at.duration_since(now).as_secs().max(0), false),
+        };
+        Served { media: self.media, vary: self.vary, max_age, fuel_headers }
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    doc: Weak<Rendered>,
+    served: ServedAs,
+    valid_until: Timestamp,
+}
+
+/// Request target → finished document, one map per representation.
+#[derive(Debug, Default)]
+pub struct FrontCache {
+    maps: [RwLock<HashMap<Box<str>, Entry>>; 3],
+}
+
+fn slot(media: Media) -> usize {
+    match media {
+        Media::JsonApi => 0,
+        Media::GeoJson => 1,
+        Media::Csv => 2,
+    }
+}
+
+impl FrontCache {
+    /// The document last served for `target` in `media`, while it is still valid at `now`.
+    pub fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, ServedAs)> {
+        let map = crate::sync::read(&self.maps[slot(media)]);
+        let entry = map.get(target)?;
+        if now >= entry.valid_until {
+            return None;
+        }
+        let doc = entry.doc.upgrade()?;
+        Some((doc, entry.served))
+    }
+
+    /// Remember that `target` in `media` is answered by `doc` (a document the rendered cache
+    /// holds, fresh at `now`).
+    pub fn put(&self, media: Media, target: &str, doc: &Arc<Rendered>, served: ServedAs, now: Timestamp) {
+        let valid_until = doc.expires_at.min(doc.rebuild_at).min(meaning_stable_until(now));
+        if now >= valid_until {
+            return;
+        }
+        let mut map = crate::sync::write(&self.maps[slot(media)]);
+        if map.len() >= MAX_ENTRIES && !map.contains_key(target) {
+            map.clear();
+        }
+        map.insert(target.into(), Entry { doc: Arc::downgrade(doc), served, valid_until });
+    }
+}
+
+/// The next instant at which the same query text may mean something else: Perth midnight
+/// (day words and date windows move) or, before it, today's publication time (tomorrow's
+/// prices become visible).
+pub fn meaning_stable_until(now: Timestamp) -> Timestamp {
+    let today = perth_now(now).date();
+    let midnight = at_perth(today.tomorrow().unwrap_or(today), Time::midnight()).timestamp();
+    let publication = at_perth(today, PUBLICATION_TIME).timestamp();
+    if now < publication { publication } else { midnight }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::PublicationStatus;
+    use crate::render::representation::Representation;
+    use crate::snapshot::SnapshotCache;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    const SERVED: ServedAs =
+        ServedAs { media: "application/json", vary: "Accept", freshness: Freshness::Prices };
+
+    fn doc(now: Timestamp, expires_at: Timestamp) -> Arc<Rendered> {
+        Arc::new(super::super::rendered::rendered_from(
+            Representation::build(b"{}".to_vec()),
+            "2026-11-23".into(),
+            now,
+            date(2026, 11, 23),
+            (expires_at, now),
+            PublicationStatus::Available,
+            SnapshotCache::Miss,
+        ))
+    }
+
+    #[test]
+    fn entries_last_while_the_document_and_the_query_meaning_do() {
+        let front = FrontCache::default();
+        let now = perth_instant(date(2026, 11, 23).at(15, 0, 0, 0));
+        let minute = jiff::SignedDuration::from_mins(1);
+        let kept = doc(now, now + jiff::SignedDuration::from_hours(6));
+        front.put(Media::JsonApi, "/v1?product=1", &kept, SERVED, now);
+        assert!(front.get(Media::JsonApi, "/v1?product=1", now).is_some());
+        // Another representation, or another spelling of the query, is another target.
+        assert!(front.get(Media::Csv, "/v1?product=1", now).is_none());
+        assert!(front.get(Media::JsonApi, "/v1?product=01", now).is_none());
+        // The rendered cache rebuilds after 15 minutes: so does the fast path.
+        assert!(front.get(Media::JsonApi, "/v1?product=1", now + 14 * minute).is_some());
+        assert!(front.get(Media::JsonApi, "/v1?product=1", now + 15 * minute).is_none());
+        // A document that expires sooner ends its entry sooner.
+        let short = doc(now, now + 2 * minute);
+        front.put(Media::JsonApi, "/v1?product=4", &short, SERVED, now);
+        assert!(front.get(Media::JsonApi, "/v1?product=4", now + 2 * minute).is_none());
+        // Once the rendered cache lets a document go, the entry leads nowhere.
+        drop(short);
+        assert!(front.get(Media::JsonApi, "/v1?product=4", now).is_none());
+        // An expired document is never remembered.
+        front.put(Media::JsonApi, "/v1?product=5", &doc(now, now), SERVED, now);
+        assert!(front.get(Media::JsonApi, "/v1?product=5", now).is_none());
+    }
+
+    #[test]
+    fn the_map_is_bounded() {
+        let front = FrontCache::default();
+        let now = perth_instant(date(2026, 11, 23).at(15, 0, 0, 0));
+        let kept = doc(now, now + jiff::SignedDuration::from_hours(6));
+        for i in 0..MAX_ENTRIES {
+            front.put(Media::JsonApi, &format!("/v1?n={i}"), &kept, SERVED, now);
+        }
+        assert!(front.get(Media::JsonApi, "/v1?n=0", now).is_some());
+        front.put(Media::JsonApi, "/v1?n=last", &kept, SERVED, now);
+        assert!(front.get(Media::JsonApi, "/v1?n=0", now).is_none(), "emptied when full");
+        assert!(front.get(Media::JsonApi, "/v1?n=last", now).is_some());
+        assert_eq!(crate::sync::read(&front.maps[0]).len(), 1);
+    }
+
+    #[test]
+    fn query_meaning_changes_at_publication_and_midnight() {
+        let day = date(2026, 11, 23);
+        let morning = perth_instant(day.at(9, 0, 0, 0));
+        assert_eq!(meaning_stable_until(morning), perth_instant(day.at(14, 30, 0, 0)));
+        let evening = perth_instant(day.at(14, 30, 0, 0));
+        assert_eq!(meaning_stable_until(evening), perth_instant(date(2026, 11, 24).at(0, 0, 0, 0)));
+    }
+}

@@ -1,0 +1,290 @@
+//! The JSON log line, written directly. Same shape as tracing-subscriber's JSON format with
+//! flattened event fields and the current span (`timestamp`, `level`, the event's fields,
+//! `target`, `span`, `spans`), but a span's fields are written once, as JSON text, when the
+//! span is made, and copied into each line as they are; the stock formatter parses them
+//! back into a JSON value for every line, which cost more than serving a cached answer.
+
+use std::fmt::{self, Write as _};
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// Span fields as the text of a JSON object (`{"request_id":"…","path":"/v1"}`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsonFields;
+
+/// One JSON object per event, on one line.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsonLine;
+
+/// Escapes what passes through it as the inside of a JSON string.
+struct Escaped<'a, W: fmt::Write>(&'a mut W);
+
+impl<W: fmt::Write> fmt::Write for Escaped<'_, W> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let mut start = 0;
+        for (i, b) in text.bytes().enumerate() {
+            let escape = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            self.0.write_str(&text[start..i])?;
+            if escape.is_empty() {
+                write!(self.0, "\\u{b:04x}")?;
+            } else {
+                self.0.write_str(escape)?;
+            }
+            start = i + 1;
+        }
+        self.0.write_str(&text[start..])
+    }
+}
+
+/// Write `text` as a JSON string (quoted, escaped).
+fn write_str(w: &mut impl fmt::Write, text: &str) -> fmt::Result {
+    w.write_char('"')?;
+    Escaped(w).write_str(text)?;
+    w.write_char('"')
+}
+
+/// Writes fields as `"name":value` pairs, each preceded by a comma unless it is the first.
+struct Pairs<'a, W: fmt::Write> {
+    out: &'a mut W,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl<W: fmt::Write> Pairs<'_, W> {
+    fn pair(&mut self, field: &Field, value: impl FnOnce(&mut W) -> fmt::Result) {
+        if self.result.is_err() {
+            return;
+        }
+        let separator = if self.first { "" } else { "," };
+        self.first = false;
+        self.result = self
+            .out
+            .write_str(separator)
+            .and_then(|()| write_str(self.out, field.name()))
+            .and_then(|()| self.out.write_char(':'))
+            .and_then(|()| value(self.out));
+    }
+}
+
+impl<W: fmt::Write> Visit for Pairs<'_, W> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.pair(field, |w| write_str(w, value));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        // Display-recorded values (`%x`) and messages arrive here too; escaped as they are
+        // written, never copied first.
+        self.pair(field, |w| {
+            w.write_char('"')?;
+            write!(Escaped(w), "{value:?}")?;
+            w.write_char('"')
+        });
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.pair(field, |w| write!(w, "{value}"));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.pair(field, |w| write!(w, "{value}"));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.pair(field, |w| write!(w, "{value}"));
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if value.is_finite() {
+            self.pair(field, |w| write!(w, "{value}"));
+        } else {
+            self.pair(field, |w| write_str(w, &value.to_string()));
+        }
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.pair(field, |w| write_str(w, &value.to_string()));
+    }
+}
+
+impl<'writer> FormatFields<'writer> for JsonFields {
+    fn format_fields<R: RecordFields>(&self, mut writer: Writer<'writer>, fields: R) -> fmt::Result {
+        writer.write_char('{')?;
+        let mut pairs = Pairs { out: &mut writer, first: true, result: Ok(()) };
+        fields.record(&mut pairs);
+        pairs.result?;
+        writer.write_char('}')
+    }
+
+    /// Fields recorded on a span after it was made join its object.
+    fn add_fields(
+        &self,
+        current: &'writer mut FormattedFields<Self>,
+        fields: &tracing::span::Record<'_>,
+    ) -> fmt::Result {
+        let mut added = String::new();
+        let mut pairs = Pairs { out: &mut added, first: true, result: Ok(()) };
+        fields.record(&mut pairs);
+        pairs.result?;
+        if added.is_empty() {
+            return Ok(());
+        }
+        let text = &mut current.fields;
+        match text.pop() {
+            Some('}') => {
+                if text.len() > 1 {
+                    text.push(',');
+                }
+            }
+            _ => {
+                text.clear();
+                text.push('{');
+            }
+        }
+        text.push_str(&added);
+        text.push('}');
+        Ok(())
+    }
+}
+
+/// A span's object: its fields' text with its name added.
+fn write_span<S>(w: &mut Writer<'_>, span: &tracing_subscriber::registry::SpanRef<'_, S>) -> fmt::Result
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let extensions = span.extensions();
+    let fields = extensions.get::<FormattedFields<JsonFields>>().map_or("{}", |f| f.fields.as_str());
+    let inner = fields.strip_prefix('{').and_then(|f| f.strip_suffix('}')).unwrap_or("");
+    w.write_char('{')?;
+    w.write_str(inner)?;
+    w.write_str(if inner.is_empty() { "\"name\":" } else { ",\"name\":" })?;
+    write_str(w, span.name())?;
+    w.write_char('}')
+}
+
+impl<S> FormatEvent<S, JsonFields> for JsonLine
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, JsonFields>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        write!(writer, "{{\"timestamp\":\"{:.6}\",\"level\":\"{}\"", jiff::Timestamp::now(), meta.level())?;
+        let mut pairs = Pairs { out: &mut writer, first: false, result: Ok(()) };
+        event.record(&mut pairs);
+        pairs.result?;
+        writer.write_str(",\"target\":")?;
+        write_str(&mut writer, meta.target())?;
+        if let Some(current) = ctx.event_scope().and_then(|mut scope| scope.next()) {
+            writer.write_str(",\"span\":")?;
+            write_span(&mut writer, &current)?;
+        }
+        if let Some(scope) = ctx.event_scope() {
+            writer.write_str(",\"spans\":[")?;
+            for (i, span) in scope.from_root().enumerate() {
+                if i > 0 {
+                    writer.write_char(',')?;
+                }
+                write_span(&mut writer, &span)?;
+            }
+            writer.write_char(']')?;
+        }
+        writer.write_str("}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            crate::sync::lock(&self.0).extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn lines(run: impl FnOnce()) -> Vec<serde_json::Value> {
+        let out = Captured::default();
+        let sink = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .fmt_fields(JsonFields)
+            .event_format(JsonLine)
+            .finish();
+        tracing::subscriber::with_default(subscriber, run);
+        let text = String::from_utf8(crate::sync::lock(&out.0).clone()).expect("utf8");
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+    }
+
+    #[test]
+    fn lines_are_json_with_fields_span_and_escapes() {
+        let got = lines(|| {
+            let span = tracing::info_span!("request", request_id = "ab-1", path = "/v1");
+            span.in_scope(|| {
+                tracing::info!(status = 200u16, ok = true, ratio = 0.5, note = %"a \"quote\"\n", "done \u{1}");
+            });
+            tracing::warn!(count = -3i64, "outside");
+        });
+        assert_eq!(got.len(), 2);
+        let first = &got[0];
+        assert_eq!(first["level"], "INFO");
+        assert_eq!(first["message"], "done \u{1}");
+        assert_eq!(first["status"], 200);
+        assert_eq!(first["ok"], true);
+        assert_eq!(first["ratio"], 0.5);
+        assert_eq!(first["note"], "a \"quote\"\n");
+        assert_eq!(first["target"], module_path!());
+        assert_eq!(
+            first["span"],
+            serde_json::json!({"request_id": "ab-1", "path": "/v1", "name": "request"})
+        );
+        assert_eq!(first["spans"][0], first["span"]);
+        let stamp: jiff::Timestamp = first["timestamp"].as_str().expect("text").parse().expect("RFC 3339");
+        assert!(stamp > jiff::Timestamp::UNIX_EPOCH);
+        assert_eq!(got[1]["count"], -3);
+        assert!(got[1].get("span").is_none());
+    }
+
+    #[test]
+    fn fields_recorded_later_join_the_span() {
+        let got = lines(|| {
+            let span = tracing::info_span!("job", kind = "warm", outcome = tracing::field::Empty);
+            span.record("outcome", "published");
+            span.in_scope(|| {
+                let inner = tracing::info_span!("inner", later = tracing::field::Empty);
+                inner.record("later", 7u64);
+                inner.in_scope(|| tracing::info!("inside"));
+            });
+        });
+        assert_eq!(
+            got[0]["spans"][0],
+            serde_json::json!({"kind": "warm", "outcome": "published", "name": "job"})
+        );
+        assert_eq!(got[0]["span"], serde_json::json!({"later": 7, "name": "inner"}));
+        assert_eq!(got[0]["spans"][1], got[0]["span"]);
+    }
+}
