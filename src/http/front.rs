@@ -43,18 +43,42 @@ pub struct ServedAs {
 impl ServedAs {
     /// How `doc` is served at `now`.
     pub fn at(self, doc: &Rendered, now: Timestamp) -> Served {
-        let (max_age, fuel_headers) = match self.freshness {
-            Freshness::Prices => (doc.shared_max_age(now), true),
-            Freshness::Stored => (doc.expires_at.duration_since(now).as_secs().max(0), false),
+        self.fresh(doc, now).at(now)
+    }
+
+    /// How `doc` is served from `now` until the next Perth midnight or publication time.
+    fn fresh(self, doc: &Rendered, now: Timestamp) -> Fresh {
+        let (until, cap) = match self.freshness {
+            Freshness::Prices => doc.shared_until(now),
+            Freshness::Stored => (doc.expires_at, i64::MAX),
         };
-        Served { media: self.media, vary: self.vary, max_age, fuel_headers }
+        Fresh { served: self, until, cap }
+    }
+}
+
+/// A route's way of serving one document, with its shared freshness worked out.
+#[derive(Debug, Clone, Copy)]
+struct Fresh {
+    served: ServedAs,
+    until: Timestamp,
+    cap: i64,
+}
+
+impl Fresh {
+    fn at(self, now: Timestamp) -> Served {
+        Served {
+            media: self.served.media,
+            vary: self.served.vary,
+            max_age: crate::snapshot::max_age_at(now, self.until, self.cap),
+            fuel_headers: self.served.freshness == Freshness::Prices,
+        }
     }
 }
 
 #[derive(Debug)]
 struct Entry {
     doc: Weak<Rendered>,
-    served: ServedAs,
+    fresh: Fresh,
     valid_until: Timestamp,
 }
 
@@ -74,14 +98,14 @@ fn slot(media: Media) -> usize {
 
 impl FrontCache {
     /// The document last served for `target` in `media`, while it is still valid at `now`.
-    pub fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, ServedAs)> {
+    pub fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, Served)> {
         let map = crate::sync::read(&self.maps[slot(media)]);
         let entry = map.get(target)?;
         if now >= entry.valid_until {
             return None;
         }
         let doc = entry.doc.upgrade()?;
-        Some((doc, entry.served))
+        Some((doc, entry.fresh.at(now)))
     }
 
     /// Remember that `target` in `media` is answered by `doc` (a document the rendered cache
@@ -95,7 +119,8 @@ impl FrontCache {
         if map.len() >= MAX_ENTRIES && !map.contains_key(target) {
             map.clear();
         }
-        map.insert(target.into(), Entry { doc: Arc::downgrade(doc), served, valid_until });
+        let fresh = served.fresh(doc, now);
+        map.insert(target.into(), Entry { doc: Arc::downgrade(doc), fresh, valid_until });
     }
 }
 

@@ -85,7 +85,7 @@ fn target(request: &Parts) -> &str {
 /// The answer straight from the front cache, when it knows this request target.
 pub fn from_front(state: &AppState, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
     let (doc, served) = state.front.get(media, target(request), now)?;
-    Some(respond(&request.method, &request.headers, &doc, true, served.at(&doc, now)))
+    Some(respond(&request.method, &request.headers, &doc, true, served))
 }
 
 /// Serve a document the slow path found (parsed at `now`), remembering it for its target.

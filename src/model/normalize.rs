@@ -64,13 +64,19 @@ fn coordinate(
 /// Stations already normalised, by their source text. Normalisation is a pure function of
 /// these fields and a feed repeats each station once per product, so the seven extracts of
 /// a catalogue share one normalisation per station.
-static MEMO: std::sync::LazyLock<moka::sync::Cache<String, std::sync::Arc<Station>>> =
-    std::sync::LazyLock::new(|| moka::sync::Cache::new(20_000));
+static MEMO: std::sync::LazyLock<crate::sync::Memo<std::sync::Arc<Station>>> =
+    std::sync::LazyLock::new(|| crate::sync::Memo::new(20_000));
 
-/// Forget remembered stations (benchmarks measure a cold start).
+/// Forget remembered stations and phones (benchmarks measure a cold start).
 pub fn clear_memo() {
-    MEMO.invalidate_all();
+    MEMO.clear();
     super::phone::clear_memo();
+}
+
+/// Forget remembered stations but not phones: a build in a process that has seen the
+/// state's phone numbers before (every build after its first).
+pub fn clear_station_memo() {
+    MEMO.clear();
 }
 
 /// The text a station's normalisation depends on, as one memo key.

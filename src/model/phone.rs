@@ -28,12 +28,12 @@ const MAX_PHONE_LEN: usize = 64;
 /// Results of the (slow, metadata-driven) libphonenumber parse, by input text. The function
 /// is pure and a state holds about a thousand distinct numbers, so remembering them turns
 /// the feed's most expensive field into a lookup.
-static MEMO: std::sync::LazyLock<moka::sync::Cache<String, Phone>> =
-    std::sync::LazyLock::new(|| moka::sync::Cache::new(20_000));
+static MEMO: std::sync::LazyLock<crate::sync::Memo<Phone>> =
+    std::sync::LazyLock::new(|| crate::sync::Memo::new(20_000));
 
 /// Forget remembered phone results (benchmarks measure a cold start).
 pub fn clear_memo() {
-    MEMO.invalidate_all();
+    MEMO.clear();
 }
 
 /// Normalise a phone text.

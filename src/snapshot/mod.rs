@@ -445,21 +445,41 @@ pub fn shared_max_age(
     snapshot_expiry: Timestamp,
     deadlines: &[Timestamp],
 ) -> i64 {
+    let (until, cap) = shared_until(now, date, available, snapshot_expiry, deadlines);
+    max_age_at(now, until, cap)
+}
+
+/// The instant a response's freshness runs out and the cap on its `s-maxage`, as
+/// [`shared_max_age`] decides them at `now`. Both stay the same until the next Perth
+/// midnight or, for a response without prices, today's publication time; until then
+/// `s-maxage` at any instant is [`max_age_at`] of them.
+pub fn shared_until(
+    now: Timestamp,
+    date: Date,
+    available: bool,
+    snapshot_expiry: Timestamp,
+    deadlines: &[Timestamp],
+) -> (Timestamp, i64) {
     use crate::time::{PUBLICATION_TIME, at_perth, perth_now, price_period};
     let today = perth_now(now).date();
     let next_midnight =
         at_perth(today.tomorrow().unwrap_or(today), jiff::civil::Time::midnight()).timestamp();
     let (_, period_end) = price_period(date);
-    let mut limits = vec![snapshot_expiry, next_midnight, period_end.timestamp()];
+    let mut earliest = snapshot_expiry.min(next_midnight).min(period_end.timestamp());
     let publication = at_perth(today, PUBLICATION_TIME).timestamp();
     if !available && now < publication {
-        limits.push(publication);
+        earliest = earliest.min(publication);
     }
-    limits.extend_from_slice(deadlines);
-    let earliest = limits.into_iter().min().unwrap_or(now);
-    let seconds = earliest.duration_since(now).as_secs().max(0);
+    if let Some(deadline) = deadlines.iter().min() {
+        earliest = earliest.min(*deadline);
+    }
     let cap = if available { MAX_SHARED_AGE } else { MAX_SHARED_AGE_UNAVAILABLE };
-    seconds.min(cap)
+    (earliest, cap)
+}
+
+/// `s-maxage` at `now` of a response fresh until `until`, at most `cap` (0 = `no-store`).
+pub fn max_age_at(now: Timestamp, until: Timestamp, cap: i64) -> i64 {
+    until.duration_since(now).as_secs().max(0).min(cap)
 }
 
 #[cfg(test)]
