@@ -26,7 +26,8 @@ use wafuel::source::rss;
 use wafuel::source::validate::{Component, validate};
 use wafuel::time::{ManualClock, perth_instant};
 
-/// The allocator the service ships with (src/main.rs), so the build is timed as it runs.
+/// The allocator the service is built with (src/main.rs), so the build is timed as it runs.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
