@@ -155,6 +155,38 @@ async fn a_cached_target_follows_the_clock() {
     assert_eq!(today["meta"]["sourceDate"], "2026-09-30");
 }
 
+/// The observe layer: a client's `X-Request-Id` is kept and echoed, otherwise each request
+/// gets a new one; both on a fast-path hit and on a 404.
+#[tokio::test]
+async fn request_ids_are_echoed_or_made() {
+    use tower::ServiceExt;
+    let app = TestApp::new().await;
+    let observed = wafuel::server::with_observability(app.router.clone());
+    let send = |id: Option<&'static str>, uri: &'static str| {
+        let service = observed.clone();
+        async move {
+            let mut request = axum::http::Request::get(uri);
+            if let Some(id) = id {
+                request = request.header("x-request-id", id);
+            }
+            let response = service.oneshot(request.body(axum::body::Body::empty()).expect("request")).await;
+            let response = response.expect("infallible");
+            (response.status().as_u16(), response.headers().get("x-request-id").cloned())
+        }
+    };
+    assert_eq!(
+        send(Some("client-7"), "/v1?product=1").await.1.as_ref().map(|v| v.as_bytes()),
+        Some(&b"client-7"[..])
+    );
+    let (status, a) = send(None, "/v1?product=1").await;
+    let (_, b) = send(None, "/v1?product=1").await;
+    assert_eq!(status, 200);
+    let (a, b) = (a.expect("id made"), b.expect("id made"));
+    assert_ne!(a, b, "each request its own id");
+    let (missing, id) = send(Some("lost-1"), "/nowhere").await;
+    assert_eq!((missing, id.as_ref().map(|v| v.as_bytes())), (404, Some(&b"lost-1"[..])));
+}
+
 #[tokio::test]
 async fn every_query_rule_is_400_without_touching_the_source() {
     let app = TestApp::new().await;
