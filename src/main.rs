@@ -234,6 +234,7 @@ async fn serve_api(
     tracing::info!(public = %public_addr, admin = %admin_addr, "wafuel serving");
     say!("public: http://{public_addr}");
     say!("admin: http://{admin_addr}");
+    say!("explore: http://{public_addr}/explore   (map, cheapest near you, price history)");
     say!("try:");
     say!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
     say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");

@@ -93,6 +93,8 @@ fn route_label(path: Option<&MatchedPath>) -> &'static str {
         Some("/v1/stations/{station_id}/history") => "/v1/stations/{station_id}/history",
         Some("/v1/stats") => "/v1/stats",
         Some("/static/image/brand/{filename}") => "/static/image/brand/{filename}",
+        Some("/explore") => "/explore",
+        Some("/explore/{file}") => "/explore/{file}",
         Some("/healthz") => "/healthz",
         Some("/readyz") => "/readyz",
         Some("/metrics") => "/metrics",

@@ -1,7 +1,9 @@
 //! The public HTTP surface: exactly the routes of SPEC.md, and 404 for everything else.
 
+pub mod asset;
 pub mod conditional;
 pub mod errors;
+pub mod explore;
 pub mod front;
 pub mod headers;
 pub mod negotiate;
@@ -51,6 +53,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/stations/{station_id}/history", any(stations::history))
         .route("/v1/stats", any(stations::stats))
         .route("/static/image/brand/{filename}", any(logo))
+        .route("/explore", any(explore::page))
+        .route("/explore/{file}", any(explore::file))
         .fallback(|| async { ApiError::not_found(Flavor::JsonApi) })
         // Shared behind one Arc: handlers clone a pointer per request, not the fields.
         .with_state(Arc::new(state))
@@ -139,9 +143,7 @@ fn is_header_name_list(value: &[u8]) -> bool {
 /// `/static/image/brand/{filename}`: our SVG badges, exact file names only.
 async fn logo(method: Method, headers: HeaderMap, Path(filename): Path<String>) -> Response {
     if !matches!(method, Method::GET | Method::HEAD) {
-        let mut r = ApiError::method_not_allowed(Flavor::JsonApi).into_response();
-        r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return r;
+        return asset::method_not_allowed();
     }
     let Some(found) = logos::find(&filename) else {
         return ApiError::new(
@@ -151,28 +153,5 @@ async fn logo(method: Method, headers: HeaderMap, Path(filename): Path<String>) 
         )
         .into_response();
     };
-    let not_modified = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|inm| conditional::if_none_match_matches(inm, &found.etag));
-    let mut response = if not_modified || method == Method::HEAD {
-        Response::new(Body::empty())
-    } else {
-        Response::new(Body::from(found.body.clone()))
-    };
-    if not_modified {
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-    }
-    let h = response.headers_mut();
-    if !not_modified {
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/svg+xml"));
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from(found.body.len()));
-    }
-    if let Ok(v) = HeaderValue::from_str(&found.etag) {
-        h.insert(header::ETAG, v);
-    }
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
-    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
+    asset::serve(found, &method, &headers, &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")])
 }

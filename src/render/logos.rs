@@ -4,19 +4,11 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use bytes::Bytes;
-
+use super::asset::Asset;
 use crate::model::codes::{BRANDS, GENERIC_LOGO, brand_logo_file};
 use crate::model::key::sha256_hex;
 
-/// One logo file: its bytes and strong ETag.
-#[derive(Debug, Clone)]
-pub struct Logo {
-    pub body: Bytes,
-    pub etag: String,
-}
-
-static LOGOS: LazyLock<HashMap<String, Logo>> = LazyLock::new(|| {
+static LOGOS: LazyLock<HashMap<String, Asset>> = LazyLock::new(|| {
     let mut map = HashMap::new();
     for b in BRANDS {
         map.insert(brand_logo_file(b.code), logo(&badge(b.name)));
@@ -26,7 +18,7 @@ static LOGOS: LazyLock<HashMap<String, Logo>> = LazyLock::new(|| {
 });
 
 /// The logo with this exact file name.
-pub fn find(file: &str) -> Option<&'static Logo> {
+pub fn find(file: &str) -> Option<&'static Asset> {
     LOGOS.get(file)
 }
 
@@ -35,15 +27,15 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     LOGOS.keys().map(String::as_str)
 }
 
-fn logo(svg: &str) -> Logo {
-    Logo { etag: format!("\"{}\"", sha256_hex(svg.as_bytes())), body: Bytes::from(svg.to_string()) }
+fn logo(svg: &str) -> Asset {
+    Asset::new(svg.to_string(), "image/svg+xml", "public, max-age=86400")
 }
 
 fn initials(name: &str) -> String {
     let words: Vec<&str> =
         name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let text: String = match words.as_slice() {
-        [] => "⛽".to_string(),
+        [] => String::new(),
         [one] => one.chars().take(3).collect(),
         many => many.iter().filter_map(|w| w.chars().next()).take(3).collect(),
     };
@@ -52,10 +44,18 @@ fn initials(name: &str) -> String {
 
 fn badge(name: &str) -> String {
     let hue = sha256_hex(name.as_bytes()).bytes().take(4).fold(0u32, |h, b| h * 31 + u32::from(b)) % 360;
-    let label = xml_escape(&initials(name));
     let title = xml_escape(if name.is_empty() { "Fuel station" } else { name });
+    // The unbranded badge draws a pump: an emoji glyph would depend on the viewer's fonts.
+    let mark = if name.is_empty() {
+        "<path d=\"M18 14h20v36H18z\" fill=\"#fff\"/><path d=\"M22 19h12v9H22z\" fill=\"#555\"/><path d=\"M38 24l6 5v14a3 3 0 0 0 6 0V25l-5-5\" fill=\"none\" stroke=\"#fff\" stroke-width=\"3\" stroke-linejoin=\"round\"/>".to_string()
+    } else {
+        format!(
+            "<text x=\"32\" y=\"40\" font-family=\"Helvetica,Arial,sans-serif\" font-size=\"20\" font-weight=\"700\" text-anchor=\"middle\" fill=\"#fff\">{}</text>",
+            xml_escape(&initials(name))
+        )
+    };
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 64 64\" width=\"64\" height=\"64\" role=\"img\" aria-label=\"{title}\"><title>{title}</title><rect width=\"64\" height=\"64\" rx=\"12\" fill=\"hsl({hue},55%,38%)\"/><text x=\"32\" y=\"40\" font-family=\"Helvetica,Arial,sans-serif\" font-size=\"20\" font-weight=\"700\" text-anchor=\"middle\" fill=\"#fff\">{label}</text></svg>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 64 64\" width=\"64\" height=\"64\" role=\"img\" aria-label=\"{title}\"><title>{title}</title><rect width=\"64\" height=\"64\" rx=\"12\" fill=\"hsl({hue},55%,38%)\"/>{mark}</svg>\n"
     )
 }
 

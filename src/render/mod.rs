@@ -1,5 +1,6 @@
 //! Rendering: quotes to document bytes, and bytes to their served representations. Pure.
 
+pub mod asset;
 pub mod errors;
 pub mod jsonapi;
 pub mod legacy;

@@ -1,8 +1,10 @@
 //! Integration tests: one binary, modules by area. Everything runs against real parts on
 //! 127.0.0.1 with random ports: the simulated FuelWatch origin is the only stand-in.
 
+mod browser;
 mod consumers;
 mod enrich;
+mod explore;
 mod feed_fixtures;
 mod golden;
 mod hardening;

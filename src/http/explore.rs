@@ -1,0 +1,102 @@
+//! `/explore`: a price explorer page for people. Plain HTML, CSS and JavaScript written for
+//! this service and built into the binary; it reads only the public API, like any client.
+//!
+//! The page names its script and style sheet with a version taken from their ETags, so a new
+//! binary's page never runs with an old script from a cache, and the files themselves can be
+//! cached for a day.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use axum::extract::Path;
+use axum::http::{HeaderMap, HeaderName, Method, header};
+use axum::response::{IntoResponse, Response};
+
+use super::asset::{self, method_not_allowed};
+use super::errors::{ApiError, Flavor};
+use crate::render::asset::Asset;
+
+const HTML: &str = include_str!("../../assets/explore/index.html");
+const SCRIPT: &str = include_str!("../../assets/explore/app.js");
+const STYLE: &str = include_str!("../../assets/explore/app.css");
+
+/// Only this origin's files and API; no inline code, no framing, no plugins, no `<base>`.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; base-uri 'none'; object-src 'none'; \
+     frame-ancestors 'none'; form-action 'self'";
+
+/// The page may ask for the visitor's location (for "cheapest near me"), nothing else.
+const PERMISSIONS_POLICY: &str = "geolocation=(self), camera=(), microphone=()";
+
+static FILES: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
+    let file = |body: &str, kind| Asset::new(body.to_string(), kind, "public, max-age=86400");
+    HashMap::from([
+        ("app.js", file(SCRIPT, "text/javascript; charset=utf-8")),
+        ("app.css", file(STYLE, "text/css; charset=utf-8")),
+    ])
+});
+
+static PAGE: LazyLock<Asset> = LazyLock::new(|| {
+    let version = |name: &str| FILES.get(name).map(Asset::version).unwrap_or_default();
+    let html = HTML.replace("{{app.js}}", version("app.js")).replace("{{app.css}}", version("app.css"));
+    // Short: a new release's page (and so its file versions) reaches browsers within minutes.
+    Asset::new(html, "text/html; charset=utf-8", "public, max-age=300")
+});
+
+fn page_headers() -> [(HeaderName, &'static str); 3] {
+    [
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (HeaderName::from_static("permissions-policy"), PERMISSIONS_POLICY),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ]
+}
+
+/// `GET /explore`: the page.
+pub async fn page(method: Method, headers: HeaderMap) -> Response {
+    asset::serve(&PAGE, &method, &headers, &page_headers())
+}
+
+/// `GET /explore/{file}`: its script and style sheet.
+pub async fn file(method: Method, headers: HeaderMap, Path(name): Path<String>) -> Response {
+    if !matches!(method, Method::GET | Method::HEAD) {
+        return method_not_allowed();
+    }
+    match FILES.get(name.as_str()) {
+        Some(found) => asset::serve(found, &method, &headers, &page_headers()),
+        None => ApiError::not_found(Flavor::JsonApi).into_response(),
+    }
+}
+
+/// Every file of the page with its bytes, for size checks: the page first.
+pub fn files() -> Vec<(&'static str, &'static Asset)> {
+    let mut all = vec![("/explore", &*PAGE)];
+    let mut rest: Vec<_> = FILES.iter().map(|(name, a)| (*name, a)).collect();
+    rest.sort_by_key(|(name, _)| *name);
+    all.extend(rest);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_names_its_files_by_version() {
+        let html = std::str::from_utf8(&PAGE.body).expect("utf8");
+        for name in ["app.js", "app.css"] {
+            let version = FILES[name].version();
+            assert_eq!(version.len(), 8);
+            assert!(html.contains(&format!("/explore/{name}?v={version}")), "{name}");
+        }
+        assert!(!html.contains("{{"), "every placeholder is filled");
+    }
+
+    #[test]
+    fn no_inline_code_that_the_policy_would_block() {
+        let html = std::str::from_utf8(&PAGE.body).expect("utf8");
+        // Scripts only by src, styles only by link, no inline handlers or style attributes.
+        assert!(!html.contains("<script>") && !html.contains("<style"));
+        assert!(!html.contains(" style=") && !html.contains(" onclick="));
+        assert!(!SCRIPT.contains("innerHTML"), "the script builds nodes, never HTML text");
+        assert!(!SCRIPT.contains("eval(") && !SCRIPT.contains("new Function"));
+    }
+}
