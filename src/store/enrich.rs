@@ -198,9 +198,10 @@ macro_rules! impl_enrich_store {
                 let row = sqlx::query($crate::store::enrich::RESERVE)
                     .bind(day)
                     .bind(limit)
-                    .fetch_optional(&self.pool)
+                    // To completion, so a failed commit is an error, not a spent request.
+                    .fetch_all(&self.pool)
                     .await?;
-                Ok(row.is_some())
+                Ok(!row.is_empty())
             }
 
             async fn profiles(

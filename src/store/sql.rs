@@ -84,8 +84,14 @@ macro_rules! impl_store {
                     .bind($crate::store::millis(until))
                     .bind($crate::store::millis(now))
                     .bind(i64::from(force))
-                    .fetch_optional(&self.pool)
-                    .await?;
+                    // Every row, not the first: SQLite commits an autocommit statement when it
+                    // runs to completion, and a failed commit (disk full) is only reported
+                    // then. Stopping at the first RETURNING row would take a lease that was
+                    // rolled back for a held one.
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .next();
                 Ok(match row {
                     Some(r) => r.try_get::<String, _>(0)? == owner,
                     None => false,
@@ -147,8 +153,11 @@ macro_rules! impl_store {
                     .bind(owner)
                     .bind($crate::store::millis(until))
                     .bind($crate::store::millis(now))
-                    .fetch_optional(&self.pool)
-                    .await?;
+                    // To completion, so a failed commit is an error (see `claim`).
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .next();
                 Ok(match row {
                     Some(r) => r.try_get::<String, _>(0)? == owner,
                     None => false,
