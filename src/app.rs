@@ -44,3 +44,24 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
 pub fn build_router(state: AppState) -> axum::Router {
     crate::http::router(state)
 }
+
+/// The public port as served: the router under the request limits of `server::harden`, with
+/// the front cache's hits answered before those limits (a finished document needs no timeout
+/// or concurrency slot: it is a lookup and a copy of headers).
+pub fn public_router(state: AppState, limits: &crate::server::ServerLimits) -> axum::Router {
+    let shared = Arc::new(state.clone());
+    crate::server::harden(build_router(state), limits)
+        .layer(axum::middleware::from_fn_with_state(shared, front_first))
+}
+
+async fn front_first(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let (parts, body) = request.into_parts();
+    if let Some(hit) = crate::http::prices::front_first(&state, &parts) {
+        return hit;
+    }
+    next.run(axum::extract::Request::from_parts(parts, body)).await
+}

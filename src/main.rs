@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use wafuel::app::{AppConfig, build_router, build_state};
+use wafuel::app::{AppConfig, build_state};
 use wafuel::config::{Cli, Command, ListenArgs, MetaArgs, PlacesArgs, PublicArgs};
 use wafuel::jobs::{enrich, warm};
 use wafuel::places::client::PlacesClient;
@@ -262,7 +262,7 @@ async fn serve_api(
     let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
     let result = server::serve_until_signal(
         vec![
-            (public_listener, server::harden(build_router(state), &limits)),
+            (public_listener, wafuel::app::public_router(state, &limits)),
             (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness)))),
         ],
         limits.clone(),

@@ -77,6 +77,30 @@ async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
     remember_and_respond(state, request, media, (&doc, cache_hit), served, now)
 }
 
+/// A `/v1` or `/legacy` request the front cache answers as it stands, before the request
+/// limits (timeout, concurrency, body and URI bounds) are set up around it: the checks
+/// `prices` makes first (method, `Content-Type`, `Accept`), then the lookup. A target in the
+/// front cache passed the URI bound when it was stored. `None` sends the request down the
+/// normal path, which gives every other answer, errors included.
+pub fn front_first(state: &AppState, request: &Parts) -> Option<Response> {
+    if !matches!(request.method, Method::GET | Method::HEAD) {
+        return None;
+    }
+    match request.uri.path() {
+        "/v1" => {
+            let h = &request.headers;
+            if unsupported_content_type(text(h, &header::CONTENT_TYPE))
+                || !accepts_json_api(text(h, &header::ACCEPT))
+            {
+                return None;
+            }
+        }
+        "/legacy" => {}
+        _ => return None,
+    }
+    from_front(state, request, Media::JsonApi, state.prices.clock().now())
+}
+
 /// The request target a front-cache entry is keyed on: path and raw query, as sent.
 fn target(request: &Parts) -> &str {
     request.uri.path_and_query().map_or("", |pq| pq.as_str())

@@ -48,7 +48,7 @@ impl Representation {
         let digest = sha256_hex(&identity);
         let gzip = gzip(&identity);
         let br = brotli(&identity);
-        Self { identity: Bytes::from(identity), gzip: Bytes::from(gzip), br: Bytes::from(br), digest }
+        Self { identity: exact(identity), gzip: exact(gzip), br: exact(br), digest }
     }
 
     pub fn body(&self, coding: Coding) -> &Bytes {
@@ -70,6 +70,13 @@ pub fn etag_for(digest: &str, coding: Coding) -> String {
         None => format!("\"{digest}\""),
         Some(suffix) => format!("\"{digest}-{suffix}\""),
     }
+}
+
+/// Bytes holding exactly `body`: a growing Vec keeps up to twice its length allocated, and the
+/// render cache weighs documents by length, so without this its bound would be half the truth.
+fn exact(mut body: Vec<u8>) -> Bytes {
+    body.shrink_to_fit();
+    Bytes::from(body)
 }
 
 fn gzip(input: &[u8]) -> Vec<u8> {

@@ -6,16 +6,17 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use wafuel::server::{ServerLimits, harden, serve_connections};
+use wafuel::server::{ServerLimits, serve_connections};
 use wafuel::sim::Faults;
 
 use crate::support::*;
 
-/// Serve a test app's router, hardened with `limits`, on a random local port.
+/// Serve a test app's public port as `serve` builds it (limits, front-cache hits first) on a
+/// random local port.
 async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let router = harden(wafuel::app::build_router(app.state.clone()), &limits);
+    let router = wafuel::app::public_router(app.state.clone(), &limits);
     tokio::spawn(async move { serve_connections(listener, router, &limits, std::future::pending()).await });
     addr
 }
@@ -146,5 +147,53 @@ async fn path_tricks_on_the_logo_route_are_404() {
                 .await;
         assert_eq!(status_of(&answer), 404, "{target}: {answer}");
         assert!(!answer.contains("root:"), "{target}");
+    }
+}
+
+/// Finished documents are answered before the request limits; everything else still meets
+/// them. With no concurrency slot at all, a cached target is served (200, 304, HEAD) while a
+/// new one, or a cached one the fast path declines (a wrong `Accept`), is shed with 503.
+#[tokio::test]
+async fn front_cache_hits_are_answered_before_the_limits() {
+    let app = TestApp::new().await;
+    let warm = app.get("/v1?product=1").await;
+    assert_eq!(warm.status, 200);
+    let legacy = app.get("/legacy?product=1").await;
+    assert_eq!(legacy.status, 200);
+    let addr = listen(&app, ServerLimits { max_concurrency: 0, ..ServerLimits::default() }).await;
+    let base = format!("http://{addr}");
+    let client = http();
+    let hit = client
+        .get(format!("{base}/v1?product=1"))
+        .header("accept-encoding", "identity")
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(hit.status(), 200);
+    assert_eq!(hit.headers()["etag"], warm.header("etag"));
+    assert_eq!(hit.headers()["cache-control"], warm.header("cache-control"));
+    assert_eq!(hit.headers()["vary"], warm.header("vary"));
+    assert_eq!(hit.bytes().await.expect("body"), warm.body);
+    let revalidated = client
+        .get(format!("{base}/v1?product=1"))
+        .header("if-none-match", warm.header("etag"))
+        .header("accept-encoding", "identity")
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(revalidated.status(), 304);
+    let head = client
+        .head(format!("{base}/legacy?product=1"))
+        .header("accept-encoding", "identity")
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["etag"], legacy.header("etag"));
+    for (target, accept) in [("/v1?product=2", "application/vnd.api+json"), ("/v1?product=1", "text/html")] {
+        let shed =
+            client.get(format!("{base}{target}")).header("accept", accept).send().await.expect("answer");
+        assert_eq!(shed.status(), 503, "{target} with {accept} goes through the limits");
+        assert_eq!(shed.headers()["retry-after"], "1");
     }
 }
