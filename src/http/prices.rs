@@ -77,7 +77,8 @@ async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
     remember_and_respond(state, request, media, (&doc, cache_hit), served, now)
 }
 
-/// A `/v1` or `/legacy` request the front cache answers as it stands, before the request
+/// A request the front cache answers as it stands (`/v1`, `/legacy`, and the station routes
+/// through `stations::front_first`), before the request
 /// limits (timeout, concurrency, body and URI bounds) are set up around it: the checks
 /// `prices` makes first (method, `Content-Type`, `Accept`), then the lookup. A target in the
 /// front cache passed the URI bound when it was stored. `None` sends the request down the
@@ -96,7 +97,7 @@ pub fn front_first(state: &AppState, request: &Parts) -> Option<Response> {
             }
         }
         "/legacy" => {}
-        _ => return None,
+        _ => return super::stations::front_first(state, request),
     }
     from_front(state, request, Media::JsonApi, state.prices.clock().now())
 }

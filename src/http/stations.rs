@@ -61,6 +61,27 @@ fn preamble(request: &Parts, offered: &[Media]) -> Result<Media, Box<Response>> 
     })
 }
 
+/// A station-route request the front cache answers as it stands (see `prices::front_first`):
+/// the same preamble each handler runs first, with the media the path's route offers, then the
+/// lookup. The path alone names the route, and a target is only ever stored by its own route.
+pub fn front_first(state: &AppState, request: &Parts) -> Option<Response> {
+    let path = request.uri.path();
+    let offered: &[Media] = match path {
+        "/v1/stations" => &STATION_MEDIA,
+        "/v1/stats" => &[Media::JsonApi],
+        _ => {
+            let rest = path.strip_prefix("/v1/stations/")?;
+            match rest.strip_suffix("/history") {
+                Some(id) if !id.is_empty() && !id.contains('/') => &[Media::JsonApi, Media::Csv],
+                _ if !rest.is_empty() && !rest.contains('/') => &STATION_MEDIA,
+                _ => return None,
+            }
+        }
+    };
+    let media = preamble(request, offered).ok()?;
+    from_front(state, request, media, state.prices.clock().now())
+}
+
 /// A preflight for a malformed station id fails like the request would (400, no body).
 fn malformed_preflight(method: &Method, id: &str) -> Option<Response> {
     (*method == Method::OPTIONS && crate::station_query::station_id(id).is_err())

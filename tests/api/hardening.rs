@@ -151,8 +151,9 @@ async fn path_tricks_on_the_logo_route_are_404() {
 }
 
 /// Finished documents are answered before the request limits; everything else still meets
-/// them. With no concurrency slot at all, a cached target is served (200, 304, HEAD) while a
-/// new one, or a cached one the fast path declines (a wrong `Accept`), is shed with 503.
+/// them. With no concurrency slot at all, a cached target of `/v1`, `/legacy` or a station
+/// route is served (200, 304, HEAD) while a new one, or a cached one the fast path declines (an
+/// `Accept` for another representation), is shed with 503.
 #[tokio::test]
 async fn front_cache_hits_are_answered_before_the_limits() {
     let app = TestApp::new().await;
@@ -190,7 +191,36 @@ async fn front_cache_hits_are_answered_before_the_limits() {
         .expect("answer");
     assert_eq!(head.status(), 200);
     assert_eq!(head.headers()["etag"], legacy.header("etag"));
-    for (target, accept) in [("/v1?product=2", "application/vnd.api+json"), ("/v1?product=1", "text/html")] {
+    // The station routes the same way: each target once through the router, then from the
+    // front cache with no slot.
+    let near = "/v1/stations?near=-31.95,115.86&product=1&sort=price&limit=5";
+    let first = app.get(near).await;
+    assert_eq!(first.status, 200);
+    let id = first.json()["data"][0]["id"].as_str().expect("a station").to_string();
+    for target in [
+        near.to_string(),
+        "/v1/stats?product=1".to_string(),
+        format!("/v1/stations/{id}"),
+        format!("/v1/stations/{id}/history?product=1"),
+    ] {
+        let routed = app.get(&target).await;
+        assert_eq!(routed.status, 200, "{target}");
+        let hit = client
+            .get(format!("{base}{target}"))
+            .header("accept-encoding", "identity")
+            .send()
+            .await
+            .expect("answer");
+        assert_eq!(hit.status(), 200, "{target} from the front cache");
+        assert_eq!(hit.headers()["etag"], routed.header("etag"), "{target}");
+        assert_eq!(hit.bytes().await.expect("body"), routed.body, "{target}");
+    }
+    for (target, accept) in [
+        ("/v1?product=2", "application/vnd.api+json"),
+        ("/v1?product=1", "text/html"),
+        (near, "text/csv"),
+        ("/v1/stats?product=1", "application/geo+json"),
+    ] {
         let shed =
             client.get(format!("{base}{target}")).header("accept", accept).send().await.expect("answer");
         assert_eq!(shed.status(), 503, "{target} with {accept} goes through the limits");
