@@ -60,7 +60,7 @@ async fn front_first(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let (parts, body) = request.into_parts();
-    if let Some(hit) = crate::http::prices::front_first(&state, &parts) {
+    if let Some(hit) = crate::http::front_first(&state, &parts) {
         return hit;
     }
     next.run(axum::extract::Request::from_parts(parts, body)).await

@@ -66,15 +66,6 @@ pub async fn file(method: Method, headers: HeaderMap, Path(name): Path<String>) 
     }
 }
 
-/// Every file of the page with its bytes, for size checks: the page first.
-pub fn files() -> Vec<(&'static str, &'static Asset)> {
-    let mut all = vec![("/explore", &*PAGE)];
-    let mut rest: Vec<_> = FILES.iter().map(|(name, a)| (*name, a)).collect();
-    rest.sort_by_key(|(name, _)| *name);
-    all.extend(rest);
-    all
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

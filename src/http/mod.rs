@@ -42,6 +42,33 @@ pub struct AppState {
     pub front: Arc<front::FrontCache>,
 }
 
+/// The answer to a request the front cache can give as it stands, or `None` for the router.
+/// Called before the request limits are set up (`app::public_router`): a finished document
+/// needs no timeout or concurrency slot. Each route runs its handler's own preamble first
+/// (method, `Content-Type`, the media it offers), so every other answer, errors included,
+/// comes from the router unchanged. The path alone names the route (as `router` lists them),
+/// and an entry is only ever stored by its own route; a target in the front cache passed the
+/// URI bound when it was stored.
+pub fn front_first(state: &AppState, request: &axum::http::request::Parts) -> Option<Response> {
+    use crate::query::Route;
+    use stations::{HISTORY_MEDIA, STATION_MEDIA, STATS_MEDIA};
+    let offered: &[negotiate::Media] = match request.uri.path() {
+        "/v1" => return prices::front_first(state, Route::V1, request),
+        "/legacy" => return prices::front_first(state, Route::Legacy, request),
+        "/v1/stations" => &STATION_MEDIA,
+        "/v1/stats" => &STATS_MEDIA,
+        path => {
+            let rest = path.strip_prefix("/v1/stations/")?;
+            match rest.strip_suffix("/history") {
+                Some(id) if !id.is_empty() && !id.contains('/') => &HISTORY_MEDIA,
+                _ if !rest.is_empty() && !rest.contains('/') => &STATION_MEDIA,
+                _ => return None,
+            }
+        }
+    };
+    stations::front_first(state, offered, request)
+}
+
 /// The public router.
 pub fn router(state: AppState) -> Router {
     Router::new()

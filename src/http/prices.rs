@@ -28,25 +28,36 @@ pub async fn legacy(State(state): State<Arc<AppState>>, request: Request) -> Res
     prices(&state, Route::Legacy, &request.into_parts().0).await
 }
 
-async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
+/// Method, `Content-Type` and `Accept` checks of `/v1` and `/legacy`, before anything else;
+/// `Err` is the answer. Both have one representation each (their paths keep their front-cache
+/// entries apart).
+fn preamble(route: Route, request: &Parts) -> Result<Media, Box<Response>> {
     let (method, headers) = (&request.method, &request.headers);
     let flavor = if route == Route::V1 { Flavor::JsonApi } else { Flavor::Legacy };
     match *method {
         Method::GET | Method::HEAD => {}
-        Method::OPTIONS => return preflight(headers),
-        _ => return ApiError::method_not_allowed(flavor).into_response(),
+        Method::OPTIONS => return Err(Box::new(preflight(headers))),
+        _ => return Err(Box::new(ApiError::method_not_allowed(flavor).into_response())),
     }
     if route == Route::V1 {
         if unsupported_content_type(text(headers, &header::CONTENT_TYPE)) {
-            return ApiError::new(ErrorCode::UnsupportedMediaType, detail::UNSUPPORTED_MEDIA_TYPE, flavor)
-                .into_response();
+            let e = ApiError::new(ErrorCode::UnsupportedMediaType, detail::UNSUPPORTED_MEDIA_TYPE, flavor);
+            return Err(Box::new(e.into_response()));
         }
         if !accepts_json_api(text(headers, &header::ACCEPT)) {
-            return ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE, flavor).into_response();
+            let e = ApiError::new(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE, flavor);
+            return Err(Box::new(e.into_response()));
         }
     }
-    // /v1 and /legacy have one representation each; their paths keep their entries apart.
-    let media = Media::JsonApi;
+    Ok(Media::JsonApi)
+}
+
+async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
+    let flavor = if route == Route::V1 { Flavor::JsonApi } else { Flavor::Legacy };
+    let media = match preamble(route, request) {
+        Ok(m) => m,
+        Err(r) => return *r,
+    };
     let now = state.prices.clock().now();
     if let Some(r) = from_front(state, request, media, now) {
         return r;
@@ -77,29 +88,10 @@ async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
     remember_and_respond(state, request, media, (&doc, cache_hit), served, now)
 }
 
-/// A request the front cache answers as it stands (`/v1`, `/legacy`, and the station routes
-/// through `stations::front_first`), before the request
-/// limits (timeout, concurrency, body and URI bounds) are set up around it: the checks
-/// `prices` makes first (method, `Content-Type`, `Accept`), then the lookup. A target in the
-/// front cache passed the URI bound when it was stored. `None` sends the request down the
-/// normal path, which gives every other answer, errors included.
-pub fn front_first(state: &AppState, request: &Parts) -> Option<Response> {
-    if !matches!(request.method, Method::GET | Method::HEAD) {
-        return None;
-    }
-    match request.uri.path() {
-        "/v1" => {
-            let h = &request.headers;
-            if unsupported_content_type(text(h, &header::CONTENT_TYPE))
-                || !accepts_json_api(text(h, &header::ACCEPT))
-            {
-                return None;
-            }
-        }
-        "/legacy" => {}
-        _ => return super::stations::front_first(state, request),
-    }
-    from_front(state, request, Media::JsonApi, state.prices.clock().now())
+/// `/v1` or `/legacy` from the front cache, after the same preamble (see `http::front_first`).
+pub fn front_first(state: &AppState, route: Route, request: &Parts) -> Option<Response> {
+    let media = preamble(route, request).ok()?;
+    from_front(state, request, media, state.prices.clock().now())
 }
 
 /// The request target a front-cache entry is keyed on: path and raw query, as sent.

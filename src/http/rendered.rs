@@ -179,12 +179,6 @@ pub fn merged_profiles(
 }
 
 impl Rendered {
-    /// `s-maxage` for this document at `now` (0 = `no-store`), from its snapshots' freshness.
-    pub fn shared_max_age(&self, now: Timestamp) -> i64 {
-        let (until, cap) = self.shared_until(now);
-        crate::snapshot::max_age_at(now, until, cap)
-    }
-
     /// When this document's shared freshness runs out, and its cap, as decided at `now`.
     pub fn shared_until(&self, now: Timestamp) -> (Timestamp, i64) {
         crate::snapshot::shared_until(

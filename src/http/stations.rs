@@ -61,23 +61,16 @@ fn preamble(request: &Parts, offered: &[Media]) -> Result<Media, Box<Response>> 
     })
 }
 
-/// A station-route request the front cache answers as it stands (see `prices::front_first`):
-/// the same preamble each handler runs first, with the media the path's route offers, then the
-/// lookup. The path alone names the route, and a target is only ever stored by its own route.
-pub fn front_first(state: &AppState, request: &Parts) -> Option<Response> {
-    let path = request.uri.path();
-    let offered: &[Media] = match path {
-        "/v1/stations" => &STATION_MEDIA,
-        "/v1/stats" => &[Media::JsonApi],
-        _ => {
-            let rest = path.strip_prefix("/v1/stations/")?;
-            match rest.strip_suffix("/history") {
-                Some(id) if !id.is_empty() && !id.contains('/') => &[Media::JsonApi, Media::Csv],
-                _ if !rest.is_empty() && !rest.contains('/') => &STATION_MEDIA,
-                _ => return None,
-            }
-        }
-    };
+/// The media each station route offers: `/v1/stations` and one station.
+pub const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];
+/// A station's history.
+pub const HISTORY_MEDIA: [Media; 2] = [Media::JsonApi, Media::Csv];
+/// `/v1/stats`.
+pub const STATS_MEDIA: [Media; 1] = [Media::JsonApi];
+
+/// A station route from the front cache, after the same preamble with the media that route
+/// offers (see `http::front_first`).
+pub fn front_first(state: &AppState, offered: &[Media], request: &Parts) -> Option<Response> {
     let media = preamble(request, offered).ok()?;
     from_front(state, request, media, state.prices.clock().now())
 }
@@ -235,8 +228,6 @@ async fn build_stations(
     ))
 }
 
-const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];
-
 /// `GET /v1/stations`.
 pub async fn stations(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let request = request.into_parts().0;
@@ -316,7 +307,7 @@ pub async fn history(
     if let Some(r) = malformed_preflight(&request.method, &id) {
         return r;
     }
-    let media = match preamble(&request, &[Media::JsonApi, Media::Csv]) {
+    let media = match preamble(&request, &HISTORY_MEDIA) {
         Ok(m) => m,
         Err(r) => return *r,
     };
@@ -362,7 +353,7 @@ pub async fn history(
 /// `GET /v1/stats`.
 pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let request = request.into_parts().0;
-    let media = match preamble(&request, &[Media::JsonApi]) {
+    let media = match preamble(&request, &STATS_MEDIA) {
         Ok(m) => m,
         Err(r) => return *r,
     };

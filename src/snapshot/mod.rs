@@ -434,25 +434,12 @@ pub const MAX_SHARED_AGE: i64 = 21_600;
 /// Longest shared-cache lifetime when the selection is not `available`.
 pub const MAX_SHARED_AGE_UNAVAILABLE: i64 = 30;
 
-/// Seconds a shared cache may keep a rendered response (`s-maxage`; 0 means `no-store`):
-/// until the earliest of snapshot expiry, the next Perth midnight, the end of the price
-/// period, 14:30 today while prices are not yet available, and any other `deadlines` (such
-/// as enrichment refresh limits); capped at 6 hours, or 30 s when not available.
-pub fn shared_max_age(
-    now: Timestamp,
-    date: Date,
-    available: bool,
-    snapshot_expiry: Timestamp,
-    deadlines: &[Timestamp],
-) -> i64 {
-    let (until, cap) = shared_until(now, date, available, snapshot_expiry, deadlines);
-    max_age_at(now, until, cap)
-}
-
-/// The instant a response's freshness runs out and the cap on its `s-maxage`, as
-/// [`shared_max_age`] decides them at `now`. Both stay the same until the next Perth
-/// midnight or, for a response without prices, today's publication time; until then
-/// `s-maxage` at any instant is [`max_age_at`] of them.
+/// When a shared cache must stop keeping a rendered response, and the cap on its `s-maxage`
+/// (see [`max_age_at`]): the earliest of snapshot expiry, the next Perth midnight, the end of
+/// the price period, 14:30 today while prices are not yet available, and any other
+/// `deadlines` (such as enrichment refresh limits); capped at 6 hours, or 30 s when not
+/// available. Both stay the same until the next Perth midnight or, for a response without
+/// prices, today's publication time, so they can be worked out once per document.
 pub fn shared_until(
     now: Timestamp,
     date: Date,
@@ -511,6 +498,18 @@ mod freshness_tests {
             let expiry = now.saturating_add(ttl).expect("expiry");
             assert_eq!(shared_max_age(now, date, available, expiry, &[]), expected, "{h}:{m}:{s} {offset}");
         }
+    }
+
+    /// `s-maxage` at `now`, as a response is served.
+    fn shared_max_age(
+        now: Timestamp,
+        date: Date,
+        available: bool,
+        expiry: Timestamp,
+        deadlines: &[Timestamp],
+    ) -> i64 {
+        let (until, cap) = shared_until(now, date, available, expiry, deadlines);
+        max_age_at(now, until, cap)
     }
 
     #[test]
