@@ -255,6 +255,15 @@ async fn the_explorer_in_a_real_browser() {
     let first_price = run(&client, "return document.querySelector('#near-list li .price').textContent").await;
     let api_price = expected["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("a price");
     assert_eq!(first_price, json!(format!("{api_price:.1}")));
+    // Tomorrow's change as ▲/▼ with cents, when the API has one (after 14:30 Perth time).
+    let marker = run(&client, "return document.querySelector('#near-list li .change').textContent").await;
+    let expected_marker = match expected["data"][0]["attributes"]["price"]["change"]["1"].as_f64() {
+        Some(d) if d > 0.0 => format!("▲ {d:.1}"),
+        Some(d) if d < 0.0 => format!("▼ {:.1}", -d),
+        Some(_) => "= 0.0".to_string(),
+        None => String::new(),
+    };
+    assert_eq!(marker, json!(expected_marker), "tomorrow's change on the first row");
     save_screenshot(&client, "explore-desktop.png").await;
 
     // A station card with its 90-day chart, opened from the keyboard.
