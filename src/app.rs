@@ -45,23 +45,13 @@ pub fn build_router(state: AppState) -> axum::Router {
     crate::http::router(state)
 }
 
-/// The public port as served: the router under the request limits of `server::harden`, with
-/// the front cache's hits answered before those limits (a finished document needs no timeout
-/// or concurrency slot: it is a lookup and a copy of headers).
-pub fn public_router(state: AppState, limits: &crate::server::ServerLimits) -> axum::Router {
+/// The public port as `serve` and `demo` run it: the router behind its request limits, and
+/// the front cache tried before both (`http::front_first`): a finished document needs no
+/// routing, timeout or concurrency slot.
+pub fn public_site(state: AppState, limits: &crate::server::ServerLimits) -> crate::server::Site {
     let shared = Arc::new(state.clone());
-    crate::server::harden(build_router(state), limits)
-        .layer(axum::middleware::from_fn_with_state(shared, front_first))
-}
-
-async fn front_first(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let (parts, body) = request.into_parts();
-    if let Some(hit) = crate::http::front_first(&state, &parts) {
-        return hit;
+    crate::server::Site {
+        router: crate::server::harden(build_router(state), limits),
+        shortcut: Some(Arc::new(move |request| crate::http::front_first(&shared, request))),
     }
-    next.run(axum::extract::Request::from_parts(parts, body)).await
 }

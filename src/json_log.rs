@@ -209,6 +209,46 @@ where
     }
 }
 
+/// What the line of an answered request says (see `telemetry::observe`).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLine<'a> {
+    pub request_id: &'a str,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub status: u16,
+    pub latency_ms: u128,
+}
+
+/// The line `telemetry::observe` logs for an answered request (an INFO event with its
+/// `request` span), written without the span and event: the same fields in the same order
+/// as [`JsonLine`] gives them, for an answer that needs no span.
+pub fn request_line(w: &mut impl fmt::Write, target: &str, line: &RequestLine<'_>) -> fmt::Result {
+    write!(
+        w,
+        "{{\"timestamp\":\"{:.6}\",\"level\":\"INFO\",\"message\":\"finished processing request\",\
+         \"latency\":\"{} ms\",\"status\":{},\"target\":",
+        jiff::Timestamp::now(),
+        line.latency_ms,
+        line.status
+    )?;
+    write_str(w, target)?;
+    let span = |w: &mut dyn fmt::Write| -> fmt::Result {
+        let mut w = w;
+        w.write_str("{\"request_id\":")?;
+        write_str(&mut w, line.request_id)?;
+        w.write_str(",\"method\":")?;
+        write_str(&mut w, line.method)?;
+        w.write_str(",\"path\":")?;
+        write_str(&mut w, line.path)?;
+        w.write_str(",\"name\":\"request\"}")
+    };
+    w.write_str(",\"span\":")?;
+    span(w)?;
+    w.write_str(",\"spans\":[")?;
+    span(w)?;
+    w.write_str("]}\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ pub mod error_code;
 pub mod http;
 pub mod jobs;
 pub mod json_log;
+pub mod log_sink;
 pub mod model;
 pub mod places;
 pub mod query;

@@ -262,8 +262,8 @@ async fn serve_api(
     let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
     let result = server::serve_until_signal(
         vec![
-            (public_listener, wafuel::app::public_router(state, &limits)),
-            (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness)))),
+            (public_listener, wafuel::app::public_site(state, &limits)),
+            (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness))).into()),
         ],
         limits.clone(),
     )

@@ -18,6 +18,59 @@ pub fn with_observability(router: Router) -> Router {
     router.layer(axum::middleware::from_fn(telemetry::observe))
 }
 
+/// An answer given before the router, with its route label, or `None` to route the request.
+pub type Shortcut = Arc<
+    dyn Fn(&axum::http::request::Parts) -> Option<(&'static str, axum::response::Response)> + Send + Sync,
+>;
+
+/// What a listener serves: its router (layers included) and, optionally, a shortcut tried
+/// first for every request. The shortcut is for answers that are a lookup (the front cache):
+/// below the router and its layers, it skips route matching, boxed middleware futures and the
+/// request's span, which together cost more than the lookup. `telemetry::answered` records
+/// its answers as `observe` records the router's.
+#[derive(Clone)]
+pub struct Site {
+    pub router: Router,
+    pub shortcut: Option<Shortcut>,
+}
+
+impl From<Router> for Site {
+    fn from(router: Router) -> Self {
+        Self { router, shortcut: None }
+    }
+}
+
+/// One connection's hyper service over a [`Site`].
+#[derive(Clone)]
+struct SiteService(Site);
+
+impl hyper::service::Service<axum::http::Request<hyper::body::Incoming>> for SiteService {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::Either<
+        std::future::Ready<Result<Self::Response, Self::Error>>,
+        axum::routing::future::RouteFuture<std::convert::Infallible>,
+    >;
+
+    fn call(&self, request: axum::http::Request<hyper::body::Incoming>) -> Self::Future {
+        use tower::Service as _;
+        let started = std::time::Instant::now();
+        let request = match &self.0.shortcut {
+            Some(shortcut) => {
+                let (parts, body) = request.into_parts();
+                if let Some((route, mut response)) = shortcut(&parts) {
+                    telemetry::answered(started, route, &parts, &mut response);
+                    return futures::future::Either::Left(std::future::ready(Ok(response)));
+                }
+                axum::http::Request::from_parts(parts, body)
+            }
+            None => request,
+        };
+        // A router is always ready (axum's `Router::poll_ready`), so no readiness wait.
+        futures::future::Either::Right(self.0.router.clone().call(request))
+    }
+}
+
 /// Whether the process can serve: the admin port asks this for `/readyz`.
 pub trait Readiness: Send + Sync + 'static {
     fn ready(&self) -> impl Future<Output = Result<(), String>> + Send;
@@ -173,14 +226,14 @@ async fn overloaded(_: tower::BoxError) -> axum::response::Response {
 
 /// Serve routers on their listeners until a shutdown signal, then drain and return.
 pub async fn serve_until_signal(
-    listeners: Vec<(TcpListener, Router)>,
+    listeners: Vec<(TcpListener, Site)>,
     limits: ServerLimits,
 ) -> anyhow::Result<()> {
     let (tx, _) = tokio::sync::broadcast::channel::<()>(1);
     let mut tasks = Vec::new();
-    for (listener, router) in listeners {
+    for (listener, site) in listeners {
         let mut rx = tx.subscribe();
-        let app = with_observability(router);
+        let app = Site { router: with_observability(site.router), shortcut: site.shortcut };
         let limits = limits.clone();
         tasks.push(tokio::spawn(async move {
             serve_connections(listener, app, &limits, async move {
@@ -202,12 +255,12 @@ pub async fn serve_until_signal(
 /// on `shutdown`, stop accepting and let in-flight requests finish (at most 30 s).
 pub async fn serve_connections(
     listener: TcpListener,
-    app: Router,
+    app: impl Into<Site>,
     limits: &ServerLimits,
     shutdown: impl Future<Output = ()>,
 ) {
     use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::service::TowerToHyperService;
+    let app = SiteService(app.into());
 
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -230,8 +283,7 @@ pub async fn serve_connections(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let service = TowerToHyperService::new(app.clone());
-                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), app.clone()));
                 tokio::spawn(async move {
                     if let Err(e) = connection.await {
                         tracing::debug!(error = %e, "connection ended with an error");

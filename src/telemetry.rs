@@ -14,40 +14,45 @@ use tracing::Instrument;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
+use crate::log_sink::{LogSink, SinkGuard};
 
 /// Header carrying the request id, both ways.
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Lines the log writer may hold before a request waits for it: well above any burst, so
-/// requests never wait on the disk, and bounded, so a stuck disk cannot eat the memory.
-const LOG_QUEUE_LINES: usize = 64 * 1024;
+/// The sink of the installed JSON log, through which the fast path writes its request lines
+/// directly (`answered`); unset under the pretty format and in tests.
+static JSON_SINK: OnceLock<LogSink> = OnceLock::new();
 
-/// Start logging. Lines are written to stderr by a background thread through a buffer that
-/// is flushed whenever no line is waiting, so a request pays for formatting its line, not
-/// for a write system call (nginx's buffered access log does the same). No line is dropped:
-/// when the queue is full, the request waits. Keep the returned guard alive until exit: it
-/// writes what is still queued when dropped. Safe to call more than once (later calls
-/// install nothing and return `None`).
-pub fn init_logging(format: Option<LogFormat>) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+/// Start logging. Lines are written to stderr in batches by a background thread
+/// ([`LogSink`]), so a request pays for formatting its line, not for a system call or a
+/// thread wake-up (nginx's buffered access log does the same). No line is dropped. Keep the
+/// returned guard alive until exit: it writes what is still buffered when dropped. Safe to
+/// call more than once (later calls install nothing and return `None`).
+pub fn init_logging(format: Option<LogFormat>) -> Option<SinkGuard> {
     let format =
         format.unwrap_or(if std::io::stderr().is_terminal() { LogFormat::Pretty } else { LogFormat::Json });
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .buffered_lines_limit(LOG_QUEUE_LINES)
-        .thread_name("wafuel-log")
-        .finish(std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr()));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
+    let (sink, guard) = LogSink::spawn(std::io::stderr()).ok()?;
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(sink.clone());
     let installed = match format {
         LogFormat::Json => {
             builder.fmt_fields(crate::json_log::JsonFields).event_format(crate::json_log::JsonLine).try_init()
         }
         LogFormat::Pretty => builder.compact().try_init(),
     };
-    installed.ok().map(|()| guard)
+    installed.ok()?;
+    if format == LogFormat::Json {
+        let _ = JSON_SINK.set(sink);
+    }
+    Some(guard)
 }
 
-/// The process-wide Prometheus recorder, installed on first use.
+/// How often histogram samples are folded into their buckets. The recorder keeps every
+/// sample until then: without this, an instance nobody scrapes grows by every request.
+const METRICS_UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The process-wide Prometheus recorder, installed on first use, with a thread of its own
+/// that folds histogram samples into buckets.
 pub fn metrics_handle() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
@@ -62,6 +67,16 @@ pub fn metrics_handle() -> PrometheusHandle {
             // Another recorder may already be installed (e.g. by a test harness); metrics
             // then go there and /metrics shows what this handle saw.
             let _ = metrics::set_global_recorder(recorder);
+            let upkeep = handle.clone();
+            let spawned = std::thread::Builder::new().name("wafuel-metrics".into()).spawn(move || {
+                loop {
+                    std::thread::sleep(METRICS_UPKEEP_EVERY);
+                    upkeep.run_upkeep();
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "no metrics upkeep thread: histograms are folded only when scraped");
+            }
             handle
         })
         .clone()
@@ -82,101 +97,101 @@ fn new_request_id() -> HeaderValue {
     HeaderValue::from_bytes(&text[..len]).unwrap_or(HeaderValue::from_static("-"))
 }
 
-/// A route label without allocating: the routes this process serves, else "other".
-fn route_label(path: Option<&MatchedPath>) -> &'static str {
-    match path.map(MatchedPath::as_str) {
-        Some("/") => "/",
-        Some("/v1") => "/v1",
-        Some("/legacy") => "/legacy",
-        Some("/v1/stations") => "/v1/stations",
-        Some("/v1/stations/{station_id}") => "/v1/stations/{station_id}",
-        Some("/v1/stations/{station_id}/history") => "/v1/stations/{station_id}/history",
-        Some("/v1/stats") => "/v1/stats",
-        Some("/static/image/brand/{filename}") => "/static/image/brand/{filename}",
-        Some("/explore") => "/explore",
-        Some("/explore/{file}") => "/explore/{file}",
-        Some("/healthz") => "/healthz",
-        Some("/readyz") => "/readyz",
-        Some("/metrics") => "/metrics",
-        Some(_) => "other",
-        None => "unmatched",
+/// The route labels of this process's routes, then "other" and "unmatched".
+const ROUTES: [&str; 15] = [
+    "/",
+    "/v1",
+    "/legacy",
+    "/v1/stations",
+    "/v1/stations/{station_id}",
+    "/v1/stations/{station_id}/history",
+    "/v1/stats",
+    "/static/image/brand/{filename}",
+    "/explore",
+    "/explore/{file}",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "other",
+    "unmatched",
+];
+const METHODS: [&str; 4] = ["GET", "HEAD", "OPTIONS", "other"];
+/// The statuses this service answers with, then "other".
+const STATUSES: [u16; 16] = [200, 204, 302, 304, 400, 404, 405, 406, 408, 413, 414, 415, 500, 502, 503, 504];
+const STATUS_LABELS: [&str; 17] = [
+    "200", "204", "302", "304", "400", "404", "405", "406", "408", "413", "414", "415", "500", "502", "503",
+    "504", "other",
+];
+
+/// A route label's place in [`ROUTES`] ("other" for a path that is not one of them).
+fn route_index(route: Option<&str>) -> usize {
+    match route {
+        Some(path) => ROUTES[..13].iter().position(|r| *r == path).unwrap_or(13),
+        None => 14,
     }
 }
 
-/// The statuses this service answers with, as static labels.
-fn status_label(status: axum::http::StatusCode) -> &'static str {
-    match status.as_u16() {
-        200 => "200",
-        204 => "204",
-        302 => "302",
-        304 => "304",
-        400 => "400",
-        404 => "404",
-        405 => "405",
-        406 => "406",
-        408 => "408",
-        413 => "413",
-        414 => "414",
-        415 => "415",
-        500 => "500",
-        502 => "502",
-        503 => "503",
-        504 => "504",
-        _ => "other",
+fn method_index(method: &axum::http::Method) -> usize {
+    match *method {
+        axum::http::Method::GET => 0,
+        axum::http::Method::HEAD => 1,
+        axum::http::Method::OPTIONS => 2,
+        _ => 3,
     }
+}
+
+fn status_index(status: axum::http::StatusCode) -> usize {
+    STATUSES.iter().position(|s| *s == status.as_u16()).unwrap_or(STATUSES.len())
 }
 
 type Handles = (metrics::Counter, metrics::Histogram);
-type HandleMap =
-    std::sync::Mutex<std::collections::HashMap<(&'static str, &'static str, &'static str), Handles>>;
+const HANDLE_SLOTS: usize = ROUTES.len() * METHODS.len() * STATUS_LABELS.len();
 
-/// The counter and histogram of one (route, method, status), registered once: building and
-/// hashing metric keys on every request costs more than serving a cached document.
-fn request_metrics(route: &'static str, method: &'static str, status: &'static str) -> Handles {
-    static HANDLES: OnceLock<HandleMap> = OnceLock::new();
-    let mut map = crate::sync::lock(HANDLES.get_or_init(Default::default));
-    map.entry((route, method, status))
-        .or_insert_with(|| {
-            let labels = [("route", route), ("method", method), ("status", status)];
-            (
-                metrics::counter!("wafuel_http_requests_total", &labels),
-                metrics::histogram!("wafuel_http_request_duration_seconds", &labels),
-            )
-        })
-        .clone()
+/// The counter and histogram of one (route, method, status), registered on first use and
+/// then found by index without a lock: building and hashing metric keys on every request
+/// costs more than serving a cached document.
+fn request_metrics(route: usize, method: usize, status: usize) -> &'static Handles {
+    static HANDLES: [OnceLock<Handles>; HANDLE_SLOTS] = [const { OnceLock::new() }; HANDLE_SLOTS];
+    let (route, method, status) =
+        (route.min(ROUTES.len() - 1), method.min(METHODS.len() - 1), status.min(STATUS_LABELS.len() - 1));
+    HANDLES[(route * METHODS.len() + method) * STATUS_LABELS.len() + status].get_or_init(|| {
+        let labels =
+            [("route", ROUTES[route]), ("method", METHODS[method]), ("status", STATUS_LABELS[status])];
+        (
+            metrics::counter!("wafuel_http_requests_total", &labels),
+            metrics::histogram!("wafuel_http_request_duration_seconds", &labels),
+        )
+    })
 }
 
-/// Everything recorded about each request, in one layer: its id (the client's
-/// `X-Request-Id`, else a new one, echoed on the response), a span that the handler's own log
-/// lines carry, one log line when it is answered, and its count and duration by route,
-/// method and status (labels are static strings: this runs on every request).
-pub async fn observe(mut request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let route = route_label(request.extensions().get::<MatchedPath>());
-    let method: &'static str = match *request.method() {
-        axum::http::Method::GET => "GET",
-        axum::http::Method::HEAD => "HEAD",
-        axum::http::Method::OPTIONS => "OPTIONS",
-        _ => "other",
-    };
-    let id = match request.headers().get(REQUEST_ID_HEADER) {
-        Some(given) => given.clone(),
-        None => {
-            let made = new_request_id();
-            request.headers_mut().insert(REQUEST_ID_HEADER, made.clone());
-            made
-        }
-    };
-    let span = tracing::info_span!(
+/// The client's request id, else a new one.
+fn request_id(headers: &axum::http::HeaderMap) -> (HeaderValue, bool) {
+    match headers.get(REQUEST_ID_HEADER) {
+        Some(given) => (given.clone(), false),
+        None => (new_request_id(), true),
+    }
+}
+
+/// The span a request's log lines carry.
+fn request_span(id: &HeaderValue, method: &axum::http::Method, path: &str) -> tracing::Span {
+    tracing::info_span!(
         "request",
         request_id = id.to_str().unwrap_or("-"),
-        method = request.method().as_str(),
-        path = request.uri().path()
-    );
-    let mut response = next.run(request).instrument(span.clone()).await;
+        method = method.as_str(),
+        path = path
+    )
+}
+
+/// Count and time the answer, and log it inside `span`.
+fn record(
+    started: Instant,
+    route: usize,
+    method: usize,
+    status: axum::http::StatusCode,
+    span: &tracing::Span,
+) {
     let elapsed = started.elapsed();
-    let status = response.status();
-    let (count, duration) = request_metrics(route, method, status_label(status));
+    let (count, duration) = request_metrics(route, method, status_index(status));
     count.increment(1);
     duration.record(elapsed.as_secs_f64());
     span.in_scope(|| {
@@ -187,6 +202,158 @@ pub async fn observe(mut request: Request, next: Next) -> Response {
             tracing::info!(latency = %latency, status = status.as_u16(), "finished processing request");
         }
     });
+}
+
+/// Everything recorded about each request, in one layer: its id (the client's
+/// `X-Request-Id`, else a new one, echoed on the response), a span that the handler's own log
+/// lines carry, one log line when it is answered, and its count and duration by route,
+/// method and status (labels are static strings: this runs on every request).
+pub async fn observe(mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = route_index(request.extensions().get::<MatchedPath>().map(MatchedPath::as_str));
+    let method = method_index(request.method());
+    let (id, made) = request_id(request.headers());
+    if made {
+        request.headers_mut().insert(REQUEST_ID_HEADER, id.clone());
+    }
+    let span = request_span(&id, request.method(), request.uri().path());
+    let mut response = next.run(request).instrument(span.clone()).await;
+    record(started, route, method, response.status(), &span);
     response.headers_mut().entry(REQUEST_ID_HEADER).or_insert(id);
     response
+}
+
+/// What `observe` records, for an answer given before the router (`server::Site`'s
+/// shortcut): the same id, metrics and log line. No handler runs, so no span is needed for
+/// other lines: under the JSON log the line is written straight to the log sink, in the
+/// shape the span and event would give it (`json_log::request_line`).
+pub fn answered<B>(
+    started: Instant,
+    route: &'static str,
+    request: &axum::http::request::Parts,
+    response: &mut axum::http::Response<B>,
+) {
+    let (id, _) = request_id(&request.headers);
+    let status = response.status();
+    let route_at = route_index(Some(route));
+    let method = method_index(&request.method);
+    match JSON_SINK.get() {
+        Some(sink) if !status.is_server_error() && tracing::enabled!(tracing::Level::INFO) => {
+            let elapsed = started.elapsed();
+            let (count, duration) = request_metrics(route_at, method, status_index(status));
+            count.increment(1);
+            duration.record(elapsed.as_secs_f64());
+            LINE.with_borrow_mut(|line| {
+                line.clear();
+                let fields = crate::json_log::RequestLine {
+                    request_id: id.to_str().unwrap_or("-"),
+                    method: request.method.as_str(),
+                    path: request.uri.path(),
+                    status: status.as_u16(),
+                    latency_ms: elapsed.as_millis(),
+                };
+                if crate::json_log::request_line(line, LOG_TARGET, &fields).is_ok() {
+                    sink.append(line.as_bytes());
+                }
+            });
+        }
+        _ => {
+            record(started, route_at, method, status, &request_span(&id, &request.method, request.uri.path()))
+        }
+    }
+    response.headers_mut().entry(REQUEST_ID_HEADER).or_insert(id);
+}
+
+/// The target of this module's events (what `record`'s lines carry).
+const LOG_TARGET: &str = module_path!();
+
+thread_local! {
+    /// The fast path's line buffer, kept per thread.
+    static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            crate::sync::lock(&self.0).extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn without_timestamp(line: &str) -> serde_json::Value {
+        let mut value: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let stamp = value.as_object_mut().and_then(|o| o.remove("timestamp"));
+        let stamp: jiff::Timestamp =
+            stamp.and_then(|s| s.as_str()?.parse().ok()).expect("RFC 3339 timestamp");
+        assert!(stamp > jiff::Timestamp::UNIX_EPOCH);
+        value
+    }
+
+    /// The fast path's line is the line `observe` logs through its span, field for field.
+    #[test]
+    fn a_direct_request_line_is_the_line_the_span_gives() {
+        let out = Captured::default();
+        let sink = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .fmt_fields(crate::json_log::JsonFields)
+            .event_format(crate::json_log::JsonLine)
+            .finish();
+        let id = HeaderValue::from_static("client \"7\"");
+        let path = "/v1/stations/ab\\cd";
+        let started = Instant::now();
+        tracing::subscriber::with_default(subscriber, || {
+            record(
+                started,
+                1,
+                0,
+                axum::http::StatusCode::NOT_MODIFIED,
+                &request_span(&id, &axum::http::Method::GET, path),
+            );
+        });
+        let spanned = String::from_utf8(crate::sync::lock(&out.0).clone()).expect("utf8");
+        let mut direct = String::new();
+        let fields = crate::json_log::RequestLine {
+            request_id: "client \"7\"",
+            method: "GET",
+            path,
+            status: 304,
+            latency_ms: started.elapsed().as_millis(),
+        };
+        crate::json_log::request_line(&mut direct, LOG_TARGET, &fields).expect("written");
+        assert!(direct.ends_with('\n') && direct.matches('\n').count() == 1, "one line: {direct}");
+        assert_eq!(without_timestamp(&direct), without_timestamp(spanned.trim_end()));
+        // Same order of keys, too (serde_json's map sorts them, so compare the text).
+        let keys = |line: &str| -> Vec<String> {
+            line.split("\":").filter_map(|part| part.rsplit('"').next().map(str::to_string)).collect()
+        };
+        assert_eq!(keys(&direct), keys(&spanned));
+    }
+
+    #[test]
+    fn route_method_and_status_labels_are_indexed_exactly() {
+        for (i, route) in ROUTES[..13].iter().enumerate() {
+            assert_eq!(route_index(Some(route)), i);
+        }
+        assert_eq!(ROUTES[route_index(Some("/v1/elsewhere"))], "other");
+        assert_eq!(ROUTES[route_index(None)], "unmatched");
+        assert_eq!(METHODS[method_index(&axum::http::Method::HEAD)], "HEAD");
+        assert_eq!(METHODS[method_index(&axum::http::Method::POST)], "other");
+        for status in STATUSES {
+            let code = axum::http::StatusCode::from_u16(status).expect("status");
+            assert_eq!(STATUS_LABELS[status_index(code)], status.to_string());
+        }
+        assert_eq!(STATUS_LABELS[status_index(axum::http::StatusCode::IM_A_TEAPOT)], "other");
+    }
 }

@@ -42,31 +42,37 @@ pub struct AppState {
     pub front: Arc<front::FrontCache>,
 }
 
-/// The answer to a request the front cache can give as it stands, or `None` for the router.
-/// Called before the request limits are set up (`app::public_router`): a finished document
-/// needs no timeout or concurrency slot. Each route runs its handler's own preamble first
-/// (method, `Content-Type`, the media it offers), so every other answer, errors included,
-/// comes from the router unchanged. The path alone names the route (as `router` lists them),
-/// and an entry is only ever stored by its own route; a target in the front cache passed the
-/// URI bound when it was stored.
-pub fn front_first(state: &AppState, request: &axum::http::request::Parts) -> Option<Response> {
+/// The answer to a request the front cache can give as it stands, with its route (as
+/// `router` names it, for metrics), or `None` for the router. Called before the router and
+/// the request limits (`app::public_site`): a finished document needs no routing, timeout or
+/// concurrency slot. Each route runs its handler's own preamble first (method,
+/// `Content-Type`, the media it offers), so every other answer, errors included, comes from
+/// the router unchanged. The path alone names the route (as `router` lists them), and an
+/// entry is only ever stored by its own route; a target in the front cache passed the URI
+/// bound when it was stored.
+pub fn front_first(
+    state: &AppState,
+    request: &axum::http::request::Parts,
+) -> Option<(&'static str, Response)> {
     use crate::query::Route;
     use stations::{HISTORY_MEDIA, STATION_MEDIA, STATS_MEDIA};
-    let offered: &[negotiate::Media] = match request.uri.path() {
-        "/v1" => return prices::front_first(state, Route::V1, request),
-        "/legacy" => return prices::front_first(state, Route::Legacy, request),
-        "/v1/stations" => &STATION_MEDIA,
-        "/v1/stats" => &STATS_MEDIA,
+    let (route, offered): (_, &[negotiate::Media]) = match request.uri.path() {
+        "/v1" => return Some(("/v1", prices::front_first(state, Route::V1, request)?)),
+        "/legacy" => return Some(("/legacy", prices::front_first(state, Route::Legacy, request)?)),
+        "/v1/stations" => ("/v1/stations", &STATION_MEDIA),
+        "/v1/stats" => ("/v1/stats", &STATS_MEDIA),
         path => {
             let rest = path.strip_prefix("/v1/stations/")?;
             match rest.strip_suffix("/history") {
-                Some(id) if !id.is_empty() && !id.contains('/') => &HISTORY_MEDIA,
-                _ if !rest.is_empty() && !rest.contains('/') => &STATION_MEDIA,
+                Some(id) if !id.is_empty() && !id.contains('/') => {
+                    ("/v1/stations/{station_id}/history", &HISTORY_MEDIA)
+                }
+                _ if !rest.is_empty() && !rest.contains('/') => ("/v1/stations/{station_id}", &STATION_MEDIA),
                 _ => return None,
             }
         }
     };
-    stations::front_first(state, offered, request)
+    Some((route, stations::front_first(state, offered, request)?))
 }
 
 /// The public router.

@@ -16,8 +16,8 @@ use crate::support::*;
 async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let router = wafuel::app::public_router(app.state.clone(), &limits);
-    tokio::spawn(async move { serve_connections(listener, router, &limits, std::future::pending()).await });
+    let site = wafuel::app::public_site(app.state.clone(), &limits);
+    tokio::spawn(async move { serve_connections(listener, site, &limits, std::future::pending()).await });
     addr
 }
 
@@ -210,4 +210,33 @@ async fn front_cache_hits_are_answered_before_the_limits() {
         assert_eq!(shed.status(), 503, "{target} with {accept} goes through the limits");
         assert_eq!(shed.headers()["retry-after"], "1");
     }
+}
+
+/// A front-cache hit is observed as a routed answer is: the client's request id echoed (or a
+/// new one made), and the answer counted under its route, method and status.
+#[tokio::test]
+async fn front_cache_hits_carry_request_ids_and_are_counted() {
+    // The recorder first: metric handles are bound to the recorder installed when made.
+    let metrics = wafuel::telemetry::metrics_handle();
+    let count = || {
+        let label = r#"wafuel_http_requests_total{route="/v1/stats",method="HEAD",status="200"} "#;
+        let text = metrics.render();
+        text.lines().find_map(|l| l.strip_prefix(label)?.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits { max_concurrency: 0, ..ServerLimits::default() }).await;
+    assert_eq!(app.get("/v1/stats?product=1").await.status, 200);
+    let client = http();
+    let before = count();
+    let url = format!("http://{addr}/v1/stats?product=1");
+    let given = client.head(&url).header("x-request-id", "client-9").send().await.expect("answer");
+    assert_eq!(
+        (given.status().as_u16(), &given.headers()["x-request-id"]),
+        (200, &"client-9".parse().expect("v"))
+    );
+    let made = client.head(&url).send().await.expect("answer");
+    let again = client.head(&url).send().await.expect("answer");
+    let ids = [&made, &again].map(|r| r.headers().get("x-request-id").cloned().expect("an id is made"));
+    assert_ne!(ids[0], ids[1], "each request its own id");
+    assert!(count() >= before + 3, "three hits counted: {} then {}", before, count());
 }

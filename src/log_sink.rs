@@ -1,0 +1,255 @@
+//! Where log lines go: a shared buffer that a background thread writes out in batches, the
+//! way nginx's buffered access log does.
+//!
+//! Why not `tracing-appender`'s non-blocking writer: it sends each line through a channel and
+//! wakes its writer thread for it, and on a cached answer that wake-up (a futex call and a
+//! context switch) cost more than the answer itself. Here a line is a copy into a buffer under
+//! a short lock; the writer wakes when a batch is full or the oldest line has waited
+//! [`FLUSH_AFTER`], never per line. No line is dropped: when the buffer holds
+//! [`MAX_PENDING`] bytes (a stuck disk), writers wait for room.
+
+use std::io::Write;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A batch this large is written at once.
+const BATCH: usize = 64 * 1024;
+/// The longest a line waits in the buffer when traffic is light.
+pub const FLUSH_AFTER: Duration = Duration::from_millis(100);
+/// Bytes held before a line waits for the writer (well above any burst).
+const MAX_PENDING: usize = 16 * 1024 * 1024;
+
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    /// The writer is asleep waiting for a full batch (so a full batch must wake it).
+    writer_waiting: bool,
+    /// Lines are waiting for room (so a written batch must wake them).
+    room_wanted: bool,
+    closed: bool,
+}
+
+struct Shared {
+    pending: Mutex<Pending>,
+    batch_ready: Condvar,
+    room: Condvar,
+}
+
+/// The buffer lines are appended to. Cloning shares it.
+#[derive(Clone)]
+pub struct LogSink {
+    shared: Arc<Shared>,
+}
+
+/// Writes what is still buffered and stops the writer thread when dropped.
+pub struct SinkGuard {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl LogSink {
+    /// A sink whose lines `out` receives, in order, from a thread of its own.
+    pub fn spawn(out: impl Write + Send + 'static) -> std::io::Result<(Self, SinkGuard)> {
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Pending { bytes: Vec::with_capacity(BATCH * 2), ..Pending::default() }),
+            batch_ready: Condvar::new(),
+            room: Condvar::new(),
+        });
+        let writer = shared.clone();
+        let thread =
+            std::thread::Builder::new().name("wafuel-log".into()).spawn(move || write_out(&writer, out))?;
+        Ok((Self { shared: shared.clone() }, SinkGuard { shared, thread: Some(thread) }))
+    }
+
+    /// Append one whole line (with its newline): lines are never interleaved.
+    pub fn append(&self, line: &[u8]) {
+        let mut pending = crate::sync::lock(&self.shared.pending);
+        while pending.bytes.len() + line.len() > MAX_PENDING && !pending.bytes.is_empty() && !pending.closed {
+            pending.room_wanted = true;
+            pending = self.shared.room.wait(pending).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        pending.bytes.extend_from_slice(line);
+        if pending.writer_waiting && pending.bytes.len() >= BATCH {
+            pending.writer_waiting = false;
+            self.shared.batch_ready.notify_one();
+        }
+    }
+}
+
+/// The writer thread: take what is pending when a batch is full, the wait is over, or the
+/// sink closes, and write it outside the lock.
+fn write_out(shared: &Shared, mut out: impl Write) {
+    let mut batch = Vec::with_capacity(BATCH * 2);
+    loop {
+        let closed = {
+            let mut pending = crate::sync::lock(&shared.pending);
+            if pending.bytes.len() < BATCH && !pending.closed {
+                pending.writer_waiting = true;
+                pending = shared
+                    .batch_ready
+                    .wait_timeout(pending, FLUSH_AFTER)
+                    .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
+                pending.writer_waiting = false;
+            }
+            std::mem::swap(&mut pending.bytes, &mut batch);
+            if pending.room_wanted {
+                pending.room_wanted = false;
+                shared.room.notify_all();
+            }
+            pending.closed
+        };
+        if !batch.is_empty() {
+            // A failing stderr has nowhere to report to; the lines are dropped, not retried.
+            let _ = out.write_all(&batch).and_then(|()| out.flush());
+            // Keep the capacity of an ordinary batch, give back what a burst grew.
+            batch.clear();
+            batch.shrink_to(BATCH * 2);
+        }
+        if closed && crate::sync::lock(&shared.pending).bytes.is_empty() {
+            return;
+        }
+    }
+}
+
+impl Drop for SinkGuard {
+    fn drop(&mut self) {
+        {
+            let mut pending = crate::sync::lock(&self.shared.pending);
+            pending.closed = true;
+            self.shared.batch_ready.notify_one();
+            self.shared.room.notify_all();
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// What `tracing-subscriber` writes one formatted event through.
+pub struct SinkWriter<'a>(&'a LogSink);
+
+impl Write for SinkWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.append(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogSink {
+    type Writer = SinkWriter<'a>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        SinkWriter(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            crate::sync::lock(&self.0).extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn text(out: &Captured) -> String {
+        String::from_utf8(crate::sync::lock(&out.0).clone()).expect("utf8")
+    }
+
+    #[test]
+    fn lines_from_many_threads_arrive_whole_and_in_each_threads_order() {
+        let out = Captured::default();
+        let (sink, guard) = LogSink::spawn(out.clone()).expect("spawn");
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let sink = sink.clone();
+                std::thread::spawn(move || {
+                    for i in 0..20_000 {
+                        sink.append(format!("{t} {i} {}\n", "x".repeat(i % 90)).as_bytes());
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        drop(guard);
+        let text = text(&out);
+        let mut next = [0usize; 4];
+        for line in text.lines() {
+            let mut parts = line.split(' ');
+            let t: usize = parts.next().and_then(|p| p.parse().ok()).expect("thread");
+            let i: usize = parts.next().and_then(|p| p.parse().ok()).expect("index");
+            assert_eq!(i, next[t], "thread {t}'s lines in order, none lost");
+            assert_eq!(parts.next().map(str::len), Some(i % 90), "line whole");
+            next[t] += 1;
+        }
+        assert_eq!(next, [20_000; 4]);
+    }
+
+    #[test]
+    fn a_lone_line_is_written_after_a_short_wait_without_more_traffic() {
+        let out = Captured::default();
+        let (sink, _guard) = LogSink::spawn(out.clone()).expect("spawn");
+        sink.append(b"alone\n");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while text(&out).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(text(&out), "alone\n");
+    }
+
+    #[test]
+    fn a_full_buffer_makes_writers_wait_instead_of_dropping() {
+        /// A destination that blocks until told to go on: a stuck disk.
+        struct Stuck(Arc<(Mutex<bool>, Condvar)>, Captured);
+        impl Write for Stuck {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let (go, cv) = &*self.0;
+                let mut go = crate::sync::lock(go);
+                while !*go {
+                    go = cv.wait(go).expect("wait");
+                }
+                self.1.write(buf)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let out = Captured::default();
+        let (sink, guard) = LogSink::spawn(Stuck(gate.clone(), out.clone())).expect("spawn");
+        let line = vec![b'y'; 1023].into_iter().chain([b'\n']).collect::<Vec<u8>>();
+        let lines = MAX_PENDING / line.len() * 3;
+        let writer = {
+            let sink = sink.clone();
+            let line = line.clone();
+            std::thread::spawn(move || {
+                for _ in 0..lines {
+                    sink.append(&line);
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!writer.is_finished(), "more than the buffer holds: the writer waits");
+        *crate::sync::lock(&gate.0) = true;
+        gate.1.notify_all();
+        writer.join().expect("writer");
+        drop(guard);
+        assert_eq!(crate::sync::lock(&out.0).len(), lines * line.len(), "nothing dropped");
+    }
+}
