@@ -20,15 +20,45 @@ pub fn apply_cors(h: &mut HeaderMap) {
 
 /// `Cache-Control` for a rendered response that may be kept `s_maxage` seconds.
 pub fn cache_control(s_maxage: i64) -> HeaderValue {
-    if s_maxage <= 0 {
-        HeaderValue::from_static("no-store")
-    } else {
-        HeaderValue::from_str(&format!("public, max-age=0, s-maxage={s_maxage}"))
-            .unwrap_or(HeaderValue::from_static("no-store"))
+    thread_local! {
+        /// The value last made on this thread: answers within the same second share it, so a
+        /// cached answer clones a header instead of formatting and allocating one.
+        static LAST: std::cell::RefCell<Option<(i64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
     }
+    if s_maxage <= 0 {
+        return HeaderValue::from_static("no-store");
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((age, value)) if *age == s_maxage => value.clone(),
+        _ => {
+            let value = HeaderValue::from_str(&format!("public, max-age=0, s-maxage={s_maxage}"))
+                .unwrap_or(HeaderValue::from_static("no-store"));
+            *last = Some((s_maxage, value.clone()));
+            value
+        }
+    })
 }
 
 /// A header's value as text, if it is text.
 pub fn text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_control;
+
+    #[test]
+    fn cache_control_is_right_whether_or_not_the_last_value_is_reused() {
+        for (age, want) in [
+            (60, "public, max-age=0, s-maxage=60"),
+            (60, "public, max-age=0, s-maxage=60"),
+            (0, "no-store"),
+            (61, "public, max-age=0, s-maxage=61"),
+            (-5, "no-store"),
+            (60, "public, max-age=0, s-maxage=60"),
+        ] {
+            assert_eq!(cache_control(age), want, "s-maxage {age}");
+        }
+    }
 }
