@@ -155,6 +155,9 @@ fn request_metrics(route: usize, method: usize, status: usize) -> &'static Handl
     let (route, method, status) =
         (route.min(ROUTES.len() - 1), method.min(METHODS.len() - 1), status.min(STATUS_LABELS.len() - 1));
     HANDLES[(route * METHODS.len() + method) * STATUS_LABELS.len() + status].get_or_init(|| {
+        // Handles are bound to the recorder installed when they are made: install ours first,
+        // or a request served before `/metrics` was set up would be counted nowhere, forever.
+        drop(metrics_handle());
         let labels =
             [("route", ROUTES[route]), ("method", METHODS[method]), ("status", STATUS_LABELS[status])];
         (
