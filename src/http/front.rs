@@ -15,7 +15,7 @@ use jiff::Timestamp;
 use jiff::civil::Time;
 
 use super::negotiate::Media;
-use super::prices::Served;
+use super::prices::{Heads, Served};
 use super::rendered::Rendered;
 use crate::time::{PUBLICATION_TIME, at_perth, perth_now};
 
@@ -80,6 +80,8 @@ struct Entry {
     doc: Weak<Rendered>,
     fresh: Fresh,
     valid_until: Timestamp,
+    /// The answers' headers, prepared when the entry is made.
+    heads: Heads,
 }
 
 /// Request target → finished document, one map per representation.
@@ -99,13 +101,26 @@ fn slot(media: Media) -> usize {
 impl FrontCache {
     /// The document last served for `target` in `media`, while it is still valid at `now`.
     pub fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, Served)> {
+        self.answer(media, target, now, |doc, served, _| (Arc::clone(doc), served))
+    }
+
+    /// `answer` given the document last served for `target` in `media`, how it is served at
+    /// `now` and its prepared headers, while the entry is still valid; run under the map's
+    /// read lock, so the headers are used where they lie.
+    pub fn answer<R>(
+        &self,
+        media: Media,
+        target: &str,
+        now: Timestamp,
+        answer: impl FnOnce(&Arc<Rendered>, Served, &Heads) -> R,
+    ) -> Option<R> {
         let map = crate::sync::read(&self.maps[slot(media)]);
         let entry = map.get(target)?;
         if now >= entry.valid_until {
             return None;
         }
         let doc = entry.doc.upgrade()?;
-        Some((doc, entry.fresh.at(now)))
+        Some(answer(&doc, entry.fresh.at(now), &entry.heads))
     }
 
     /// Remember that `target` in `media` is answered by `doc` (a document the rendered cache
@@ -115,12 +130,13 @@ impl FrontCache {
         if now >= valid_until {
             return;
         }
+        let fresh = served.fresh(doc, now);
+        let heads = Heads::new(doc, &fresh.at(now));
         let mut map = crate::sync::write(&self.maps[slot(media)]);
         if map.len() >= MAX_ENTRIES && !map.contains_key(target) {
             map.clear();
         }
-        let fresh = served.fresh(doc, now);
-        map.insert(target.into(), Entry { doc: Arc::downgrade(doc), fresh, valid_until });
+        map.insert(target.into(), Entry { doc: Arc::downgrade(doc), fresh, valid_until, heads });
     }
 }
 

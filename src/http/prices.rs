@@ -99,10 +99,26 @@ fn target(request: &Parts) -> &str {
     request.uri.path_and_query().map_or("", |pq| pq.as_str())
 }
 
-/// The answer straight from the front cache, when it knows this request target.
+/// The answer straight from the front cache, when it knows this request target: the entry's
+/// prepared headers with the Cache-Control of this second.
 pub fn from_front(state: &AppState, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
-    let (doc, served) = state.front.get(media, target(request), now)?;
-    Some(respond(&request.method, &request.headers, &doc, true, served))
+    state.front.answer(media, target(request), now, |doc, served, heads| {
+        respond_prepared(&request.method, &request.headers, doc, heads, served.max_age)
+    })
+}
+
+/// [`respond`] for a hit, from headers prepared for the document.
+fn respond_prepared(
+    method: &Method,
+    headers: &HeaderMap,
+    doc: &Rendered,
+    heads: &Heads,
+    max_age: i64,
+) -> Response {
+    let (coding, not_modified) = choose(headers, doc);
+    let mut head = heads.get(coding, not_modified).clone();
+    head.insert(header::CACHE_CONTROL, cache_control(max_age));
+    with_body(method, doc, coding, not_modified, head)
 }
 
 /// Serve a document the slow path found (parsed at `now`), remembering it for its target.
@@ -130,7 +146,8 @@ pub struct Served {
 }
 
 /// 200 with the negotiated coding, or 304 when `If-None-Match` matches; HEAD without a body.
-/// Every cached route answers through here, so validators and headers agree everywhere.
+/// Every cached route answers through here (or, from the front cache, through the same
+/// headers prepared by [`Heads`]), so validators and headers agree everywhere.
 pub fn respond(
     method: &Method,
     headers: &HeaderMap,
@@ -138,16 +155,35 @@ pub fn respond(
     cache_hit: bool,
     served: Served,
 ) -> Response {
+    let (coding, not_modified) = choose(headers, doc);
+    with_body(method, doc, coding, not_modified, head(doc, &served, coding, not_modified, cache_hit))
+}
+
+/// The coding `Accept-Encoding` asks for, and whether `If-None-Match` names its ETag.
+fn choose(headers: &HeaderMap, doc: &Rendered) -> (Coding, bool) {
     let coding = negotiate_encoding(text(headers, &header::ACCEPT_ENCODING));
-    let etag = &doc.etags[match coding {
+    let etag = &doc.etags[coding_index(coding)];
+    let not_modified = text(headers, &header::IF_NONE_MATCH)
+        .is_some_and(|inm| if_none_match_matches(inm, etag.to_str().unwrap_or("")));
+    (coding, not_modified)
+}
+
+fn coding_index(coding: Coding) -> usize {
+    match coding {
         Coding::Identity => 0,
         Coding::Gzip => 1,
         Coding::Br => 2,
-    }];
-    let not_modified = text(headers, &header::IF_NONE_MATCH)
-        .is_some_and(|inm| if_none_match_matches(inm, etag.to_str().unwrap_or("")));
-    let body = doc.repr.body(coding).clone();
-    let length = body.len();
+    }
+}
+
+/// The answer with its headers: 304 and HEAD without a body.
+fn with_body(
+    method: &Method,
+    doc: &Rendered,
+    coding: Coding,
+    not_modified: bool,
+    head: HeaderMap,
+) -> Response {
     let mut response = if not_modified {
         let mut r = Response::new(Body::empty());
         *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -155,19 +191,24 @@ pub fn respond(
     } else if method == Method::HEAD {
         Response::new(Body::empty())
     } else {
-        Response::new(Body::from(body))
+        Response::new(Body::from(doc.repr.body(coding).clone()))
     };
+    *response.headers_mut() = head;
+    response
+}
+
+/// The headers of an answer: a 304 has the validators and cache headers, not the body's.
+fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cache_hit: bool) -> HeaderMap {
     // Room for every header below (and the request id added on the way out) at once.
-    *response.headers_mut() = HeaderMap::with_capacity(16);
-    let h = response.headers_mut();
+    let mut h = HeaderMap::with_capacity(16);
     if !not_modified {
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static(served.media));
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(doc.repr.body(coding).len()));
         if let Some(enc) = coding.header() {
             h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
         }
     }
-    h.insert(header::ETAG, etag.clone());
+    h.insert(header::ETAG, doc.etags[coding_index(coding)].clone());
     h.insert(header::CACHE_CONTROL, cache_control(served.max_age));
     h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
     if served.fuel_headers {
@@ -178,6 +219,90 @@ pub fn respond(
     }
     h.insert(header::VARY, HeaderValue::from_static(served.vary));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    apply_cors(h);
-    response
+    apply_cors(&mut h);
+    h
+}
+
+/// The headers of a front-cache hit on one document, made once per entry: for each coding,
+/// the 200's and the 304's, exactly as [`respond`] makes them for a hit, Cache-Control
+/// aside (it counts down, so each answer sets its own). Cloning one costs a fraction of
+/// inserting a dozen headers.
+pub struct Heads([HeaderMap; 6]);
+
+impl Heads {
+    pub fn new(doc: &Rendered, served: &Served) -> Self {
+        const CODINGS: [Coding; 3] = [Coding::Identity, Coding::Gzip, Coding::Br];
+        Self(std::array::from_fn(|i| head(doc, served, CODINGS[i / 2], i % 2 == 1, true)))
+    }
+
+    fn get(&self, coding: Coding, not_modified: bool) -> &HeaderMap {
+        &self.0[coding_index(coding) * 2 + usize::from(not_modified)]
+    }
+}
+
+impl std::fmt::Debug for Heads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Heads").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::PublicationStatus;
+    use crate::render::representation::Representation;
+    use crate::snapshot::SnapshotCache;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn served(media: &'static str, max_age: i64, fuel_headers: bool) -> Served {
+        Served { media, vary: "Accept, Accept-Encoding", max_age, fuel_headers }
+    }
+
+    async fn parts(response: Response) -> (StatusCode, Vec<(String, Vec<u8>)>, Vec<u8>) {
+        let status = response.status();
+        let headers =
+            response.headers().iter().map(|(n, v)| (n.as_str().to_string(), v.as_bytes().to_vec())).collect();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body");
+        (status, headers, body.to_vec())
+    }
+
+    /// A front-cache hit from prepared headers is the answer `respond` makes for a hit: the
+    /// same status, headers in the same order, and body, for every coding, 200 and 304, GET
+    /// and HEAD, with and without the snapshot headers.
+    #[tokio::test]
+    async fn prepared_heads_answer_as_respond_does() {
+        let now = perth_instant(date(2026, 11, 23).at(15, 0, 0, 0));
+        let doc = super::super::rendered::rendered_from(
+            Representation::build(br#"{"data":[{"id":"a","type":"station"}]}"#.repeat(40)),
+            "2026-11-23".into(),
+            now,
+            date(2026, 11, 23),
+            (now + jiff::SignedDuration::from_hours(6), now),
+            PublicationStatus::Available,
+            SnapshotCache::Miss,
+        );
+        for (media, max_age, fuel) in [("application/vnd.api+json", 321, true), ("text/csv", 0, false)] {
+            // Prepared at another second: the Cache-Control of the answer is its own.
+            let heads = Heads::new(&doc, &served(media, max_age + 60, fuel));
+            for (coding, etag) in [("identity", 0), ("gzip", 1), ("br", 2)] {
+                for validator in [None, Some(doc.etags[etag].clone())] {
+                    for method in [Method::GET, Method::HEAD] {
+                        let mut request = HeaderMap::new();
+                        request.insert(header::ACCEPT_ENCODING, HeaderValue::from_static(coding));
+                        if let Some(v) = &validator {
+                            request.insert(header::IF_NONE_MATCH, v.clone());
+                        }
+                        let made = respond(&method, &request, &doc, true, served(media, max_age, fuel));
+                        let prepared = respond_prepared(&method, &request, &doc, &heads, max_age);
+                        let (made, prepared) = (parts(made).await, parts(prepared).await);
+                        assert_eq!(prepared, made, "{media} {coding} {method} {validator:?}");
+                        let expected =
+                            if validator.is_some() { StatusCode::NOT_MODIFIED } else { StatusCode::OK };
+                        assert_eq!(made.0, expected);
+                    }
+                }
+            }
+        }
+    }
 }
