@@ -1,19 +1,18 @@
-//! The floor of the cached path, for `scripts/bench`: hyper on the same runtime, connection
-//! settings and header-read timer as `wafuel serve`, answering every request with a constant
-//! 304 carrying the headers wafuel's 304 carries — no lookup, no log line, no metrics. What
-//! wafuel's revalidation loses against this is wafuel's own work; what this loses against
-//! nginx is the framework's.
+//! The floor of the cached path, for `scripts/bench`: hyper on the same runtime and
+//! connection settings as `wafuel serve`, answering every request with a constant 304
+//! carrying the headers wafuel's 304 carries — no lookup, no log line, no metrics, no
+//! header-read timeout. What wafuel's revalidation loses against this is wafuel's own work;
+//! what this loses against nginx is the framework's.
 //!
 //! Usage: `hyper_floor 127.0.0.1:PORT`
 
 use std::convert::Infallible;
-use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 
 const HEADERS: [(&str, &str); 12] = [
     ("etag", "\"bd3318cbaf58937992bb2e0c94f300a419a2c73ea679cae3194732a6f5b9a7f4\""),
@@ -45,7 +44,7 @@ async fn main() -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     println!("{}", listener.local_addr()?);
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(Duration::from_secs(10)).keep_alive(true);
+    builder.keep_alive(true);
     loop {
         let (stream, _) = listener.accept().await?;
         let _ = stream.set_nodelay(true);

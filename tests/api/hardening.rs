@@ -83,6 +83,44 @@ async fn slow_headers_are_cut_off() {
     assert_eq!(app.source_requests(), 0);
 }
 
+/// On a kept-alive connection the header-read timeout runs from each answer: requests that
+/// keep coming within it are never cut off at an earlier request's deadline, and a head left
+/// unfinished is cut off one timeout after the last answer.
+#[tokio::test]
+async fn the_header_timeout_moves_with_each_request_on_a_kept_alive_connection() {
+    let app = TestApp::new().await;
+    let timeout = Duration::from_millis(600);
+    let addr = listen(&app, ServerLimits { header_read_timeout: timeout, ..ServerLimits::default() }).await;
+    let etag = app.get("/v1?product=1").await.header("etag").to_string();
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n");
+    let mut answered = Instant::now();
+    // Six requests 300 ms apart: 1.5 s in all, far past the first head's deadline.
+    for i in 0..6 {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let read = tokio::time::timeout(Duration::from_secs(3), stream.read(&mut buf)).await;
+            let n = read.expect("an answer in time").expect("read");
+            assert!(n > 0, "request {i}: the connection was closed");
+            head.extend_from_slice(&buf[..n]);
+        }
+        answered = Instant::now();
+        assert_eq!(status_of(&String::from_utf8_lossy(&head)), 304, "request {i}");
+    }
+    stream.write_all(b"GET /v1 HTTP/1.1\r\nHost: x\r\n").await.expect("write");
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the server closed the stalled connection");
+    let after = answered.elapsed();
+    assert!(after >= timeout - Duration::from_millis(100), "not before its own deadline: {after:?}");
+    assert!(after < timeout * 4, "at its deadline: {after:?}");
+}
+
 #[tokio::test]
 async fn slow_requests_time_out_whole() {
     let app =
