@@ -185,7 +185,9 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let meta = event.metadata();
-        write!(writer, "{{\"timestamp\":\"{:.6}\",\"level\":\"{}\"", jiff::Timestamp::now(), meta.level())?;
+        writer.write_str("{\"timestamp\":\"")?;
+        write_timestamp(&mut writer, jiff::Timestamp::now())?;
+        write!(writer, "\",\"level\":\"{}\"", meta.level())?;
         let mut pairs = Pairs { out: &mut writer, first: false, result: Ok(()) };
         event.record(&mut pairs);
         pairs.result?;
@@ -209,6 +211,32 @@ where
     }
 }
 
+/// `at` as RFC 3339 in UTC with microseconds (`2026-11-23T14:35:40.123456Z`, as jiff writes
+/// it with precision 6). The date and time of day are formatted once per second per thread
+/// (every line needs them, and working them out was a fifth of writing a request's line);
+/// only the microseconds are written each time.
+fn write_timestamp(w: &mut impl fmt::Write, at: jiff::Timestamp) -> fmt::Result {
+    thread_local! {
+        /// The last second formatted on this thread, without its trailing `Z`.
+        static SECOND: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    }
+    let (second, micros) = (at.as_second(), at.subsec_microsecond());
+    if second < 0 || micros < 0 {
+        // Before 1970 the parts count differently; never on a running clock.
+        return write!(w, "{at:.6}");
+    }
+    SECOND.with_borrow_mut(|(formatted, prefix)| {
+        if *formatted != second {
+            prefix.clear();
+            let whole = jiff::Timestamp::from_second(second).map_err(|_| fmt::Error)?;
+            write!(prefix, "{whole:.0}")?;
+            prefix.pop();
+            *formatted = second;
+        }
+        write!(w, "{prefix}.{micros:06}Z")
+    })
+}
+
 /// What the line of an answered request says (see `telemetry::observe`).
 #[derive(Debug, Clone, Copy)]
 pub struct RequestLine<'a> {
@@ -223,13 +251,13 @@ pub struct RequestLine<'a> {
 /// `request` span), written without the span and event: the same fields in the same order
 /// as [`JsonLine`] gives them, for an answer that needs no span.
 pub fn request_line(w: &mut impl fmt::Write, target: &str, line: &RequestLine<'_>) -> fmt::Result {
+    w.write_str("{\"timestamp\":\"")?;
+    write_timestamp(w, jiff::Timestamp::now())?;
     write!(
         w,
-        "{{\"timestamp\":\"{:.6}\",\"level\":\"INFO\",\"message\":\"finished processing request\",\
+        "\",\"level\":\"INFO\",\"message\":\"finished processing request\",\
          \"latency\":\"{} ms\",\"status\":{},\"target\":",
-        jiff::Timestamp::now(),
-        line.latency_ms,
-        line.status
+        line.latency_ms, line.status
     )?;
     write_str(w, target)?;
     let span = |w: &mut dyn fmt::Write| -> fmt::Result {
@@ -307,6 +335,24 @@ mod tests {
         assert!(stamp > jiff::Timestamp::UNIX_EPOCH);
         assert_eq!(got[1]["count"], -3);
         assert!(got[1].get("span").is_none());
+    }
+
+    #[test]
+    fn timestamps_are_written_as_jiff_writes_them() {
+        for (second, nanos) in [
+            (1_795_000_000, 0),
+            (1_795_000_000, 123_456_789),
+            (1_795_000_000, 999_999_999),
+            (1_795_000_001, 5_000),
+            (1_795_000_000, 1_000),
+            (0, 0),
+            (-1, 500_000_000),
+        ] {
+            let at = jiff::Timestamp::new(second, nanos).expect("timestamp");
+            let mut written = String::new();
+            write_timestamp(&mut written, at).expect("written");
+            assert_eq!(written, format!("{at:.6}"), "{second} {nanos}");
+        }
     }
 
     #[test]
