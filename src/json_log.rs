@@ -278,24 +278,12 @@ pub fn request_line(w: &mut impl fmt::Write, target: &str, line: &RequestLine<'_
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use crate::log_sink::Captured;
 
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            crate::sync::lock(&self.0).extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    fn lines(run: impl FnOnce()) -> Vec<serde_json::Value> {
+    /// What `run` logs through this format, as text.
+    pub(crate) fn logged(run: impl FnOnce()) -> String {
         let out = Captured::default();
         let sink = out.clone();
         let subscriber = tracing_subscriber::fmt()
@@ -304,8 +292,11 @@ mod tests {
             .event_format(JsonLine)
             .finish();
         tracing::subscriber::with_default(subscriber, run);
-        let text = String::from_utf8(crate::sync::lock(&out.0).clone()).expect("utf8");
-        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+        out.text()
+    }
+
+    fn lines(run: impl FnOnce()) -> Vec<serde_json::Value> {
+        logged(run).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
     }
 
     #[test]

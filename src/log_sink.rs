@@ -148,26 +148,37 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogSink {
     }
 }
 
+/// A destination that keeps what is written, for tests of what gets logged.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Captured {
+    /// Everything written so far, as text.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8(crate::sync::lock(&self.0).clone()).expect("utf8")
+    }
+}
+
+#[cfg(test)]
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        crate::sync::lock(&self.0).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Instant;
 
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            crate::sync::lock(&self.0).extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     fn text(out: &Captured) -> String {
-        String::from_utf8(crate::sync::lock(&out.0).clone()).expect("utf8")
+        out.text()
     }
 
     #[test]

@@ -278,20 +278,6 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            crate::sync::lock(&self.0).extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     fn without_timestamp(line: &str) -> serde_json::Value {
         let mut value: serde_json::Value =
@@ -306,17 +292,10 @@ mod tests {
     /// The fast path's line is the line `observe` logs through its span, field for field.
     #[test]
     fn a_direct_request_line_is_the_line_the_span_gives() {
-        let out = Captured::default();
-        let sink = out.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || sink.clone())
-            .fmt_fields(crate::json_log::JsonFields)
-            .event_format(crate::json_log::JsonLine)
-            .finish();
         let id = HeaderValue::from_static("client \"7\"");
         let path = "/v1/stations/ab\\cd";
         let started = Instant::now();
-        tracing::subscriber::with_default(subscriber, || {
+        let spanned = crate::json_log::tests::logged(|| {
             record(
                 started,
                 1,
@@ -325,7 +304,6 @@ mod tests {
                 &request_span(&id, &axum::http::Method::GET, path),
             );
         });
-        let spanned = String::from_utf8(crate::sync::lock(&out.0).clone()).expect("utf8");
         let mut direct = String::new();
         let fields = crate::json_log::RequestLine {
             request_id: "client \"7\"",
