@@ -229,7 +229,10 @@ mod tests {
                 seen += 1;
             }
         }
-        assert!(from_dataset > 900 && seen > from_dataset + 300, "numbers checked: {from_dataset}, then {seen}");
+        assert!(
+            from_dataset > 900 && seen > from_dataset + 300,
+            "numbers checked: {from_dataset}, then {seen}"
+        );
         assert!(direct * 10 > seen * 9, "most numbers are read directly: {direct} of {seen}");
     }
 
