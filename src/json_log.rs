@@ -260,21 +260,22 @@ pub fn request_line(w: &mut impl fmt::Write, target: &str, line: &RequestLine<'_
         line.latency_ms, line.status
     )?;
     write_str(w, target)?;
-    let span = |w: &mut dyn fmt::Write| -> fmt::Result {
-        let mut w = w;
-        w.write_str("{\"request_id\":")?;
-        write_str(&mut w, line.request_id)?;
-        w.write_str(",\"method\":")?;
-        write_str(&mut w, line.method)?;
-        w.write_str(",\"path\":")?;
-        write_str(&mut w, line.path)?;
-        w.write_str(",\"name\":\"request\"}")
-    };
     w.write_str(",\"span\":")?;
-    span(w)?;
+    write_request_span(w, line)?;
     w.write_str(",\"spans\":[")?;
-    span(w)?;
+    write_request_span(w, line)?;
     w.write_str("]}\n")
+}
+
+/// The `request` span's object, as [`write_span`] writes it for `telemetry`'s span.
+fn write_request_span(w: &mut impl fmt::Write, line: &RequestLine<'_>) -> fmt::Result {
+    w.write_str("{\"request_id\":")?;
+    write_str(w, line.request_id)?;
+    w.write_str(",\"method\":")?;
+    write_str(w, line.method)?;
+    w.write_str(",\"path\":")?;
+    write_str(w, line.path)?;
+    w.write_str(",\"name\":\"request\"}")
 }
 
 #[cfg(test)]

@@ -185,6 +185,20 @@ fn request_span(id: &HeaderValue, method: &axum::http::Method, path: &str) -> tr
     )
 }
 
+/// Count and time the answer; its time taken.
+fn count(
+    started: Instant,
+    route: usize,
+    method: usize,
+    status: axum::http::StatusCode,
+) -> std::time::Duration {
+    let elapsed = started.elapsed();
+    let (count, duration) = request_metrics(route, method, status_index(status));
+    count.increment(1);
+    duration.record(elapsed.as_secs_f64());
+    elapsed
+}
+
 /// Count and time the answer, and log it inside `span`.
 fn record(
     started: Instant,
@@ -193,10 +207,7 @@ fn record(
     status: axum::http::StatusCode,
     span: &tracing::Span,
 ) {
-    let elapsed = started.elapsed();
-    let (count, duration) = request_metrics(route, method, status_index(status));
-    count.increment(1);
-    duration.record(elapsed.as_secs_f64());
+    let elapsed = count(started, route, method, status);
     span.in_scope(|| {
         let latency = format_args!("{} ms", elapsed.as_millis());
         if status.is_server_error() {
@@ -242,10 +253,7 @@ pub fn answered<B>(
     let method = method_index(&request.method);
     match JSON_SINK.get() {
         Some(sink) if !status.is_server_error() && tracing::enabled!(tracing::Level::INFO) => {
-            let elapsed = started.elapsed();
-            let (count, duration) = request_metrics(route_at, method, status_index(status));
-            count.increment(1);
-            duration.record(elapsed.as_secs_f64());
+            let elapsed = count(started, route_at, method, status);
             LINE.with_borrow_mut(|line| {
                 line.clear();
                 let fields = crate::json_log::RequestLine {

@@ -100,7 +100,8 @@ fn slot(media: Media) -> usize {
 
 impl FrontCache {
     /// The document last served for `target` in `media`, while it is still valid at `now`.
-    pub fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, Served)> {
+    #[cfg(test)]
+    fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, Served)> {
         self.answer(media, target, now, |doc, served, _| (Arc::clone(doc), served))
     }
 
