@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::catalog::{Catalog, Profiles};
 use crate::http::{AppState, rendered};
 use crate::render::DocumentMeta;
 use crate::snapshot::{FillConfig, PriceService};
@@ -29,12 +30,15 @@ pub struct AppConfig {
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
     let history = crate::snapshot::History { store: config.store.clone(), days: config.history_days };
+    let recheck = config.fill.recheck;
     let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
+    let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
+    let profiles = Profiles::new(Some(enrichment), recheck);
     Ok(AppState {
+        catalog: Arc::new(Catalog::new(prices.clone(), profiles)),
         prices,
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),
-        enrichment: Some(config.store),
         public_origin: config.public_origin,
         front: Default::default(),
     })

@@ -132,7 +132,7 @@ impl FrontCache {
             return;
         }
         let fresh = served.fresh(doc, now);
-        let heads = Heads::new(doc, &fresh.at(now));
+        let heads = Heads::new(fresh.at(now));
         let mut map = crate::sync::write(&self.maps[slot(media)]);
         if map.len() >= MAX_ENTRIES && !map.contains_key(target) {
             map.clear();

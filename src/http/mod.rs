@@ -32,10 +32,10 @@ use rendered::RenderCache;
 #[derive(Clone)]
 pub struct AppState {
     pub prices: Arc<PriceService>,
+    /// Day catalogues and provider profiles in memory: where documents get their data.
+    pub catalog: Arc<crate::catalog::Catalog>,
     pub rendered: RenderCache,
     pub meta: Arc<DocumentMeta>,
-    /// Provider profiles merged at render time; `None` renders without enrichment.
-    pub enrichment: Option<Arc<dyn crate::store::enrich::EnrichStore>>,
     /// Absolute origin for redirects; relative `Location` when unset.
     pub public_origin: Option<url::Url>,
     /// Request target → finished document, in front of the rendered cache.

@@ -69,16 +69,13 @@ async fn prices(state: &AppState, route: Route, request: &Parts) -> Response {
             return ApiError::query(&e, flavor).into_response();
         }
     };
-    let (doc, cache_hit) =
-        match rendered(&state.rendered, &state.prices, &state.meta, state.enrichment.as_ref(), &selection)
-            .await
-        {
-            Ok(found) => found,
-            Err(e) => {
-                tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed");
-                return ApiError::source(&e, flavor).into_response();
-            }
-        };
+    let (doc, cache_hit) = match rendered(&state.rendered, &state.catalog, &state.meta, &selection).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed");
+            return ApiError::source(&e, flavor).into_response();
+        }
+    };
 
     let served = ServedAs {
         media: if route == Route::V1 { "application/vnd.api+json" } else { "application/json" },
@@ -116,7 +113,7 @@ fn respond_prepared(
     max_age: i64,
 ) -> Response {
     let (coding, not_modified) = choose(headers, doc);
-    let mut head = heads.get(coding, not_modified).clone();
+    let mut head = heads.get(doc, coding, not_modified).clone();
     head.insert(header::CACHE_CONTROL, cache_control(max_age));
     with_body(method, doc, coding, not_modified, head)
 }
@@ -136,6 +133,7 @@ pub fn remember_and_respond(
 }
 
 /// How a rendered document is served.
+#[derive(Debug, Clone, Copy)]
 pub struct Served {
     pub media: &'static str,
     pub vary: &'static str,
@@ -223,20 +221,25 @@ fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cac
     h
 }
 
-/// The headers of a front-cache hit on one document, made once per entry: for each coding,
-/// the 200's and the 304's, exactly as [`respond`] makes them for a hit, Cache-Control
-/// aside (it counts down, so each answer sets its own). Cloning one costs a fraction of
-/// inserting a dozen headers.
-pub struct Heads([HeaderMap; 6]);
+/// The headers of a front-cache hit on one document, each made the first time it is
+/// needed and kept with the entry: for each coding, the 200's and the 304's, exactly as
+/// [`respond`] makes them for a hit, Cache-Control aside (it counts down, so each answer sets
+/// its own). Cloning one costs a fraction of inserting a dozen headers; making them lazily
+/// keeps an entry that is never hit (a never-repeated query) small, and never compresses a
+/// body for a coding nobody asked for.
+pub struct Heads {
+    served: Served,
+    maps: [std::sync::OnceLock<HeaderMap>; 6],
+}
 
 impl Heads {
-    pub fn new(doc: &Rendered, served: &Served) -> Self {
-        const CODINGS: [Coding; 3] = [Coding::Identity, Coding::Gzip, Coding::Br];
-        Self(std::array::from_fn(|i| head(doc, served, CODINGS[i / 2], i % 2 == 1, true)))
+    pub fn new(served: Served) -> Self {
+        Self { served, maps: Default::default() }
     }
 
-    fn get(&self, coding: Coding, not_modified: bool) -> &HeaderMap {
-        &self.0[coding_index(coding) * 2 + usize::from(not_modified)]
+    fn get(&self, doc: &Rendered, coding: Coding, not_modified: bool) -> &HeaderMap {
+        self.maps[coding_index(coding) * 2 + usize::from(not_modified)]
+            .get_or_init(|| head(doc, &self.served, coding, not_modified, true))
     }
 }
 
@@ -284,7 +287,7 @@ mod tests {
         );
         for (media, max_age, fuel) in [("application/vnd.api+json", 321, true), ("text/csv", 0, false)] {
             // Prepared at another second: the Cache-Control of the answer is its own.
-            let heads = Heads::new(&doc, &served(media, max_age + 60, fuel));
+            let heads = Heads::new(served(media, max_age + 60, fuel));
             for (coding, etag) in [("identity", 0), ("gzip", 1), ("br", 2)] {
                 for validator in [None, Some(doc.etags[etag].clone())] {
                     for method in [Method::GET, Method::HEAD] {

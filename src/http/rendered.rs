@@ -2,23 +2,19 @@
 //! set, with its encodings and validators, and shared by every request until its snapshots
 //! expire. Concurrent identical misses wait for one build.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::http::HeaderValue;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use crate::model::profile::{Merged, RETENTION, StoredProfile, merge};
-use crate::model::station::Quote;
-use crate::query::{Expand, Mode, Route, Selection};
+use crate::catalog::{Catalog, ProfileMap, merged_profiles, publication_status, selected_quotes};
+use crate::query::{Expand, Route, Selection};
 use crate::render::representation::{Coding, Representation};
 use crate::render::{DocumentMeta, PublicationStatus, jsonapi, legacy};
-use crate::snapshot::{PriceService, SelectionData, SnapshotCache};
+use crate::snapshot::{SelectionData, SnapshotCache};
 use crate::source::SourceError;
-use crate::store::enrich::EnrichStore;
-use crate::time::{Day, format_perth, perth, tomorrow_published};
+use crate::time::{format_perth, perth};
 
 /// What a cache entry is keyed on: the document's data and its representation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -54,12 +50,20 @@ pub struct Rendered {
 /// Bounded by weight (document bytes), so memory stays flat whatever the query mix.
 pub type RenderCache = moka::future::Cache<RenderKey, Arc<Rendered>>;
 
+/// Bytes an entry costs besides its bodies: the key's text, the header values, the
+/// document's and the cache's own bookkeeping (measured order of magnitude, rounded up).
+const ENTRY_OVERHEAD: usize = 1_024;
+
+/// The weight of an entry: its bodies as they may grow (codings are made on demand, after
+/// the entry is weighed) and its overhead.
+pub fn weight(key: &RenderKey, doc: &Rendered) -> u32 {
+    let bytes = doc.repr.weight_bound() + key.data.len() + ENTRY_OVERHEAD;
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
 pub fn new_cache(max_bytes: u64) -> RenderCache {
     moka::future::Cache::builder()
-        .weigher(|_k: &RenderKey, v: &Arc<Rendered>| {
-            let bytes = v.repr.identity.len() + v.repr.gzip.len() + v.repr.br.len();
-            u32::try_from(bytes).unwrap_or(u32::MAX)
-        })
+        .weigher(|k: &RenderKey, v: &Arc<Rendered>| weight(k, v))
         .max_capacity(max_bytes)
         .build()
 }
@@ -67,21 +71,20 @@ pub fn new_cache(max_bytes: u64) -> RenderCache {
 /// The rendered document for a selection, and whether it came from the cache.
 pub async fn rendered(
     cache: &RenderCache,
-    prices: &Arc<PriceService>,
+    catalog: &Catalog,
     meta: &DocumentMeta,
-    enrichment: Option<&Arc<dyn EnrichStore>>,
     selection: &Selection,
 ) -> Result<(Arc<Rendered>, bool), Arc<SourceError>> {
     let build_it = async {
-        let data = prices.selection(selection).await?;
-        let now = prices.clock().now();
-        let profiles = match (selection.route, enrichment) {
-            (Route::V1, Some(store)) => load_profiles(store, now).await,
-            _ => HashMap::new(),
+        let data = catalog.prices().selection(selection).await?;
+        let now = catalog.now();
+        let profiles = match selection.route {
+            Route::V1 => catalog.profiles(now).await,
+            Route::Legacy => Arc::default(),
         };
         Ok::<_, SourceError>(build(selection, &data, meta, &profiles, now))
     };
-    cached(cache, RenderKey::of(selection), prices.clock().now(), build_it).await
+    cached(cache, RenderKey::of(selection), catalog.now(), build_it).await
 }
 
 /// The document cached under `key` while it is fresh at `now` (and not due for a rebuild),
@@ -110,73 +113,6 @@ where
 
 /// A cached document is rebuilt from the store after this long (the enrichment interval).
 pub const REBUILD_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_mins(15);
-
-/// How long a render may wait for provider profiles before going without them.
-pub const PROFILE_BUDGET: Duration = Duration::from_millis(250);
-
-/// Servable provider profiles by station key; on a slow or broken store, none (prices are
-/// never failed or held up by enrichment).
-pub async fn load_profiles(store: &Arc<dyn EnrichStore>, now: Timestamp) -> HashMap<String, StoredProfile> {
-    let since = now.saturating_sub(RETENTION).unwrap_or(now);
-    match tokio::time::timeout(PROFILE_BUDGET, store.profiles(since)).await {
-        Ok(Ok(list)) => list.into_iter().map(|p| (p.station_key.clone(), p)).collect(),
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "enrichment store unavailable; rendering without enrichment");
-            HashMap::new()
-        }
-        Err(_) => {
-            tracing::warn!("enrichment store too slow; rendering without enrichment");
-            HashMap::new()
-        }
-    }
-}
-
-/// A selection's quotes after the local filters (brand and exact suburb of a catalogue
-/// selection).
-pub fn selected_quotes<'a>(selection: &Selection, data: &'a SelectionData) -> Vec<&'a Quote> {
-    let catalogue = selection.mode() == Mode::Catalogue;
-    data.quotes()
-        .filter(|q| {
-            !catalogue
-                || (selection.brands.as_ref().is_none_or(|b| b.contains(&q.station.brand))
-                    && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
-        })
-        .collect()
-}
-
-/// `meta.publicationStatus` of a selection with or without prices at `now`.
-pub fn publication_status(selection: &Selection, has_prices: bool, now: Timestamp) -> PublicationStatus {
-    if has_prices {
-        PublicationStatus::Available
-    } else if selection.day == Day::Tomorrow && !tomorrow_published(now) {
-        PublicationStatus::NotYetPublished
-    } else {
-        PublicationStatus::Empty
-    }
-}
-
-/// Provider contributions by station digest, and the expiry shortened so that a response
-/// never outlives a profile it used.
-pub fn merged_profiles(
-    quotes: &[&Quote],
-    profiles: &HashMap<String, StoredProfile>,
-    now: Timestamp,
-    mut expires_at: Timestamp,
-) -> (HashMap<String, Merged>, Timestamp) {
-    let mut enrichment: HashMap<String, Merged> = HashMap::new();
-    for q in quotes {
-        if enrichment.contains_key(&q.station.digest) {
-            continue;
-        }
-        if let Some(stored) = profiles.get(&q.station.key)
-            && let Some(merged) = merge(&q.station, stored, now)
-        {
-            expires_at = expires_at.min(stored.next_deadline(now));
-            enrichment.insert(q.station.digest.clone(), merged);
-        }
-    }
-    (enrichment, expires_at)
-}
 
 impl Rendered {
     /// When this document's shared freshness runs out, and its cap, as decided at `now`.
@@ -221,13 +157,14 @@ pub fn build(
     selection: &Selection,
     data: &SelectionData,
     meta: &DocumentMeta,
-    profiles: &HashMap<String, StoredProfile>,
+    profiles: &ProfileMap,
     now: Timestamp,
 ) -> Rendered {
     let mut quotes = selected_quotes(selection, data);
     let status = publication_status(selection, !quotes.is_empty(), now);
     let date = selection.date.to_string();
-    let (enrichment, expires_at) = merged_profiles(&quotes, profiles, now, data.expires_at);
+    let (enrichment, expires_at) =
+        merged_profiles(quotes.iter().map(|q| &*q.station), profiles, now, data.expires_at);
     let identity = match selection.route {
         Route::V1 => jsonapi::render(&jsonapi::PriceDocument {
             selection,

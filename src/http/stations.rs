@@ -19,11 +19,9 @@ use super::front::{Freshness, ServedAs};
 use super::headers::text;
 use super::negotiate::{Media, negotiate_media, unsupported_content_type};
 use super::prices::{from_front, remember_and_respond};
-use super::rendered::{
-    RenderKey, Rendered, cached, load_profiles, merged_profiles, publication_status, rendered_from,
-    selected_quotes,
-};
+use super::rendered::{RenderKey, Rendered, cached, rendered_from};
 use super::{AppState, preflight};
+use crate::catalog::{Subset, merged_profiles, publication_status};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{QueryError, Route, Selection};
 use crate::render::PublicationStatus;
@@ -162,38 +160,41 @@ fn next_selection(selection: &Selection, now: Timestamp) -> Option<Selection> {
     Some(Selection { day, date: day.resolve(now), ..selection.clone() })
 }
 
-/// Build a station document (list or one station) in one representation.
+/// Build a station document (list or one station) in one representation, from the day
+/// catalogues: one station by its id, nearby stations by the grid, never a scan of the store.
 async fn build_stations(
     state: &AppState,
     query: &StationsQuery,
     only: Option<&str>,
     media: Media,
 ) -> Result<Rendered, BuildError> {
-    let prices = &state.prices;
-    let base = prices.selection(&query.selection).await?;
-    let now = prices.clock().now();
+    let catalog = &state.catalog;
+    let base = catalog.selection(&query.selection).await?;
+    let now = catalog.now();
     let next_sel = next_selection(&query.selection, now);
     let next = match &next_sel {
-        Some(sel) => Some((sel, prices.selection(sel).await?)),
+        Some(sel) => Some((sel, catalog.selection(sel).await?)),
         None => None,
     };
-    let keep = |q: &&crate::model::station::Quote| only.is_none_or(|id| q.station.digest == id);
-    let base_quotes: Vec<_> = selected_quotes(&query.selection, &base).into_iter().filter(keep).collect();
+    let subset = match (only, query.near) {
+        (Some(id), _) => Subset::Station(id),
+        (None, Some(point)) => Subset::Near(point, query.radius_m),
+        (None, None) => Subset::All,
+    };
+    let base_quotes = base.quotes(&query.selection, subset);
     if only.is_some() && base_quotes.is_empty() {
         return Err(BuildError::NotFound);
     }
-    let next_quotes: Option<Vec<_>> =
-        next.as_ref().map(|(sel, data)| selected_quotes(sel, data).into_iter().filter(keep).collect());
-    let profiles = match &state.enrichment {
-        Some(store) => load_profiles(store, now).await,
-        None => Default::default(),
-    };
-    let mut expires_at = base.expires_at;
+    let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
+    let mut expires_at = base.data.expires_at;
     if let Some((_, data)) = &next {
-        expires_at = expires_at.min(data.expires_at);
+        expires_at = expires_at.min(data.data.expires_at);
     }
-    let (enrichment, expires_at) = merged_profiles(&base_quotes, &profiles, now, expires_at);
     let rows = station_rows(query, &base_quotes, next_quotes.as_deref());
+    // Profiles are merged for the stations of the answer only.
+    let profiles = catalog.profiles(now).await;
+    let (enrichment, expires_at) =
+        merged_profiles(rows.iter().map(|r| r.row.station), &profiles, now, expires_at);
     let status = publication_status(&query.selection, !base_quotes.is_empty(), now);
     let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date).to_string();
     // Without a next selection the following day is tomorrow before 14:30, or the day
@@ -205,7 +206,7 @@ async fn build_stations(
     let doc = StationsDoc {
         query,
         rows: &rows,
-        fetched_at: base.fetched_at,
+        fetched_at: base.data.fetched_at,
         status,
         next: NextDay { date: &next_date, status: next_status },
         meta: &state.meta,
@@ -220,11 +221,11 @@ async fn build_stations(
     Ok(rendered_from(
         Representation::build(identity),
         query.selection.date.to_string(),
-        base.fetched_at,
+        base.data.fetched_at,
         query.selection.date,
         (expires_at, now),
         status,
-        base.cache,
+        base.data.cache,
     ))
 }
 

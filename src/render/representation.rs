@@ -1,6 +1,9 @@
-//! A rendered document with its precomputed encodings and validators (DESIGN.md §3).
+//! A rendered document with its validators, and its encodings made on first demand: an
+//! answer asked once (a never-repeated nearby query) is compressed once, in the coding its
+//! client takes, and a coding nobody asks for is never made.
 
 use std::io::Write;
+use std::sync::OnceLock;
 
 use crate::model::key::sha256_hex;
 use bytes::Bytes;
@@ -32,31 +35,43 @@ impl Coding {
     }
 }
 
-/// The bytes of one document in every coding, and the digest its ETags derive from.
-#[derive(Debug, Clone)]
+/// The bytes of one document, each coding made when first asked for, and the digest its
+/// ETags derive from (of the identity bytes, so no ETag needs a compression).
+#[derive(Debug)]
 pub struct Representation {
     pub identity: Bytes,
-    pub gzip: Bytes,
-    pub br: Bytes,
+    gzip: OnceLock<Bytes>,
+    br: OnceLock<Bytes>,
     /// Lower-case hex SHA-256 of the identity bytes.
     pub digest: String,
 }
 
 impl Representation {
-    /// Compress once, at publish time.
     pub fn build(identity: Vec<u8>) -> Self {
         let digest = sha256_hex(&identity);
-        let gzip = gzip(&identity);
-        let br = brotli(&identity);
-        Self { identity: exact(identity), gzip: exact(gzip), br: exact(br), digest }
+        Self { identity: exact(identity), gzip: OnceLock::new(), br: OnceLock::new(), digest }
     }
 
+    /// The body in `coding`, compressed now if this is the first time it is asked for
+    /// (concurrent first askers wait for one compression).
     pub fn body(&self, coding: Coding) -> &Bytes {
         match coding {
             Coding::Identity => &self.identity,
-            Coding::Gzip => &self.gzip,
-            Coding::Br => &self.br,
+            Coding::Gzip => self.gzip.get_or_init(|| exact(gzip(&self.identity))),
+            Coding::Br => self.br.get_or_init(|| exact(brotli(&self.identity))),
         }
+    }
+
+    /// The most memory this document can come to with every coding made: JSON, CSV and
+    /// GeoJSON compress far below half their size in either coding, so identity and a half
+    /// for both is an upper bound a cache can weigh the document by when it is stored.
+    pub fn weight_bound(&self) -> usize {
+        self.identity.len() + self.identity.len() / 2
+    }
+
+    /// Bytes of the bodies made so far (identity and each coding asked for).
+    pub fn made_bytes(&self) -> usize {
+        self.identity.len() + self.gzip.get().map_or(0, Bytes::len) + self.br.get().map_or(0, Bytes::len)
     }
 
     /// The strong ETag of one representation: `"<hex>"`, `"<hex>-gzip"`, `"<hex>-br"`.
@@ -137,12 +152,15 @@ mod tests {
     fn encodings_round_trip_and_etags_differ() {
         let doc = br#"{"jsonapi":{"version":"1.1"},"data":[]}"#.repeat(50);
         let r = Representation::build(doc.clone());
+        assert!(r.gzip.get().is_none() && r.br.get().is_none(), "nothing compressed before it is asked for");
         let mut unzipped = Vec::new();
-        flate2::read::GzDecoder::new(&r.gzip[..]).read_to_end(&mut unzipped).expect("gzip");
+        flate2::read::GzDecoder::new(&r.body(Coding::Gzip)[..]).read_to_end(&mut unzipped).expect("gzip");
         assert_eq!(unzipped, doc);
+        assert!(r.br.get().is_none(), "one coding asked for, one made");
         let mut unbr = Vec::new();
-        brotli::Decompressor::new(&r.br[..], 4096).read_to_end(&mut unbr).expect("br");
+        brotli::Decompressor::new(&r.body(Coding::Br)[..], 4096).read_to_end(&mut unbr).expect("br");
         assert_eq!(unbr, doc);
+        assert!(r.body(Coding::Gzip).len() + r.body(Coding::Br).len() <= r.weight_bound() - doc.len());
         assert_eq!(r.etag(Coding::Identity), format!("\"{}\"", r.digest));
         assert_eq!(r.etag(Coding::Gzip), format!("\"{}-gzip\"", r.digest));
         assert_eq!(r.etag(Coding::Br), format!("\"{}-br\"", r.digest));

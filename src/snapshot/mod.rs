@@ -2,6 +2,7 @@
 //! missing or stale from the source (once per key, however many ask), publish. The one place
 //! that knows snapshot freshness.
 
+pub mod held;
 pub mod singleflight;
 
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use crate::source::client::{SourceClient, SourceRequest};
 use crate::store::history::HistoryStore;
 use crate::store::{Snapshot, SnapshotStore, StoreError};
 use crate::time::{Day, SharedClock};
+use held::HeldSnapshots;
 use singleflight::SingleFlight;
 
 /// A snapshot where every selected product has a quote lives this long.
@@ -138,6 +140,9 @@ pub struct FillConfig {
     /// First poll interval while waiting; doubles up to `max_poll`.
     pub first_poll: Duration,
     pub max_poll: Duration,
+    /// How long a snapshot held in memory is served without asking the store whether another
+    /// replica published a newer one (one metadata read, never the payload).
+    pub recheck: Duration,
 }
 
 impl Default for FillConfig {
@@ -147,6 +152,7 @@ impl Default for FillConfig {
             wait_limit: Duration::from_secs(10),
             first_poll: Duration::from_millis(250),
             max_poll: Duration::from_secs(2),
+            recheck: Duration::from_secs(1),
         }
     }
 }
@@ -162,6 +168,8 @@ pub struct PriceService {
     fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
     /// Where published catalogue extracts also go, as daily price history.
     history: Option<History>,
+    /// Decoded snapshots in front of the store.
+    held: HeldSnapshots,
 }
 
 /// Default days of price history kept: three years.
@@ -189,7 +197,16 @@ impl PriceService {
         fill: FillConfig,
     ) -> Arc<Self> {
         let owner = format!("{:016x}", rand::random::<u64>());
-        Arc::new(Self { client, store, clock, fill, owner, fills: SingleFlight::default(), history })
+        Arc::new(Self {
+            client,
+            store,
+            clock,
+            fill,
+            owner,
+            fills: SingleFlight::default(),
+            history,
+            held: HeldSnapshots::default(),
+        })
     }
 
     pub fn history(&self) -> Option<&History> {
@@ -213,6 +230,11 @@ impl PriceService {
                 tracing::warn!(error = %e, key = %snapshot.key, "price history not written");
             }
         }
+    }
+
+    /// Quotes of the decoded snapshots held in memory.
+    pub fn held_quotes(&self) -> u64 {
+        self.held.weight()
     }
 
     pub fn clock(&self) -> &SharedClock {
@@ -256,10 +278,14 @@ impl PriceService {
         extract: Extract,
     ) -> Result<(Arc<Snapshot>, SnapshotCache), SourceError> {
         let now = self.clock.now();
+        if let Some(s) = self.held_fresh(&extract.key, now).await {
+            metrics::counter!("wafuel_snapshot_total", "result" => "hit").increment(1);
+            return Ok((s, SnapshotCache::Hit));
+        }
         match self.store.load(&extract.key).await {
             Ok(Some(s)) if s.is_fresh(now) => {
                 metrics::counter!("wafuel_snapshot_total", "result" => "hit").increment(1);
-                return Ok((s, SnapshotCache::Hit));
+                return Ok((self.held.hold(s, now), SnapshotCache::Hit));
             }
             Ok(_) => {}
             Err(e) => return self.bypass(&extract, &e).await,
@@ -269,6 +295,32 @@ impl PriceService {
         let this = self.clone();
         let (result, _) = self.fills.run(extract.key.clone(), async move { this.fill(extract).await }).await;
         result.unwrap_or_else(|| Err(SourceError::internal("fill cancelled by shutdown")))
+    }
+
+    /// The snapshot of `key` this process holds, while it is fresh and the store still has it:
+    /// confirmed without a store read within `recheck` of the last confirmation, else by its
+    /// stamp. `None` sends the caller to the store (not held, expired, replaced by another
+    /// replica, or the store failed to answer: the store path then decides).
+    async fn held_fresh(&self, key: &str, now: Timestamp) -> Option<Arc<Snapshot>> {
+        let held = self.held.get(key)?;
+        if !held.snapshot.is_fresh(now) {
+            return None;
+        }
+        let since = now.duration_since(held.confirmed_at);
+        if since >= SignedDuration::ZERO && since < signed(self.fill.recheck) {
+            return Some(held.snapshot);
+        }
+        match self.store.stamp(key).await {
+            Ok(Some(stamp)) if stamp == held.snapshot.stamp() => {
+                let snapshot = held.snapshot.clone();
+                self.held.confirm(held, now);
+                Some(snapshot)
+            }
+            _ => {
+                self.held.forget(key);
+                None
+            }
+        }
     }
 
     /// Take the lease and fetch, or wait for the replica that holds it.
@@ -282,7 +334,7 @@ impl PriceService {
                 Ok(Some(s)) if s.is_fresh(now) => {
                     let label = if waited { "waited" } else { "hit" };
                     metrics::counter!("wafuel_snapshot_total", "result" => label).increment(1);
-                    return Ok((s, SnapshotCache::Hit));
+                    return Ok((self.held.hold(s, now), SnapshotCache::Hit));
                 }
                 Ok(previous) => previous,
                 Err(e) => return self.bypass(&extract, &e).await,
@@ -328,7 +380,7 @@ impl PriceService {
         match self.store.publish(&fresh, owner).await {
             Ok(true) => {
                 self.record_history(extract, &fresh).await;
-                Ok((fresh, SnapshotCache::Miss))
+                Ok((self.held.hold(fresh, self.clock.now()), SnapshotCache::Miss))
             }
             Ok(false) => {
                 // Our lease expired and another filler took it: its snapshot is the newer one.

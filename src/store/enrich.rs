@@ -45,6 +45,8 @@ pub trait EnrichStore: Send + Sync + 'static {
     /// Until when the provider is paused (after 4xx refusals or rate limits).
     async fn paused_until(&self) -> Result<Option<Timestamp>, StoreError>;
     async fn pause(&self, until: Timestamp) -> Result<(), StoreError>;
+    /// A number that changes whenever a profile is saved or cleared (by any replica).
+    async fn profiles_version(&self) -> Result<i64, StoreError>;
 }
 
 pub const SEED: &str =
@@ -67,6 +69,11 @@ pub const RESERVE: &str = "INSERT INTO provider_budget (day, used) VALUES ($1, 1
      SET used = provider_budget.used + 1 WHERE provider_budget.used < $2 RETURNING used";
 pub const PROFILES: &str =
     "SELECT station_key, place_id, fetched_at, refresh_at, profile FROM place_profiles WHERE fetched_at > $1";
+/// The change counter of provider profiles, bumped in the transaction of every write to them.
+pub const PROFILES_COUNTER: &str = "profiles";
+pub const BUMP_COUNTER: &str = "INSERT INTO change_counters (name, value) VALUES ($1, 1) \
+     ON CONFLICT (name) DO UPDATE SET value = change_counters.value + 1";
+pub const READ_COUNTER: &str = "SELECT value FROM change_counters WHERE name = $1";
 pub const PAUSED: &str = "SELECT lease_until FROM job_leases WHERE name = 'provider-pause'";
 pub const PAUSE: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ('provider-pause', 'provider', $1) \
      ON CONFLICT (name) DO UPDATE SET lease_until = excluded.lease_until";
@@ -116,6 +123,9 @@ macro_rules! impl_enrich_store {
                     if existing.is_some() {
                         sqlx::query(q::CLEAR_PROFILE).bind(&s.station_key).execute(&mut *tx).await?;
                     }
+                }
+                if changed > 0 {
+                    sqlx::query(q::BUMP_COUNTER).bind(q::PROFILES_COUNTER).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(changed)
@@ -170,6 +180,10 @@ macro_rules! impl_enrich_store {
                     .bind($crate::store::millis(p.refresh_at))
                     .bind(0i64)
                     .bind(&p.station_key)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query($crate::store::enrich::BUMP_COUNTER)
+                    .bind($crate::store::enrich::PROFILES_COUNTER)
                     .execute(&mut *tx)
                     .await?;
                 tx.commit().await?;
@@ -234,6 +248,18 @@ macro_rules! impl_enrich_store {
                 Ok(match row {
                     Some(r) => Some($crate::store::from_millis(r.try_get(0)?)),
                     None => None,
+                })
+            }
+
+            async fn profiles_version(&self) -> Result<i64, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::enrich::READ_COUNTER)
+                    .bind($crate::store::enrich::PROFILES_COUNTER)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(match row {
+                    Some(r) => r.try_get(0)?,
+                    None => 0,
                 })
             }
 

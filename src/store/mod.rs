@@ -34,6 +34,20 @@ impl Snapshot {
     pub fn is_fresh(&self, now: Timestamp) -> bool {
         now < self.expires_at
     }
+
+    /// What tells this publication of the key from another.
+    pub fn stamp(&self) -> Stamp {
+        Stamp { fetched_at: self.fetched_at, expires_at: self.expires_at }
+    }
+}
+
+/// The times of one published snapshot, read without its payload: a replica holding a decoded
+/// snapshot with the same stamp holds what the store holds (a publish always writes a new
+/// fetch time and expiry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub fetched_at: Timestamp,
+    pub expires_at: Timestamp,
 }
 
 /// A store failure: reported as `BYPASS`, never as a failed price request.
@@ -59,6 +73,8 @@ pub trait SnapshotStore: Send + Sync + 'static {
     /// The newest snapshot for a key, fresh or not. A corrupt row is deleted and reads as
     /// absent.
     async fn load(&self, key: &str) -> Result<Option<Arc<Snapshot>>, StoreError>;
+    /// The stamp of the published snapshot of `key`, without reading its payload.
+    async fn stamp(&self, key: &str) -> Result<Option<Stamp>, StoreError>;
     /// Take the fill lease of `key` until `until` if nobody holds it and the snapshot is
     /// missing or expired (or, with `force`, even when fresh). True when `owner` now holds it.
     async fn claim(

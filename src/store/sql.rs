@@ -4,6 +4,10 @@
 
 pub const LOAD: &str = "SELECT source_date, fetched_at, expires_at, payload, checksum FROM snapshots WHERE key = $1 AND payload IS NOT NULL";
 
+/// Only the times of a published snapshot: the columns before the payload, so neither backend
+/// reads the blob (SQLite stops at the row's first page).
+pub const STAMP: &str = "SELECT fetched_at, expires_at FROM snapshots WHERE key = $1 AND payload IS NOT NULL";
+
 pub const DELETE_CORRUPT: &str = "DELETE FROM snapshots WHERE key = $1 AND checksum = $2";
 
 pub const CLAIM: &str = "INSERT INTO snapshots (key, lease_owner, lease_until) VALUES ($1, $2, $3) \
@@ -67,6 +71,21 @@ macro_rules! impl_store {
                         Ok(None)
                     }
                 }
+            }
+
+            async fn stamp(
+                &self,
+                key: &str,
+            ) -> Result<Option<$crate::store::Stamp>, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::sql::STAMP).bind(key).fetch_optional(&self.pool).await?;
+                let Some(row) = row else { return Ok(None) };
+                let fetched_at: i64 = row.try_get(0)?;
+                let expires_at: i64 = row.try_get(1)?;
+                Ok(Some($crate::store::Stamp {
+                    fetched_at: $crate::store::from_millis(fetched_at),
+                    expires_at: $crate::store::from_millis(expires_at),
+                }))
             }
 
             async fn claim(

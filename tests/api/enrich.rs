@@ -421,8 +421,13 @@ async fn seeds_and_profiles(store: Arc<dyn Store>) {
         latitude: -31.95,
         longitude: 115.86,
     };
+    let version = |v: Result<i64, wafuel::store::StoreError>| v.expect("profiles version");
+    let v0 = version(store.profiles_version().await);
     assert_eq!(store.upsert_seeds(&[seed("BP Perth")]).await.expect("upsert"), 1);
+    let v1 = version(store.profiles_version().await);
     assert_eq!(store.upsert_seeds(&[seed("BP Perth")]).await.expect("upsert"), 0, "unchanged");
+    assert_eq!(version(store.profiles_version().await), v1, "nothing written, nothing counted");
+    assert!(v1 >= v0);
     let due = store.due(now, 10).await.expect("due");
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].seed, seed("BP Perth"));
@@ -438,6 +443,8 @@ async fn seeds_and_profiles(store: Arc<dyn Store>) {
         },
     };
     store.save_profile(&stored).await.expect("save");
+    let v2 = version(store.profiles_version().await);
+    assert!(v2 > v1, "a saved profile moves the counter readers compare");
     assert!(store.due(now, 10).await.expect("due").is_empty(), "not due until the refresh deadline");
     assert_eq!(
         store.profiles(now.checked_sub(week).expect("t")).await.expect("profiles"),
@@ -449,6 +456,7 @@ async fn seeds_and_profiles(store: Arc<dyn Store>) {
         store.profiles(now.checked_sub(week).expect("t")).await.expect("profiles").is_empty(),
         "changed seed"
     );
+    assert!(version(store.profiles_version().await) > v2, "a cleared profile moves it too");
     assert_eq!(store.paused_until().await.expect("paused"), None);
     store.pause(now.checked_add(week).expect("t")).await.expect("pause");
     assert_eq!(store.paused_until().await.expect("paused"), now.checked_add(week).ok());

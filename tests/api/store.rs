@@ -165,7 +165,15 @@ async fn corrupt_rows_are_deleted_and_refetched_sqlite() {
         store.load("extract:10:2026-09-29").await.expect("load").is_none(),
         "corrupt row reads as absent"
     );
-    // The API refetches it (a new selection, so the rendered cache does not answer).
+    // Within the recheck interval this replica serves the snapshot it holds decoded,
+    // without reading the store at all.
+    let held = app.get("/v1?product=10&brand=6").await;
+    assert_eq!(held.status, 200);
+    assert_eq!(held.header("x-fuel-snapshot-cache"), "HIT");
+    assert_eq!(app.source_requests(), 1);
+    // Past it, the stamp read finds the row gone and the API refetches it (a new selection,
+    // so the rendered cache does not answer).
+    app.clock.advance(std::time::Duration::from_secs(2));
     let r = app.get("/v1?product=10&brand=5").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("x-fuel-snapshot-cache"), "MISS");

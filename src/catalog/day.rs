@@ -1,0 +1,166 @@
+//! One decoded extract with the indexes the station API asks of it: quotes by station id,
+//! and a grid of quotes by position for `near` + `radius`. Built once per published
+//! snapshot and shared by every request. Pure.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::model::station::Quote;
+use crate::station_query::Point;
+use crate::store::Snapshot;
+
+/// Grid cell size in degrees (about 5.6 km north–south): a 10 km radius reads a few dozen
+/// cells, a 100 km radius a few hundred, and the metro area's ~500 stations spread over ~40.
+const CELL_DEG: f64 = 0.05;
+/// Metres per degree of latitude on the mean sphere the distances use, rounded down so the
+/// searched box is never smaller than the circle.
+const METRES_PER_DEGREE: f64 = 111_000.0;
+
+/// An extract and its indexes.
+#[derive(Debug)]
+pub struct DayCatalog {
+    pub snapshot: Arc<Snapshot>,
+    /// Quote positions by station id (digest), ascending.
+    by_station: HashMap<Box<str>, Vec<u32>>,
+    /// Quote positions by grid cell, ascending within a cell.
+    grid: HashMap<(i32, i32), Vec<u32>>,
+}
+
+fn cell(latitude: f64, longitude: f64) -> (i32, i32) {
+    ((latitude / CELL_DEG).floor() as i32, (longitude / CELL_DEG).floor() as i32)
+}
+
+impl DayCatalog {
+    pub fn new(snapshot: Arc<Snapshot>) -> Self {
+        let mut by_station: HashMap<Box<str>, Vec<u32>> = HashMap::new();
+        let mut grid: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
+        for (i, q) in snapshot.quotes.iter().enumerate() {
+            let Ok(i) = u32::try_from(i) else { break };
+            by_station.entry(q.station.digest.as_str().into()).or_default().push(i);
+            grid.entry(cell(q.station.latitude, q.station.longitude)).or_default().push(i);
+        }
+        Self { snapshot, by_station, grid }
+    }
+
+    pub fn quotes(&self) -> &[Quote] {
+        &self.snapshot.quotes
+    }
+
+    /// The quotes of one station, in extract order.
+    pub fn station(&self, id: &str) -> impl Iterator<Item = &Quote> {
+        self.by_station.get(id).into_iter().flatten().map(|&i| &self.snapshot.quotes[i as usize])
+    }
+
+    /// Every quote whose station may lie within `radius_m` of `point`, in extract order: a
+    /// superset of the circle (the bounding box of whole cells); the caller measures each.
+    pub fn near(&self, point: Point, radius_m: f64) -> Vec<&Quote> {
+        let dlat = radius_m / METRES_PER_DEGREE;
+        // A degree of longitude is shortest at the box's edge farthest from the equator.
+        let widest = (point.latitude.abs() + dlat).min(89.0).to_radians().cos();
+        let dlon = dlat / widest.max(1e-6);
+        let (south, west) = cell(point.latitude - dlat, point.longitude - dlon);
+        let (north, east) = cell(point.latitude + dlat, point.longitude + dlon);
+        let cells = i64::from(north - south + 1) * i64::from(east - west + 1);
+        let mut found: Vec<u32> = if cells > self.grid.len() as i64 {
+            // A box of more cells than the grid has: reading the grid is shorter.
+            self.grid
+                .iter()
+                .filter(|((la, lo), _)| (south..=north).contains(la) && (west..=east).contains(lo))
+                .flat_map(|(_, v)| v.iter().copied())
+                .collect()
+        } else {
+            let mut found = Vec::new();
+            for la in south..=north {
+                for lo in west..=east {
+                    if let Some(v) = self.grid.get(&(la, lo)) {
+                        found.extend_from_slice(v);
+                    }
+                }
+            }
+            found
+        };
+        found.sort_unstable();
+        found.into_iter().map(|i| &self.snapshot.quotes[i as usize]).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::geo::great_circle_m;
+    use crate::model::normalize::normalize_station;
+    use crate::model::record::SourceRecord;
+    use jiff::Timestamp;
+    use jiff::civil::date;
+
+    fn quote(i: usize, lat: f64, lng: f64) -> Quote {
+        let station = normalize_station(&SourceRecord {
+            brand: Some("BP".into()),
+            trading_name: Some(format!("S{i}").into()),
+            location: Some("PERTH".into()),
+            address: Some(format!("{i} Main St").into()),
+            latitude: Some(format!("{lat:.5}").into()),
+            longitude: Some(format!("{lng:.5}").into()),
+            ..SourceRecord::default()
+        })
+        .expect("station");
+        Quote { product: 1, price: 180.0, price_text: "180".into(), station: Arc::new(station) }
+    }
+
+    /// A deterministic spread of stations over the south-west of the state.
+    fn catalogue(n: usize) -> DayCatalog {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let quotes = (0..n).map(|i| quote(i, -35.0 + 5.0 * next(), 114.5 + 6.0 * next())).collect();
+        DayCatalog::new(Arc::new(Snapshot {
+            key: "extract:1:2026-11-23".into(),
+            date: date(2026, 11, 23),
+            fetched_at: Timestamp::UNIX_EPOCH,
+            expires_at: Timestamp::UNIX_EPOCH,
+            quotes: Arc::new(quotes),
+        }))
+    }
+
+    /// The grid finds exactly what a scan of every quote finds, in the same order, for
+    /// radii from a street to the largest allowed.
+    #[test]
+    fn grid_agrees_with_a_linear_scan() {
+        let day = catalogue(2_000);
+        let inside = |q: &Quote, p: Point, r: f64| {
+            great_circle_m((p.latitude, p.longitude), (q.station.latitude, q.station.longitude)) <= r
+        };
+        for (i, p) in day.quotes().iter().step_by(37).enumerate() {
+            let point = Point { latitude: p.station.latitude + 0.01, longitude: p.station.longitude - 0.02 };
+            for radius in [500.0, 5_000.0, 10_000.0, 50_000.0, 100_000.0] {
+                let scan: Vec<&str> = day
+                    .quotes()
+                    .iter()
+                    .filter(|q| inside(q, point, radius))
+                    .map(|q| q.station.digest.as_str())
+                    .collect();
+                let grid: Vec<&str> = day
+                    .near(point, radius)
+                    .into_iter()
+                    .filter(|q| inside(q, point, radius))
+                    .map(|q| q.station.digest.as_str())
+                    .collect();
+                assert_eq!(grid, scan, "point {i}, radius {radius}");
+            }
+        }
+    }
+
+    #[test]
+    fn stations_by_id() {
+        let day = catalogue(50);
+        let wanted = day.quotes()[7].station.digest.clone();
+        let found: Vec<&Quote> = day.station(&wanted).collect();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].station.digest, wanted);
+        assert_eq!(day.station(&"0".repeat(64)).count(), 0);
+    }
+}

@@ -1,0 +1,154 @@
+//! The application layer: from a parsed query to the data of its document, out of decoded
+//! day catalogues held in memory. `http/` asks here; this asks the price service (snapshots,
+//! freshness, fills) and holds what every view shares: each published extract decoded once
+//! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
+
+pub mod day;
+pub mod profiles;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+
+pub use day::DayCatalog;
+pub use profiles::{ProfileMap, Profiles};
+
+use crate::model::profile::{Merged, merge};
+use crate::model::station::{Quote, Station};
+use crate::query::{Mode, Selection};
+use crate::render::PublicationStatus;
+use crate::snapshot::held::MAX_HELD_QUOTES;
+use crate::snapshot::{PriceService, SelectionData};
+use crate::source::SourceError;
+use crate::station_query::Point;
+use crate::time::{Day, tomorrow_published};
+
+/// A selection's data with the day catalogues of its snapshots (same order).
+#[derive(Debug, Clone)]
+pub struct Selected {
+    pub data: SelectionData,
+    pub days: Vec<Arc<DayCatalog>>,
+}
+
+/// Which of a selection's quotes a view reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Subset<'a> {
+    All,
+    /// One station's quotes.
+    Station(&'a str),
+    /// Quotes within `radius` metres of a point (a superset, measured by the caller).
+    Near(Point, f64),
+}
+
+/// Day catalogues and profiles over the price service.
+pub struct Catalog {
+    prices: Arc<PriceService>,
+    profiles: Profiles,
+    days: moka::sync::Cache<String, Arc<DayCatalog>>,
+}
+
+impl Catalog {
+    pub fn new(prices: Arc<PriceService>, profiles: Profiles) -> Self {
+        let days = moka::sync::Cache::builder()
+            .weigher(|_k: &String, v: &Arc<DayCatalog>| {
+                u32::try_from(v.quotes().len() + 1).unwrap_or(u32::MAX)
+            })
+            .max_capacity(MAX_HELD_QUOTES)
+            .build();
+        Self { prices, profiles, days }
+    }
+
+    pub fn prices(&self) -> &Arc<PriceService> {
+        &self.prices
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.prices.clock().now()
+    }
+
+    /// Every snapshot a selection needs (filled if necessary), with its day catalogue.
+    pub async fn selection(&self, selection: &Selection) -> Result<Selected, SourceError> {
+        let data = self.prices.selection(selection).await?;
+        let days = data.snapshots.iter().map(|s| self.day(s)).collect();
+        Ok(Selected { data, days })
+    }
+
+    /// The catalogue of a snapshot: built once per published snapshot.
+    fn day(&self, snapshot: &Arc<crate::store::Snapshot>) -> Arc<DayCatalog> {
+        if let Some(day) = self.days.get(&snapshot.key)
+            && Arc::ptr_eq(&day.snapshot, snapshot)
+        {
+            return day;
+        }
+        let day = Arc::new(DayCatalog::new(snapshot.clone()));
+        self.days.insert(snapshot.key.clone(), day.clone());
+        day
+    }
+
+    /// The servable provider profiles at `now` (empty without an enrichment store).
+    pub async fn profiles(&self, now: Timestamp) -> Arc<ProfileMap> {
+        self.profiles.current(now).await
+    }
+}
+
+impl Selected {
+    /// The quotes of `subset` after the selection's local filters, in extract order.
+    pub fn quotes<'a>(&'a self, selection: &Selection, subset: Subset<'_>) -> Vec<&'a Quote> {
+        let keep = |q: &&Quote| keeps(selection, q);
+        match subset {
+            Subset::All => self.data.quotes().filter(keep).collect(),
+            Subset::Station(id) => self.days.iter().flat_map(|d| d.station(id)).filter(keep).collect(),
+            Subset::Near(point, radius) => {
+                self.days.iter().flat_map(|d| d.near(point, radius)).filter(keep).collect()
+            }
+        }
+    }
+}
+
+/// Whether a quote passes a selection's local filters (brand and exact suburb of a
+/// catalogue selection; a source-filtered extract holds only what was asked).
+fn keeps(selection: &Selection, q: &Quote) -> bool {
+    selection.mode() != Mode::Catalogue
+        || (selection.brands.as_ref().is_none_or(|b| b.contains(&q.station.brand))
+            && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
+}
+
+/// A selection's quotes after the local filters.
+pub fn selected_quotes<'a>(selection: &Selection, data: &'a SelectionData) -> Vec<&'a Quote> {
+    data.quotes().filter(|q| keeps(selection, q)).collect()
+}
+
+/// `meta.publicationStatus` of a selection with or without prices at `now`.
+pub fn publication_status(selection: &Selection, has_prices: bool, now: Timestamp) -> PublicationStatus {
+    if has_prices {
+        PublicationStatus::Available
+    } else if selection.day == Day::Tomorrow && !tomorrow_published(now) {
+        PublicationStatus::NotYetPublished
+    } else {
+        PublicationStatus::Empty
+    }
+}
+
+/// Provider contributions by station digest, and the expiry shortened so that a response
+/// never outlives a profile it used.
+pub fn merged_profiles<'s>(
+    stations: impl IntoIterator<Item = &'s Station>,
+    profiles: &ProfileMap,
+    now: Timestamp,
+    mut expires_at: Timestamp,
+) -> (HashMap<String, Merged>, Timestamp) {
+    let mut enrichment: HashMap<String, Merged> = HashMap::new();
+    for station in stations {
+        if enrichment.contains_key(&station.digest) {
+            continue;
+        }
+        if let Some(stored) = profiles.get(&station.key)
+            && let Some(merged) = merge(station, stored, now)
+        {
+            expires_at = expires_at.min(stored.next_deadline(now));
+            enrichment.insert(station.digest.clone(), merged);
+        }
+    }
+    (enrichment, expires_at)
+}

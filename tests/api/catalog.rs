@@ -1,0 +1,153 @@
+//! Day catalogues held in memory: a publish by another replica reaches this one without a
+//! restart (and without re-reading the store per request), and a stream of never-repeated
+//! queries leaves every cache within its bound.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::civil::date;
+use wafuel::snapshot::catalogue_extract;
+use wafuel::time::Day;
+
+use crate::support::*;
+
+/// GET through a replica's router: status, headers and JSON body.
+async fn get(router: &axum::Router, uri: &str, encoding: Option<&str>) -> TestResponse {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::get(uri);
+    if let Some(e) = encoding {
+        request = request.header("accept-encoding", e);
+    }
+    let response =
+        router.clone().oneshot(request.body(axum::body::Body::empty()).expect("request")).await.expect("ok");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.into_body().collect().await.expect("body").to_bytes();
+    TestResponse { status, headers, body }
+}
+
+fn fetched_at(r: &TestResponse) -> String {
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["meta"]["fetchedAt"].as_str().expect("fetchedAt").to_string()
+}
+
+/// Replica A fills and later refreshes the product-1 extract; replica B, over the same
+/// store, serves what it holds in memory until its recheck, then A's newer publication, for
+/// nearby points and single stations it was never asked for, without a restart and without
+/// a source request of its own.
+async fn another_replicas_publish(
+    a_store: Arc<dyn wafuel::store::Store>,
+    b_store: Arc<dyn wafuel::store::Store>,
+) {
+    let (sim, clock) = origin_at(fixture_morning(), wafuel::sim::Faults::default()).await;
+    let a_state = app_state(&sim, &clock, a_store, None);
+    let a = wafuel::app::build_router(a_state.clone());
+    let b = wafuel::app::build_router(app_state(&sim, &clock, b_store, None));
+
+    let first = get(&a, "/v1", None).await;
+    assert_eq!(fetched_at(&first), "2026-09-29T10:00:00+08:00");
+    let held = get(&b, "/v1/stations?product=1&near=-31.96,115.87&limit=3", None).await;
+    assert_eq!(fetched_at(&held), "2026-09-29T10:00:00+08:00");
+    assert_eq!(held.header("x-fuel-snapshot-cache"), "HIT", "B reads A's publication from the store");
+    assert_eq!(sim.state.request_count(), 7);
+
+    // Ten minutes on, A's warm job publishes newer snapshots of the same keys.
+    clock.advance(Duration::from_secs(600));
+    for product in [1, 2, 4, 5, 6, 10, 11] {
+        let extract = catalogue_extract(product, Day::Today, date(2026, 9, 29));
+        assert!(a_state.prices.refresh(&extract).await.expect("refresh"));
+    }
+    assert_eq!(sim.state.request_count(), 14);
+
+    // B notices on its next request (its recheck interval has passed): a point and a
+    // station it was never asked for are answered from A's newer snapshot.
+    let moved = get(&b, "/v1/stations?product=1&near=-31.97,115.88&limit=3", None).await;
+    assert_eq!(fetched_at(&moved), "2026-09-29T10:10:00+08:00");
+    assert_eq!(moved.header("x-fuel-snapshot-cache"), "HIT");
+    let id = moved.json()["data"][0]["id"].as_str().expect("station id").to_string();
+    let one = get(&b, &format!("/v1/stations/{id}"), None).await;
+    assert_eq!(fetched_at(&one), "2026-09-29T10:10:00+08:00");
+    assert_eq!(one.json()["data"]["id"], id.as_str());
+    assert_eq!(one.header("x-fuel-snapshot-cache"), "HIT");
+    assert_eq!(sim.state.request_count(), 14, "B never fetched from the source");
+}
+
+#[tokio::test]
+async fn another_replicas_publish_is_served_without_a_restart_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    another_replicas_publish(sqlite_store(&dir).await, sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn another_replicas_publish_is_served_without_a_restart_postgres() {
+    let Some(url) = postgres_url() else { return };
+    let schema = fresh_schema(&url).await;
+    let connect = || async {
+        let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("postgres store");
+        Arc::new(store) as Arc<dyn wafuel::store::Store>
+    };
+    another_replicas_publish(connect().await, connect().await).await;
+}
+
+/// Hundreds of nearby points and stations nobody asked before, in every coding, through a
+/// render cache of 256 KiB: the cache stays within its bound, and no entry holds more bytes
+/// than it was weighed at (codings are made after an entry is weighed).
+#[tokio::test]
+async fn never_repeated_queries_stay_within_the_byte_bounds() {
+    const BOUND: u64 = 256 * 1024;
+    let app = TestApp::new().await;
+    let mut state = app.state.clone();
+    state.rendered = wafuel::http::rendered::new_cache(BOUND);
+    state.front = Default::default();
+    let router = wafuel::app::build_router(state.clone());
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let codings = [None, Some("gzip"), Some("br"), Some("gzip, br")];
+    let mut ids = Vec::new();
+    for i in 0..300 {
+        let (lat, lng) = (-32.3 + 0.6 * next(), 115.7 + 0.3 * next());
+        let uri = format!("/v1/stations?near={lat:.5},{lng:.5}&radius=8&product=1&sort=price&limit=20");
+        let r = get(&router, &uri, codings[i % codings.len()]).await;
+        assert_eq!(r.status, 200);
+        if i % codings.len() == 0 {
+            let doc = r.json();
+            ids.extend(
+                doc["data"]
+                    .as_array()
+                    .expect("data")
+                    .iter()
+                    .filter_map(|s| s["id"].as_str())
+                    .map(String::from),
+            );
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    for (i, id) in ids.iter().take(100).enumerate() {
+        let r = get(&router, &format!("/v1/stations/{id}"), codings[i % codings.len()]).await;
+        assert_eq!(r.status, 200);
+    }
+    let cache = &state.rendered;
+    cache.run_pending_tasks().await;
+    assert!(cache.weighted_size() <= BOUND, "{} > {BOUND}", cache.weighted_size());
+    assert!(cache.entry_count() < 300, "the bound was reached: entries were evicted");
+    let mut held = 0;
+    for (key, doc) in cache.iter() {
+        let weighed = u64::from(wafuel::http::rendered::weight(&key, &doc));
+        assert!(
+            doc.repr.made_bytes() as u64 <= weighed,
+            "{} bytes made, weighed {weighed}",
+            doc.repr.made_bytes()
+        );
+        held += doc.repr.made_bytes() as u64;
+    }
+    assert!(held <= BOUND);
+    assert!(state.prices.held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
+    assert!(state.prices.held_quotes() > 0, "the day catalogues are held");
+}
