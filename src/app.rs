@@ -11,7 +11,7 @@ use crate::store::Store;
 use crate::time::SharedClock;
 
 /// Memory for rendered documents (all encodings): plenty for every common selection.
-pub const RENDER_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+pub const RENDER_CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Everything needed to build the public API.
 pub struct AppConfig {
