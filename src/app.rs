@@ -35,7 +35,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     Ok(AppState {
-        catalog: Arc::new(Catalog::new(prices.clone(), profiles)),
+        catalog: Arc::new(Catalog::new(prices.clone(), profiles, recheck)),
         prices,
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),

@@ -4,6 +4,7 @@
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
 pub mod day;
+pub mod market;
 pub mod profiles;
 
 use std::collections::HashMap;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use day::DayCatalog;
+pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 
 use crate::model::profile::{Merged, merge};
@@ -46,17 +48,31 @@ pub struct Catalog {
     prices: Arc<PriceService>,
     profiles: Profiles,
     days: moka::sync::Cache<String, Arc<DayCatalog>>,
+    /// History days for statistics; `None` without a history store.
+    market: Option<MarketDays>,
 }
 
 impl Catalog {
-    pub fn new(prices: Arc<PriceService>, profiles: Profiles) -> Self {
+    pub fn new(prices: Arc<PriceService>, profiles: Profiles, recheck: std::time::Duration) -> Self {
+        let market = prices.history().map(|h| MarketDays::new(h.store.clone(), recheck));
         let days = moka::sync::Cache::builder()
             .weigher(|_k: &String, v: &Arc<DayCatalog>| {
                 u32::try_from(v.quotes().len() + 1).unwrap_or(u32::MAX)
             })
             .max_capacity(MAX_HELD_QUOTES)
             .build();
-        Self { prices, profiles, days }
+        Self { prices, profiles, days, market }
+    }
+
+    /// Every stored price of `product` from `from` to `to`; `None` without a history store.
+    pub async fn market(
+        &self,
+        product: u8,
+        from: jiff::civil::Date,
+        to: jiff::civil::Date,
+    ) -> Option<Result<crate::store::history::MarketRows, crate::store::StoreError>> {
+        let market = self.market.as_ref()?;
+        Some(market.rows(product, from, to, self.now()).await)
     }
 
     pub fn prices(&self) -> &Arc<PriceService> {

@@ -102,6 +102,8 @@ enum BuildError {
     Source(SourceError),
     Store(crate::store::StoreError),
     NotFound,
+    /// The process keeps no price history.
+    NoHistory,
 }
 
 impl From<SourceError> for BuildError {
@@ -118,6 +120,7 @@ impl BuildError {
             BuildError::NotFound => {
                 ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi).into_response()
             }
+            BuildError::NoHistory => ApiError::internal(Flavor::JsonApi).into_response(),
         }
     }
 }
@@ -366,30 +369,34 @@ pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Resp
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
-    let Some(store) = state.prices.history().map(|h| h.store.clone()) else {
-        return ApiError::internal(Flavor::JsonApi).into_response();
-    };
     let key = station_key(format!("stats:{:?}|{}", query, media.essence()), Default::default());
-    let prices = state.prices.clone();
+    let catalog = state.catalog.clone();
     let meta = state.meta.clone();
     let build = async {
         // Region membership is the source's own answer for today (the feed names no region
-        // per station): the same region selection `/v1?region=` uses, cached alike.
+        // per station): the same region selection `/v1?region=` makes, held alike.
         let members: Option<HashSet<String>> = match &query.regions {
             None => None,
             Some(regions) => {
-                let raw = format!(
-                    "product={}&region={}",
-                    query.product,
-                    regions.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
-                );
-                let selection = crate::query::parse_selection(Route::V1, &raw, now)
-                    .map_err(|e| SourceError::internal(e.reason))?;
-                let data = prices.selection(&selection).await?;
-                Some(data.quotes().map(|q| q.station.digest.clone()).collect())
+                let selection = Selection {
+                    route: Route::V1,
+                    products: vec![query.product],
+                    brands: None,
+                    regions: Some(regions.clone()),
+                    suburbs: None,
+                    surrounding: None,
+                    day: Day::Today,
+                    date: Day::Today.resolve(now),
+                    expand: Default::default(),
+                };
+                let data = catalog.selection(&selection).await?;
+                Some(data.data.quotes().map(|q| q.station.digest.clone()).collect())
             }
         };
-        let rows = store.market(query.product, query.from, query.to).await.map_err(BuildError::Store)?;
+        let rows = match catalog.market(query.product, query.from, query.to).await {
+            Some(read) => read.map_err(BuildError::Store)?,
+            None => return Err(BuildError::NoHistory),
+        };
         let m = market(&rows, query.brands.as_deref(), members.as_ref());
         let scope = StatsScope {
             product: query.product,

@@ -116,18 +116,21 @@ pub struct Market {
 
 /// Statistics of stored prices, optionally only for some brands or some stations.
 pub fn market(rows: &MarketRows, brands: Option<&[u8]>, stations: Option<&HashSet<String>>) -> Market {
-    let mut by_day: Vec<(Date, Vec<(&str, i64)>)> = Vec::new();
-    for (date, sid, price) in &rows.prices {
-        let Some(st) = rows.stations.get(sid) else { continue };
-        if brands.is_some_and(|b| !b.contains(&st.brand)) {
-            continue;
+    let mut by_day: Vec<(Date, Vec<(&str, i64)>)> = Vec::with_capacity(rows.days.len());
+    for (date, day) in &rows.days {
+        let mut prices = Vec::with_capacity(day.len());
+        for (sid, price) in day.iter() {
+            let Some(st) = rows.stations.get(sid) else { continue };
+            if brands.is_some_and(|b| !b.contains(&st.brand)) {
+                continue;
+            }
+            if stations.is_some_and(|set| !set.contains(&st.station_id)) {
+                continue;
+            }
+            prices.push((st.station_id.as_str(), *price));
         }
-        if stations.is_some_and(|set| !set.contains(&st.station_id)) {
-            continue;
-        }
-        match by_day.last_mut() {
-            Some((d, prices)) if d == date => prices.push((st.station_id.as_str(), *price)),
-            _ => by_day.push((*date, vec![(st.station_id.as_str(), *price)])),
+        if !prices.is_empty() {
+            by_day.push((*date, prices));
         }
     }
     let days: Vec<DayStats> = by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect();

@@ -38,13 +38,23 @@ pub struct HistoryStation {
     pub last_seen: Date,
 }
 
+/// One day's prices of a product: (sid, price in tenths of a cent), ascending by sid.
+pub type DayPrices = std::sync::Arc<[(i64, i64)]>;
+
 /// Every price of a product over a date range, for statistics.
 #[derive(Debug, Default, Clone)]
 pub struct MarketRows {
-    /// (date, sid, price in tenths of a cent), ascending by date.
-    pub prices: Vec<(Date, i64, i64)>,
-    /// The stations those rows name, by sid.
-    pub stations: HashMap<i64, HistoryStation>,
+    /// Days with prices, ascending.
+    pub days: Vec<(Date, DayPrices)>,
+    /// The stations those rows name (and every other known station), by sid.
+    pub stations: std::sync::Arc<HashMap<i64, HistoryStation>>,
+}
+
+impl MarketRows {
+    /// Every (date, sid, price), ascending by date.
+    pub fn prices(&self) -> Vec<(Date, i64, i64)> {
+        self.days.iter().flat_map(|(d, prices)| prices.iter().map(move |&(sid, p)| (*d, sid, p))).collect()
+    }
 }
 
 /// History persistence.
@@ -65,6 +75,8 @@ pub trait HistoryStore: Send + Sync + 'static {
     ) -> Result<Option<Vec<(Date, i64)>>, StoreError>;
     /// Every station's price of a product between two dates (inclusive).
     async fn market(&self, product: u8, from: Date, to: Date) -> Result<MarketRows, StoreError>;
+    /// A number that changes with every write to the history (by any replica).
+    async fn history_version(&self) -> Result<i64, StoreError>;
     /// Delete prices older than `before`, and stations last seen before it.
     async fn prune_history(&self, before: Date) -> Result<u64, StoreError>;
 }
@@ -132,6 +144,8 @@ pub fn parse_pairs(text: &str) -> impl Iterator<Item = (i64, i64)> + '_ {
         Some((sid.parse().ok()?, price.parse().ok()?))
     })
 }
+/// The change counter of price history, bumped in the transaction of every write to it.
+pub const HISTORY_COUNTER: &str = "history";
 pub const PRUNE_PRICES: &str = "DELETE FROM price_history WHERE day < $1";
 pub const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
 
@@ -235,6 +249,12 @@ macro_rules! impl_history_store {
                             .await?;
                     }
                 }
+                if report.written + report.replaced > 0 {
+                    sqlx::query($crate::store::enrich::BUMP_COUNTER)
+                        .bind(h::HISTORY_COUNTER)
+                        .execute(&mut *tx)
+                        .await?;
+                }
                 tx.commit().await?;
                 Ok(report)
             }
@@ -287,11 +307,12 @@ macro_rules! impl_history_store {
                 use sqlx::Row;
                 use $crate::store::history as h;
                 let mut out = h::MarketRows::default();
+                let mut stations = std::collections::HashMap::new();
                 for r in sqlx::query(h::STATIONS).fetch_all(&self.pool).await? {
                     let first = h::from_day_number(r.try_get(3)?);
                     let last = h::from_day_number(r.try_get(4)?);
                     let (Some(first_seen), Some(last_seen)) = (first, last) else { continue };
-                    out.stations.insert(
+                    stations.insert(
                         r.try_get(0)?,
                         h::HistoryStation {
                             station_id: r.try_get(1)?,
@@ -310,9 +331,22 @@ macro_rules! impl_history_store {
                 for r in rows {
                     let Some(date) = h::from_day_number(r.try_get(0)?) else { continue };
                     let pairs: String = r.try_get(1)?;
-                    out.prices.extend(h::parse_pairs(&pairs).map(|(sid, price)| (date, sid, price)));
+                    out.days.push((date, h::parse_pairs(&pairs).collect()));
                 }
+                out.stations = std::sync::Arc::new(stations);
                 Ok(out)
+            }
+
+            async fn history_version(&self) -> Result<i64, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::enrich::READ_COUNTER)
+                    .bind($crate::store::history::HISTORY_COUNTER)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(match row {
+                    Some(r) => r.try_get(0)?,
+                    None => 0,
+                })
             }
 
             async fn prune_history(
@@ -321,9 +355,15 @@ macro_rules! impl_history_store {
             ) -> Result<u64, $crate::store::StoreError> {
                 use $crate::store::history as h;
                 let day = h::day_number(before);
-                let prices = sqlx::query(h::PRUNE_PRICES).bind(day).execute(&self.pool).await?;
-                sqlx::query(h::PRUNE_DAYS).bind(day).execute(&self.pool).await?;
-                sqlx::query(h::PRUNE_STATIONS).bind(day).execute(&self.pool).await?;
+                let mut tx = self.pool.begin().await?;
+                let prices = sqlx::query(h::PRUNE_PRICES).bind(day).execute(&mut *tx).await?;
+                sqlx::query(h::PRUNE_DAYS).bind(day).execute(&mut *tx).await?;
+                sqlx::query(h::PRUNE_STATIONS).bind(day).execute(&mut *tx).await?;
+                sqlx::query($crate::store::enrich::BUMP_COUNTER)
+                    .bind(h::HISTORY_COUNTER)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
                 Ok(prices.rows_affected())
             }
         }

@@ -151,3 +151,33 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
     assert!(state.prices.held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
     assert!(state.prices.held_quotes() > 0, "the day catalogues are held");
 }
+
+/// Statistics read history days held in memory, and drop them when the store's history
+/// changes (here a write through another handle, as another replica's would be).
+#[tokio::test]
+async fn statistics_follow_a_history_write_by_another_replica() {
+    use wafuel::time::Clock;
+    let app = TestApp::new().await;
+    let day = date(2026, 9, 29);
+    let sel =
+        wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", app.clock.now()).expect("q");
+    let data = app.state.prices.selection(&sel).await.expect("extract");
+    let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
+    let brand = quotes[0].station.brand;
+    let stats = |extra: &str| format!("/v1/stats?product=1&from=2026-09-29&to=2026-09-29{extra}");
+    let before = app.get(&stats("")).await.json();
+    let min = |doc: &serde_json::Value| doc["data"]["attributes"]["days"][0]["min"].as_f64().expect("min");
+    assert!(min(&before) > 123.4);
+
+    let elsewhere = sqlite_store(&app.dir).await;
+    let mut changed = quotes.clone();
+    for q in &mut changed {
+        q.price = 123.4;
+    }
+    let write = [wafuel::store::history::DayExtract { product: 1, date: day, quotes: &changed }];
+    assert!(elsewhere.record(&write).await.expect("record").replaced > 0);
+    app.clock.advance(Duration::from_secs(2));
+    // Another document over the same (held) day: read again, with the new prices.
+    let after = app.get(&stats(&format!("&brand={brand}"))).await.json();
+    assert_eq!(min(&after), 123.4);
+}

@@ -178,7 +178,7 @@ async fn history_across_several_simulated_days() {
     assert!(!r.json()["data"].as_array().expect("data").is_empty());
     let store = sqlite_store(&app.dir).await;
     let sept30 = date(2026, 9, 30);
-    assert!(store.market(1, sept30, sept30).await.expect("market").prices.is_empty());
+    assert!(store.market(1, sept30, sept30).await.expect("market").prices().is_empty());
     let list = app.get("/v1/stations?product=1&limit=3").await.json();
     let id = list["data"][0]["id"].as_str().expect("id").to_string();
     let origin = sim_station(&app, &id);
@@ -240,7 +240,7 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
     let store = sqlite_store(&app.dir).await;
     for product in [1u8, 4] {
         let rows = store.market(product, date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
-        let mut days: Vec<Date> = rows.prices.iter().map(|(d, _, _)| *d).collect();
+        let mut days: Vec<Date> = rows.prices().iter().map(|(d, _, _)| *d).collect();
         days.dedup();
         // Five Perth days up to today: today's written by the warm refresh, older ones pruned.
         let expected: Vec<Date> = (25..=29).map(|d| date(2026, 9, d)).collect();
@@ -455,12 +455,12 @@ async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
     let w = store.record(&both).await.expect("record");
     assert_eq!(w.written, 2 * quotes.len() as u64);
     let market = store.market(1, earlier, later).await.expect("market");
-    assert_eq!(market.prices.len(), quotes.len() * 3);
-    assert!(market.prices.windows(2).all(|w| w[0].0 <= w[1].0), "ascending by date");
+    assert_eq!(market.prices().len(), quotes.len() * 3);
+    assert!(market.prices().windows(2).all(|w| w[0].0 <= w[1].0), "ascending by date");
     let station = market.stations.values().find(|s| s.station_id == id).expect("station");
     assert_eq!((station.first_seen, station.last_seen), (earlier, later));
     assert_eq!(store.prune_history(later).await.expect("prune"), 2 * quotes.len() as u64);
-    assert_eq!(store.market(1, earlier, later).await.expect("market").prices.len(), quotes.len());
+    assert_eq!(store.market(1, earlier, later).await.expect("market").prices().len(), quotes.len());
 }
 
 #[tokio::test]
