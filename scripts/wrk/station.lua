@@ -1,12 +1,11 @@
 -- One station nobody asked for before: station ids from the file named after `--`, walked
--- once each per day and expansion (each thread its own share), so every request is new;
--- a thread stops when its share is done.
--- Usage: wrk -s scripts/wrk/station.lua http://HOST:PORT -- ids.txt
+-- once each per day and expansion (thread i of n takes every n-th, from the i-th), so every
+-- request is new; a thread stops when its share is done.
+-- Usage: wrk -t N -s scripts/wrk/station.lua http://HOST:PORT -- ids.txt N
 local threads = 0
 function setup(thread)
   threads = threads + 1
   thread:set("id", threads)
-  thread:set("of", 0)
 end
 
 local variants = { "", "?expand=brand", "?expand=all", "?day=yesterday", "?day=yesterday&expand=all" }
@@ -24,11 +23,12 @@ function init(args)
     end
   end
   next_index = id
+  stride = tonumber(args[2]) or 1
 end
 
 function request()
   local path = paths[next_index] or paths[1]
-  next_index = next_index + 4
+  next_index = next_index + stride
   return wrk.format("GET", path)
 end
 
