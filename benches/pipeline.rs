@@ -1,4 +1,4 @@
-//! Measurements for scripts/bench (DESIGN.md §7). Not a test: it prints numbers.
+//! Measurements for scripts/bench (targets in docs/benchmarks.md). Not a test: it prints numbers.
 //!
 //! `cargo bench --bench pipeline -- pipeline` times, on the seven statewide feeds of the
 //! simulated source: quick-xml alone reading the bytes, the cold catalogue build (parse,

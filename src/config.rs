@@ -1,4 +1,4 @@
-//! The command-line contract of DESIGN.md §1: sub-commands and flags, each flag with its
+//! The command-line contract (README "Commands"): sub-commands and flags, each flag with its
 //! `WAFUEL_*` environment twin. Names are fixed; tools outside the crate depend on them.
 
 use std::net::SocketAddr;

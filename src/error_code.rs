@@ -1,4 +1,4 @@
-//! The error catalogue of SPEC.md: codes, statuses and the safe texts of DESIGN.md §6.
+//! The error catalogue of docs/api.md: codes, statuses and their safe texts.
 //! Every layer reports failures with one of these codes; only the HTTP layer turns them
 //! into responses.
 
@@ -80,7 +80,7 @@ pub mod detail {
     pub const CACHE_REFRESH_BUSY: &str = "This price snapshot is being refreshed. Please retry shortly.";
     pub const OVERLOADED: &str = "The service is temporarily overloaded. Please retry shortly.";
     pub const UPSTREAM_TIMEOUT: &str = "The source did not respond within the time limit.";
-    // The station API (EXTENSIONS.md).
+    // The station API (docs/api.md).
     pub const NOT_ACCEPTABLE_STATIONS: &str =
         "Request one of the representations this route offers (see the API documentation).";
     pub const STATION_NOT_FOUND: &str = "Station not found.";

@@ -1,4 +1,4 @@
-//! Query string → canonical [`Selection`]: every 400 rule of SPEC.md, before any cache or
+//! Query string → canonical [`Selection`]: every 400 rule of docs/api.md, before any cache or
 //! source work. Pure: the only outside input is the current instant, for day words.
 
 use jiff::Timestamp;
@@ -173,7 +173,7 @@ pub fn parse_selection_with(
 }
 
 impl Selection {
-    /// Catalogue or source-filtered (DESIGN.md §3).
+    /// Catalogue or source-filtered (docs/design.md).
     pub fn mode(&self) -> Mode {
         let suburb_with_surrounding = self.suburbs.is_some() && self.surrounding != Some(false);
         if self.route == Route::V1 && self.regions.is_none() && !suburb_with_surrounding {

@@ -1,4 +1,4 @@
-//! Query strings of the station API (EXTENSIONS.md) → validated requests: nearby with
+//! Query strings of the station API (docs/api.md) → validated requests: nearby with
 //! distance and ranking, one station, its history, market statistics. Same rules as `/v1`
 //! (names case-insensitive, each at most once, 1024 characters, unknown → 400), decided
 //! here before any store or source access. Pure.

@@ -26,6 +26,23 @@ use crate::source::SourceError;
 use crate::station_query::Point;
 use crate::time::{Day, tomorrow_published};
 
+/// Why the data of a document could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The prices could not be had from the store or the source.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The history store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// No such station (in that day's catalogue, or in the history with that product).
+    #[error("station not found")]
+    NotFound,
+    /// This process keeps no price history (the same answer as a failing history store).
+    #[error("no price history is kept")]
+    NoHistory,
+}
+
 /// A selection's data with the day catalogues of its snapshots (same order).
 #[derive(Debug, Clone)]
 pub struct Selected {
@@ -64,15 +81,28 @@ impl Catalog {
         Self { prices, profiles, days, market }
     }
 
-    /// Every stored price of `product` from `from` to `to`; `None` without a history store.
+    /// Every stored price of `product` from `from` to `to`.
     pub async fn market(
         &self,
         product: u8,
         from: jiff::civil::Date,
         to: jiff::civil::Date,
-    ) -> Option<Result<crate::store::history::MarketRows, crate::store::StoreError>> {
-        let market = self.market.as_ref()?;
-        Some(market.rows(product, from, to, self.now()).await)
+    ) -> Result<crate::store::history::MarketRows, CatalogError> {
+        let market = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
+        Ok(market.rows(product, from, to, self.now()).await?)
+    }
+
+    /// One station's stored prices of `product` from `from` to `to`, as (date, tenths of a
+    /// cent); `NotFound` when the history never had that station with that product.
+    pub async fn station_history(
+        &self,
+        station_id: &str,
+        product: u8,
+        from: jiff::civil::Date,
+        to: jiff::civil::Date,
+    ) -> Result<Vec<(jiff::civil::Date, i64)>, CatalogError> {
+        let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
+        history.store.station_history(station_id, product, from, to).await?.ok_or(CatalogError::NotFound)
     }
 
     pub fn prices(&self) -> &Arc<PriceService> {

@@ -1,4 +1,4 @@
-//! The HTTP layer's one error type and its responses (SPEC.md "Errors").
+//! The HTTP layer's one error type and its responses (docs/api.md "Errors").
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};

@@ -1,4 +1,4 @@
-//! The public HTTP surface: exactly the routes of SPEC.md, and 404 for everything else.
+//! The public HTTP surface: exactly the routes of docs/api.md, and 404 for everything else.
 
 pub mod asset;
 pub mod conditional;

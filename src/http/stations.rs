@@ -1,4 +1,4 @@
-//! The station API (EXTENSIONS.md): `/v1/stations`, `/v1/stations/{id}`,
+//! The station API (docs/api.md): `/v1/stations`, `/v1/stations/{id}`,
 //! `/v1/stations/{id}/history` and `/v1/stats`. Same conventions as `/v1`: negotiation and
 //! query rules before any store or source work, the rendered cache, conditional requests,
 //! compression, CORS. Prices come from the day's catalogue extracts (no extra source
@@ -21,7 +21,7 @@ use super::negotiate::{Media, negotiate_media, unsupported_content_type};
 use super::prices::{from_front, remember_and_respond};
 use super::rendered::{RenderKey, Rendered, cached, rendered_from};
 use super::{AppState, preflight};
-use crate::catalog::{Subset, merged_profiles, publication_status};
+use crate::catalog::{CatalogError, Subset, merged_profiles, publication_status};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{QueryError, Route, Selection};
 use crate::render::PublicationStatus;
@@ -89,38 +89,20 @@ fn source_failed(e: &SourceError) -> Response {
     ApiError::source(e, Flavor::JsonApi).into_response()
 }
 
-/// A store read failed: history and statistics have no other source.
-fn store_failed(e: &crate::store::StoreError) -> Response {
-    tracing::warn!(error = %e, "history store unavailable");
-    let mut err = ApiError::new(ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Flavor::JsonApi);
-    err.retry_after = Some(5);
-    err.into_response()
-}
-
-/// A failure while building a document.
-enum BuildError {
-    Source(SourceError),
-    Store(crate::store::StoreError),
-    NotFound,
-    /// The process keeps no price history.
-    NoHistory,
-}
-
-impl From<SourceError> for BuildError {
-    fn from(e: SourceError) -> Self {
-        BuildError::Source(e)
-    }
-}
-
-impl BuildError {
-    fn to_response(&self) -> Response {
-        match self {
-            BuildError::Source(e) => source_failed(e),
-            BuildError::Store(e) => store_failed(e),
-            BuildError::NotFound => {
-                ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi).into_response()
-            }
-            BuildError::NoHistory => ApiError::internal(Flavor::JsonApi).into_response(),
+/// A document's data could not be had.
+fn build_failed(e: &CatalogError) -> Response {
+    match e {
+        CatalogError::Source(e) => source_failed(e),
+        // History and statistics have no other source than the history store.
+        CatalogError::Store(_) | CatalogError::NoHistory => {
+            tracing::warn!(error = %e, "history store unavailable");
+            let mut err =
+                ApiError::new(ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Flavor::JsonApi);
+            err.retry_after = Some(5);
+            err.into_response()
+        }
+        CatalogError::NotFound => {
+            ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi).into_response()
         }
     }
 }
@@ -142,14 +124,14 @@ async fn answer<F>(
     build: F,
 ) -> Response
 where
-    F: std::future::Future<Output = Result<Rendered, BuildError>>,
+    F: std::future::Future<Output = Result<Rendered, CatalogError>>,
 {
     match cached(&state.rendered, key, state.prices.clock().now(), build).await {
         Ok((doc, hit)) => {
             let served = ServedAs { media: media.content_type(), vary: VARY, freshness };
             remember_and_respond(state, request, media, (&doc, hit), served, now)
         }
-        Err(e) => e.to_response(),
+        Err(e) => build_failed(&e),
     }
 }
 
@@ -170,7 +152,7 @@ async fn build_stations(
     query: &StationsQuery,
     only: Option<&str>,
     media: Media,
-) -> Result<Rendered, BuildError> {
+) -> Result<Rendered, CatalogError> {
     let catalog = &state.catalog;
     let base = catalog.selection(&query.selection).await?;
     let now = catalog.now();
@@ -186,7 +168,7 @@ async fn build_stations(
     };
     let base_quotes = base.quotes(&query.selection, subset);
     if only.is_some() && base_quotes.is_empty() {
-        return Err(BuildError::NotFound);
+        return Err(CatalogError::NotFound);
     }
     let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
     let mut expires_at = base.data.expires_at;
@@ -323,10 +305,6 @@ pub async fn history(
         Ok(q) => q,
         Err(e) => return bad_query(&e),
     };
-    let Some(store) = state.prices.history().map(|h| h.store.clone()) else {
-        return ApiError::new(ErrorCode::NotFound, detail::STATION_NOT_FOUND, Flavor::JsonApi)
-            .into_response();
-    };
     let key = station_key(
         format!(
             "history:{}:{}:{}:{}|{}",
@@ -339,12 +317,9 @@ pub async fn history(
         Default::default(),
     );
     let meta = state.meta.clone();
+    let catalog = &state.catalog;
     let build = async {
-        let points = store
-            .station_history(&query.station_id, query.product, query.from, query.to)
-            .await
-            .map_err(BuildError::Store)?
-            .ok_or(BuildError::NotFound)?;
+        let points = catalog.station_history(&query.station_id, query.product, query.from, query.to).await?;
         let identity = match media {
             Media::Csv => history_csv(&points),
             _ => history_jsonapi(&query.station_id, query.product, (query.from, query.to), &points, &meta),
@@ -393,10 +368,7 @@ pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Resp
                 Some(data.data.quotes().map(|q| q.station.digest.clone()).collect())
             }
         };
-        let rows = match catalog.market(query.product, query.from, query.to).await {
-            Some(read) => read.map_err(BuildError::Store)?,
-            None => return Err(BuildError::NoHistory),
-        };
+        let rows = catalog.market(query.product, query.from, query.to).await?;
         let m = market(&rows, query.brands.as_deref(), members.as_ref());
         let scope = StatsScope {
             product: query.product,

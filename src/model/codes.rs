@@ -1,4 +1,4 @@
-//! The code tables of SPEC.md and DESIGN.md §4: products, brands, features, restrictions and
+//! The code tables (docs/api.md "Codes"): products, brands, features, restrictions and
 //! regions. This module is the single source for parsing, rendering, validation and the
 //! simulated source; nothing else spells out a code or a name.
 
@@ -43,7 +43,7 @@ pub const UNMAPPED_BRAND: u8 = 0;
 /// Code given to an empty `<brand>`.
 pub const INDEPENDENT_BRAND: u8 = 15;
 
-/// Every mapped brand, in code order (DESIGN.md §4).
+/// Every mapped brand, in code order.
 pub const BRANDS: [Brand; 38] = [
     Brand { code: 2, name: "Ampol" },
     Brand { code: 3, name: "Better Choice" },

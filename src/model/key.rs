@@ -1,4 +1,4 @@
-//! The station key and the public station id (DESIGN.md §4).
+//! The station key and the public station id (docs/design.md).
 
 use sha2::{Digest, Sha256};
 

@@ -1,5 +1,5 @@
 //! The `site-features` grammar: facilities, then opening hours from the first whole word
-//! `Open` (DESIGN.md §4).
+//! `Open` (docs/design.md).
 
 use super::codes::{FEATURE_OPEN_24_HOURS, FEATURES};
 

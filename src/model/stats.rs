@@ -1,4 +1,4 @@
-//! Market statistics over daily prices and the price cycle (EXTENSIONS.md `/v1/stats`).
+//! Market statistics over daily prices and the price cycle (docs/api.md `/v1/stats`).
 //! Pure: prices in integer tenths of a cent in, numbers out. Nothing about Perth's cycle is
 //! assumed; its period is found in the data.
 

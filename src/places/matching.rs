@@ -1,4 +1,4 @@
-//! Is this place our station? The gates and evidence of DESIGN.md §5; ambiguity is no match.
+//! Is this place our station? The gates and evidence of docs/design.md; ambiguity is no match.
 //! Pure.
 
 use super::types::Place;

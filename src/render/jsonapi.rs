@@ -39,7 +39,7 @@ pub(crate) struct Row<'a> {
     pub prices: Vec<(u8, f64)>,
 }
 
-/// What the station API adds to a station's attributes (EXTENSIONS.md); `/v1` has none.
+/// What the station API adds to a station's attributes (docs/api.md); `/v1` has none.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct StationExtra {
     /// The following day's prices of the selected products; `None` = null.
@@ -52,7 +52,7 @@ pub(crate) struct StationExtra {
     pub rank: Option<usize>,
 }
 
-/// Group quotes by station and order rows by suburb, name, then id (DESIGN.md §3).
+/// Group quotes by station and order rows by suburb, name, then id (docs/design.md).
 pub(crate) fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(quotes.len());
     let mut rows: Vec<Row<'a>> = Vec::with_capacity(quotes.len());
@@ -242,7 +242,7 @@ impl Serialize for Attributes<'_> {
         map.serialize_entry("name", &st.name)?;
         map.serialize_entry("tradingName", &st.trading_name)?;
         if self.expand.brand {
-            map.serialize_entry("brand", &BrandObject(st.brand))?;
+            map.serialize_entry("brand", &BrandObject(st.brand, st.notes.brand.as_deref()))?;
         } else {
             map.serialize_entry("brand", &st.brand)?;
         }
@@ -302,19 +302,21 @@ impl Serialize for EnrichmentObject<'_> {
         map.serialize_entry("stale", &m.stale)?;
         map.serialize_entry("fields", &m.fields)?;
         map.serialize_entry("providerMapsUri", &m.maps_uri)?;
-        // The same link under the name the Home Assistant client requires (CLIENTS.md);
-        // SPEC.md's `providerMapsUri` stays for everyone else.
+        // The same link under the name the Home Assistant client requires ;
+        // `providerMapsUri` (docs/api.md) stays for everyone else.
         map.serialize_entry("googleMapsUri", &m.maps_uri)?;
         map.serialize_entry("attributions", &m.attributions)?;
         map.end()
     }
 }
 
-struct BrandObject(u8);
+/// An expanded brand: its code, name and logo. An unmapped brand (code 0) is named by the
+/// source's own text, which clients show as the brand; `Unknown` only when there is none.
+struct BrandObject<'a>(u8, Option<&'a str>);
 
-impl Serialize for BrandObject {
+impl Serialize for BrandObject<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let name = brand(self.0).map_or("Unknown", |b| b.name);
+        let name = brand(self.0).map(|b| b.name).or(self.1).unwrap_or("Unknown");
         let mut map = s.serialize_map(Some(3))?;
         map.serialize_entry("code", &self.0)?;
         map.serialize_entry("name", name)?;
@@ -428,5 +430,54 @@ impl Serialize for Notes<'_> {
             map.serialize_entry("phone", p)?;
         }
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::normalize::normalize_station;
+    use crate::model::record::SourceRecord;
+    use crate::query::{Route, parse_selection};
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn brand_of(label: &str, query: &str) -> serde_json::Value {
+        let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let station = normalize_station(&SourceRecord {
+            brand: Some(label.to_string().into()),
+            trading_name: Some("Corner Fuel".into()),
+            location: Some("PERTH".into()),
+            address: Some("1 Main St".into()),
+            latitude: Some("-31.95".into()),
+            longitude: Some("115.86".into()),
+            ..SourceRecord::default()
+        })
+        .expect("station");
+        let quote = Quote { product: 1, price: 180.0, price_text: "180".into(), station: station.into() };
+        let selection = parse_selection(Route::V1, query, now).expect("query");
+        let bytes = render(&PriceDocument {
+            selection: &selection,
+            quotes: &[&quote],
+            fetched_at: now,
+            status: PublicationStatus::Available,
+            meta: &DocumentMeta::default(),
+            enrichment: &HashMap::new(),
+        });
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+        doc["data"][0]["attributes"]["brand"].clone()
+    }
+
+    /// An unmapped brand keeps code 0 and, expanded, is named by the source's own text (its
+    /// logo is the generic one); a mapped brand keeps its table name.
+    #[test]
+    fn expanded_unmapped_brands_carry_the_source_text() {
+        assert_eq!(brand_of("Corner Store Fuels", ""), serde_json::json!(0));
+        let unmapped = brand_of("Corner Store Fuels", "expand=brand");
+        assert_eq!(unmapped["code"], 0);
+        assert_eq!(unmapped["name"], "Corner Store Fuels");
+        let mapped = brand_of("BP", "expand=all");
+        assert_eq!(mapped["code"], 5);
+        assert_eq!(mapped["name"], "BP");
     }
 }

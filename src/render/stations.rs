@@ -1,4 +1,4 @@
-//! The station API's documents (EXTENSIONS.md): stations with distance, rank, tomorrow's
+//! The station API's documents (docs/api.md): stations with distance, rank, tomorrow's
 //! prices and the change, as JSON:API, GeoJSON (RFC 7946) or CSV (RFC 4180). Pure: quotes in,
 //! bytes out. Station attributes are `/v1`'s serialiser with extras, so both stay in step.
 

@@ -130,7 +130,7 @@ impl SelectionData {
     }
 }
 
-/// Timings of the cross-replica fill lease (DESIGN.md §3).
+/// Timings of the cross-replica fill lease (docs/design.md).
 #[derive(Debug, Clone)]
 pub struct FillConfig {
     /// How long a filler holds a key before others may take over.
@@ -527,7 +527,7 @@ mod freshness_tests {
     use crate::time::perth_instant;
     use jiff::civil::date;
 
-    /// VECTORS.md "Freshness of a rendered response", with a snapshot fetched just now.
+    /// The worked freshness examples, with a snapshot fetched just now.
     #[test]
     fn vectors() {
         let day = date(2026, 9, 29);

@@ -18,7 +18,7 @@ use super::validate::{Component, validate};
 use crate::model::station::Quote;
 use crate::time::Day;
 
-/// Limits and timings of the transport (DESIGN.md §3).
+/// Limits and timings of the transport (docs/design.md).
 #[derive(Debug, Clone)]
 pub struct ClientLimits {
     /// One deadline for a whole selection: queueing, headers, bodies and retry sleeps.

@@ -1,4 +1,4 @@
-//! The strict validator: every rule of SPEC.md "Errors › Rules" and DESIGN.md §3 over all
+//! The strict validator: every feed rule of docs/api.md ("Errors", "Limits") over all
 //! components of one selection, all or nothing. Pure.
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! Daily price history and each station's latest details (EXTENSIONS.md "History store"),
+//! Daily price history and each station's latest details (docs/api.md "History store"),
 //! in the same store as snapshots: written from every published catalogue extract, read by
 //! the history and statistics routes. One implementation over both backends.
 //!

@@ -1,5 +1,5 @@
 //! Consumer contract: the Home Assistant integration `fuelwatch_wa`, the one known real client
-//! of a `/v1` service, encoded rule by rule from `../shared/CLIENTS.md` and run on real
+//! of a `/v1` service, encoded rule by rule from what those clients require and run on real
 //! responses of the router: its exact request for every product × yesterday/today/tomorrow,
 //! before and after tomorrow's 14:30 publication, with enrichment on some stations, then its
 //! `If-None-Match` → 304 replay. The client rejects a whole (product, day) on any violation,
@@ -255,7 +255,7 @@ fn the_strict_reader_rejects_what_the_client_rejects() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The registries of DESIGN.md §4, as the client holds them.
+// The registries of docs/design.md, as the client holds them.
 
 const PRODUCTS: [u8; 7] = [1, 2, 4, 5, 6, 10, 11];
 const BRANDS: [u64; 39] = [
@@ -342,7 +342,7 @@ struct Ask {
     day: Date,
 }
 
-/// Every rule of CLIENTS.md "What the body must be", as a list of violations.
+/// Every rule of the clients' requirements "What the body must be", as a list of violations.
 fn violations(doc: &Json, ask: &Ask) -> Vec<String> {
     let mut bad = Vec::new();
     let mut check = |ok: bool, what: String| {

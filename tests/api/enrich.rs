@@ -161,7 +161,7 @@ async fn doubtful_candidates_are_rejected() {
         let mut closed = place_for(app, "Shire of Wandering", "p-closed");
         closed.business_status = Some("CLOSED_PERMANENTLY".into());
         // (An exact distinctive name within 50 m would accept before the address is compared,
-        // per DESIGN.md §5, so this candidate's name only overlaps.)
+        // per docs/design.md, so this candidate's name only overlaps.)
         let mut number = place_for(app, "Costco Perth Airport", "p-number");
         number.display_name =
             Some(LocalizedText { text: "Costco Perth Airport Fuel".into(), language_code: None });

@@ -1,7 +1,9 @@
-//! `/v1` and `/legacy` stay byte for byte what they were (EXTENSIONS.md: a client of the
+//! `/v1` and `/legacy` stay byte for byte what they were (docs/api.md: a client of the
 //! reference must never see a difference). Each case's status, headers and body digest are
 //! compared with `tests/golden/reference_routes.txt`, recorded on the commit before the
 //! station API landed (set `WAFUEL_RECORD_GOLDEN=1` to record again, and review the diff).
+//! Recorded again once since, for one deliberate change: an expanded unmapped brand (code 0)
+//! is named by the source's text ("Quest Fuel") instead of "Unknown".
 //! The selection holds only the origin's fixed-price stations, so the simulated market's
 //! daily moves cannot change it.
 

@@ -1,5 +1,5 @@
 //! The public API against the simulated origin: every route, rule, header and error code of
-//! SPEC.md, with bodies checked against docs/openapi.json.
+//! docs/api.md, with bodies checked against docs/openapi.json.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
