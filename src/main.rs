@@ -228,6 +228,10 @@ async fn serve_api(
         public_origin: public.public_origin.clone(),
         history_days,
     })?;
+    // A replica starting over a filled store decodes the day's stored extracts before it
+    // serves, so its first answers read memory (the source is never asked here).
+    let preloaded = state.catalog.preload(wafuel::jobs::warm::warm_extracts(state.catalog.now())).await;
+    tracing::info!(extracts = preloaded, "day catalogues decoded from the store");
     let public_listener = server::bind(listen.listen).await?;
     let admin_listener = server::bind(listen.admin_listen).await?;
     let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);

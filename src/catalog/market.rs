@@ -3,13 +3,14 @@
 //! prune bumps it), checked at most once per recheck interval. A window of days already
 //! held is answered without the store.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
+use crate::model::stats::Market;
 use crate::store::StoreError;
 use crate::store::history::{DayPrices, HistoryStation, HistoryStore, MarketRows};
 
@@ -125,4 +126,26 @@ impl MarketDays {
         held.checked_at = Some(now);
         Ok(())
     }
+}
+
+/// Statistics of stored prices, optionally only for some brands or some stations.
+pub fn market(rows: &MarketRows, brands: Option<&[u8]>, stations: Option<&HashSet<String>>) -> Market {
+    let mut by_day: Vec<(Date, Vec<(&str, i64)>)> = Vec::with_capacity(rows.days.len());
+    for (date, day) in &rows.days {
+        let mut prices = Vec::with_capacity(day.len());
+        for (sid, price) in day.iter() {
+            let Some(st) = rows.stations.get(sid) else { continue };
+            if brands.is_some_and(|b| !b.contains(&st.brand)) {
+                continue;
+            }
+            if stations.is_some_and(|set| !set.contains(&st.station_id)) {
+                continue;
+            }
+            prices.push((st.station_id.as_str(), *price));
+        }
+        if !prices.is_empty() {
+            by_day.push((*date, prices));
+        }
+    }
+    Market::of_days(&by_day)
 }

@@ -7,7 +7,7 @@ pub mod day;
 pub mod market;
 pub mod profiles;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -18,12 +18,12 @@ pub use profiles::{ProfileMap, Profiles};
 
 use crate::model::profile::{Merged, merge};
 use crate::model::station::{Quote, Station};
-use crate::query::{Mode, Selection};
+use crate::query::{Mode, Route, Selection};
 use crate::render::PublicationStatus;
 use crate::snapshot::held::MAX_HELD_QUOTES;
 use crate::snapshot::{PriceService, SelectionData};
 use crate::source::SourceError;
-use crate::station_query::Point;
+use crate::station_query::{Point, StatsQuery};
 use crate::time::{Day, tomorrow_published};
 
 /// Why the data of a document could not be had.
@@ -81,15 +81,32 @@ impl Catalog {
         Self { prices, profiles, days, market }
     }
 
-    /// Every stored price of `product` from `from` to `to`.
-    pub async fn market(
-        &self,
-        product: u8,
-        from: jiff::civil::Date,
-        to: jiff::civil::Date,
-    ) -> Result<crate::store::history::MarketRows, CatalogError> {
-        let market = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
-        Ok(market.rows(product, from, to, self.now()).await?)
+    /// The market a `/v1/stats` query asks for, from the history days held.
+    pub async fn stats(&self, query: &StatsQuery) -> Result<crate::model::stats::Market, CatalogError> {
+        let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
+        // Region membership is the source's own answer for today (the feed names no region
+        // per station): the same source-filtered selection `/v1?region=` makes, held alike.
+        let members: Option<HashSet<String>> = match &query.regions {
+            None => None,
+            Some(regions) => {
+                let now = self.now();
+                let selection = Selection {
+                    route: Route::V1,
+                    products: vec![query.product],
+                    brands: None,
+                    regions: Some(regions.clone()),
+                    suburbs: None,
+                    surrounding: None,
+                    day: Day::Today,
+                    date: Day::Today.resolve(now),
+                    expand: Default::default(),
+                };
+                let data = self.prices.selection(&selection).await?;
+                Some(data.quotes().map(|q| q.station.digest.clone()).collect())
+            }
+        };
+        let rows = held.rows(query.product, query.from, query.to, self.now()).await?;
+        Ok(market::market(&rows, query.brands.as_deref(), members.as_ref()))
     }
 
     /// One station's stored prices of `product` from `from` to `to`, as (date, tenths of a
@@ -118,6 +135,31 @@ impl Catalog {
         let data = self.prices.selection(selection).await?;
         let days = data.snapshots.iter().map(|s| self.day(s)).collect();
         Ok(Selected { data, days })
+    }
+
+    /// Decode the stored, fresh snapshots of `extracts` and build their catalogues, a task per
+    /// extract; the source is never asked. How many were held.
+    pub async fn preload(self: &Arc<Self>, extracts: Vec<crate::snapshot::Extract>) -> usize {
+        let tasks: Vec<_> = extracts
+            .into_iter()
+            .map(|extract| {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    match this.prices.preload(&extract).await {
+                        Ok(Some(snapshot)) => {
+                            this.day(&snapshot);
+                            true
+                        }
+                        Ok(None) => false,
+                        Err(e) => {
+                            tracing::warn!(error = %e, key = %extract.key, "preload: store unavailable");
+                            false
+                        }
+                    }
+                })
+            })
+            .collect();
+        futures::future::join_all(tasks).await.into_iter().filter(|held| matches!(held, Ok(true))).count()
     }
 
     /// The catalogue of a snapshot: built once per published snapshot.

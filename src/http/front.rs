@@ -11,11 +11,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, Weak};
 
+use axum::http::request::Parts;
+use axum::response::Response;
 use jiff::Timestamp;
 use jiff::civil::Time;
 
+use super::AppState;
+use super::answer::{Heads, Served, respond, respond_prepared};
 use super::negotiate::Media;
-use super::prices::{Heads, Served};
 use super::rendered::Rendered;
 use crate::time::{PUBLICATION_TIME, at_perth, perth_now};
 
@@ -139,6 +142,33 @@ impl FrontCache {
         }
         map.insert(target.into(), Entry { doc: Arc::downgrade(doc), fresh, valid_until, heads });
     }
+}
+
+/// The request target a front-cache entry is keyed on: path and raw query, as sent.
+fn target(request: &Parts) -> &str {
+    request.uri.path_and_query().map_or("", |pq| pq.as_str())
+}
+
+/// The answer straight from the front cache, when it knows this request target: the entry's
+/// prepared headers with the Cache-Control of this second.
+pub fn from_front(state: &AppState, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
+    state.front.answer(media, target(request), now, |doc, served, heads| {
+        respond_prepared(&request.method, &request.headers, doc, heads, served.max_age)
+    })
+}
+
+/// Serve a document the slow path found (parsed at `now`), remembering it for its target.
+pub fn remember_and_respond(
+    state: &AppState,
+    request: &Parts,
+    media: Media,
+    (doc, cache_hit): (&Arc<Rendered>, bool),
+    served: ServedAs,
+    now: Timestamp,
+) -> Response {
+    state.front.put(media, target(request), doc, served, now);
+    let served = served.at(doc, state.prices.clock().now());
+    respond(&request.method, &request.headers, doc, cache_hit, served)
 }
 
 /// The next instant at which the same query text may mean something else: Perth midnight

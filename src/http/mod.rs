@@ -1,5 +1,6 @@
 //! The public HTTP surface: exactly the routes of docs/api.md, and 404 for everything else.
 
+pub mod answer;
 pub mod asset;
 pub mod conditional;
 pub mod errors;

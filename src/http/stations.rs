@@ -4,8 +4,6 @@
 //! compression, CORS. Prices come from the day's catalogue extracts (no extra source
 //! traffic); history and statistics read only the store.
 
-use std::collections::HashSet;
-
 use std::sync::Arc;
 
 use axum::extract::{Path, Request, State};
@@ -15,17 +13,16 @@ use axum::response::{IntoResponse, Response};
 use jiff::{SignedDuration, Timestamp};
 
 use super::errors::{ApiError, Flavor};
-use super::front::{Freshness, ServedAs};
+use super::front::{Freshness, ServedAs, from_front, remember_and_respond};
 use super::headers::text;
 use super::negotiate::{Media, negotiate_media, unsupported_content_type};
-use super::prices::{from_front, remember_and_respond};
 use super::rendered::{RenderKey, Rendered, cached, rendered_from};
 use super::{AppState, preflight};
 use crate::catalog::{CatalogError, Subset, merged_profiles, publication_status};
 use crate::error_code::{ErrorCode, detail};
 use crate::query::{QueryError, Route, Selection};
 use crate::render::PublicationStatus;
-use crate::render::market::{StatsScope, history_csv, history_jsonapi, market, stats_jsonapi};
+use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
 use crate::render::stations::{
     NextDay, StationsDoc, render_csv, render_geojson, render_jsonapi, station_rows,
@@ -348,28 +345,7 @@ pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Resp
     let catalog = state.catalog.clone();
     let meta = state.meta.clone();
     let build = async {
-        // Region membership is the source's own answer for today (the feed names no region
-        // per station): the same region selection `/v1?region=` makes, held alike.
-        let members: Option<HashSet<String>> = match &query.regions {
-            None => None,
-            Some(regions) => {
-                let selection = Selection {
-                    route: Route::V1,
-                    products: vec![query.product],
-                    brands: None,
-                    regions: Some(regions.clone()),
-                    suburbs: None,
-                    surrounding: None,
-                    day: Day::Today,
-                    date: Day::Today.resolve(now),
-                    expand: Default::default(),
-                };
-                let data = catalog.selection(&selection).await?;
-                Some(data.data.quotes().map(|q| q.station.digest.clone()).collect())
-            }
-        };
-        let rows = catalog.market(query.product, query.from, query.to).await?;
-        let m = market(&rows, query.brands.as_deref(), members.as_ref());
+        let m = catalog.stats(&query).await?;
         let scope = StatsScope {
             product: query.product,
             brands: query.brands.as_deref(),

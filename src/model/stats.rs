@@ -332,3 +332,20 @@ mod tests {
         assert_eq!(detect_cycle(&series).expect("cycle").period_days, 14);
     }
 }
+
+/// The market over a range: statistics per day, weekday offsets and the cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Market {
+    pub days: Vec<DayStats>,
+    pub weekdays: Vec<(Weekday, f64)>,
+    pub cycle: Option<Cycle>,
+}
+
+impl Market {
+    /// The market of each day's (stationId, price in tenths) pairs, days ascending.
+    pub fn of_days(by_day: &[(Date, Vec<(&str, i64)>)]) -> Self {
+        let days: Vec<DayStats> = by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect();
+        let medians: Vec<(Date, f64)> = days.iter().map(|d| (d.date, d.median)).collect();
+        Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days }
+    }
+}

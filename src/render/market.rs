@@ -1,16 +1,13 @@
 //! Documents of the stored history: one station's daily prices (`priceHistory`, JSON:API or
 //! CSV) and the market by day with its price cycle (`marketStats`). Pure.
 
-use std::collections::HashSet;
-
 use jiff::civil::{Date, Weekday};
 use serde::Serialize;
 
 use super::DocumentMeta;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use crate::model::station::cents;
-use crate::model::stats::{Cycle, DayStats, day_stats, detect_cycle, weekday_offsets};
-use crate::store::history::MarketRows;
+use crate::model::stats::Market;
 
 /// `meta` of history and statistics documents.
 #[derive(Serialize)]
@@ -104,38 +101,6 @@ pub fn history_csv(points: &[(Date, i64)]) -> Vec<u8> {
     let written = write();
     debug_assert!(written.is_ok(), "writing CSV into a Vec cannot fail");
     w.into_inner().unwrap_or_default()
-}
-
-/// The market over a range: statistics per day, weekday offsets and the cycle.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Market {
-    pub days: Vec<DayStats>,
-    pub weekdays: Vec<(Weekday, f64)>,
-    pub cycle: Option<Cycle>,
-}
-
-/// Statistics of stored prices, optionally only for some brands or some stations.
-pub fn market(rows: &MarketRows, brands: Option<&[u8]>, stations: Option<&HashSet<String>>) -> Market {
-    let mut by_day: Vec<(Date, Vec<(&str, i64)>)> = Vec::with_capacity(rows.days.len());
-    for (date, day) in &rows.days {
-        let mut prices = Vec::with_capacity(day.len());
-        for (sid, price) in day.iter() {
-            let Some(st) = rows.stations.get(sid) else { continue };
-            if brands.is_some_and(|b| !b.contains(&st.brand)) {
-                continue;
-            }
-            if stations.is_some_and(|set| !set.contains(&st.station_id)) {
-                continue;
-            }
-            prices.push((st.station_id.as_str(), *price));
-        }
-        if !prices.is_empty() {
-            by_day.push((*date, prices));
-        }
-    }
-    let days: Vec<DayStats> = by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect();
-    let medians: Vec<(Date, f64)> = days.iter().map(|d| (d.date, d.median)).collect();
-    Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days }
 }
 
 #[derive(Serialize)]

@@ -297,6 +297,17 @@ impl PriceService {
         result.unwrap_or_else(|| Err(SourceError::internal("fill cancelled by shutdown")))
     }
 
+    /// Hold the stored snapshot of `extract` when it is fresh, without ever asking the source
+    /// (a replica starting over a filled store decodes its day once, before it serves).
+    /// The snapshot now held, if any.
+    pub async fn preload(&self, extract: &Extract) -> Result<Option<Arc<Snapshot>>, StoreError> {
+        let now = self.clock.now();
+        Ok(match self.store.load(&extract.key).await? {
+            Some(s) if s.is_fresh(now) => Some(self.held.hold(s, now)),
+            _ => None,
+        })
+    }
+
     /// The snapshot of `key` this process holds, while it is fresh and the store still has it:
     /// confirmed without a store read within `recheck` of the last confirmation, else by its
     /// stamp. `None` sends the caller to the store (not held, expired, replaced by another

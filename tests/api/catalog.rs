@@ -181,3 +181,29 @@ async fn statistics_follow_a_history_write_by_another_replica() {
     let after = app.get(&stats(&format!("&brand={brand}"))).await.json();
     assert_eq!(min(&after), 123.4);
 }
+
+/// A replica starting over a filled store decodes the day's stored extracts before it serves;
+/// over an empty store it holds nothing and asks the source nothing.
+#[tokio::test]
+async fn a_restarted_replica_preloads_the_stored_day() {
+    use wafuel::time::Clock;
+    let app = TestApp::new().await;
+    let extracts = || wafuel::jobs::warm::warm_extracts(app.clock.now());
+    let empty = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
+    assert_eq!(empty.catalog.preload(extracts()).await, 0);
+    assert_eq!(empty.prices.held_quotes(), 0);
+    assert_eq!(app.source_requests(), 0, "preloading never asks the source");
+
+    assert_eq!(app.get("/v1").await.status, 200);
+    assert_eq!(app.source_requests(), 7);
+    let restarted = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
+    assert_eq!(restarted.catalog.preload(extracts()).await, 7);
+    let held = restarted.prices.held_quotes();
+    assert!(held > 3_000, "the day's seven extracts are held ({held} quotes)");
+    let router = wafuel::app::build_router(restarted.clone());
+    let r = get(&router, "/v1/stations?near=-31.95,115.86&product=1&limit=3", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-fuel-snapshot-cache"), "HIT");
+    assert_eq!(restarted.prices.held_quotes(), held, "served from what was preloaded");
+    assert_eq!(app.source_requests(), 7);
+}

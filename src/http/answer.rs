@@ -1,0 +1,205 @@
+//! Writing a document's answer: the coding `Accept-Encoding` asks for, 304 when
+//! `If-None-Match` names its ETag, HEAD without a body, and every header of a document
+//! answer. The slow path ([`respond`]) and front-cache hits ([`respond_prepared`], from
+//! [`Heads`] prepared once per entry) write the same answer.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+
+use super::conditional::if_none_match_matches;
+use super::headers::*;
+use super::rendered::Rendered;
+use crate::render::representation::{Coding, negotiate_encoding};
+
+/// [`respond`] for a hit, from headers prepared for the document.
+pub fn respond_prepared(
+    method: &Method,
+    headers: &HeaderMap,
+    doc: &Rendered,
+    heads: &Heads,
+    max_age: i64,
+) -> Response {
+    let (coding, not_modified) = choose(headers, doc);
+    let mut head = heads.get(doc, coding, not_modified).clone();
+    head.insert(header::CACHE_CONTROL, cache_control(max_age));
+    with_body(method, doc, coding, not_modified, head)
+}
+
+/// How a rendered document is served.
+#[derive(Debug, Clone, Copy)]
+pub struct Served {
+    pub media: &'static str,
+    pub vary: &'static str,
+    /// `s-maxage` (0 = `no-store`).
+    pub max_age: i64,
+    /// Whether the snapshot headers (`X-Fuel-Snapshot-Cache`, source date, fetched-at) apply.
+    pub fuel_headers: bool,
+}
+
+/// 200 with the negotiated coding, or 304 when `If-None-Match` matches; HEAD without a body.
+/// Every cached route answers through here (or, from the front cache, through the same
+/// headers prepared by [`Heads`]), so validators and headers agree everywhere.
+pub fn respond(
+    method: &Method,
+    headers: &HeaderMap,
+    doc: &Rendered,
+    cache_hit: bool,
+    served: Served,
+) -> Response {
+    let (coding, not_modified) = choose(headers, doc);
+    with_body(method, doc, coding, not_modified, head(doc, &served, coding, not_modified, cache_hit))
+}
+
+/// The coding `Accept-Encoding` asks for, and whether `If-None-Match` names its ETag.
+fn choose(headers: &HeaderMap, doc: &Rendered) -> (Coding, bool) {
+    let coding = negotiate_encoding(text(headers, &header::ACCEPT_ENCODING));
+    let etag = &doc.etags[coding_index(coding)];
+    let not_modified = text(headers, &header::IF_NONE_MATCH)
+        .is_some_and(|inm| if_none_match_matches(inm, etag.to_str().unwrap_or("")));
+    (coding, not_modified)
+}
+
+fn coding_index(coding: Coding) -> usize {
+    match coding {
+        Coding::Identity => 0,
+        Coding::Gzip => 1,
+        Coding::Br => 2,
+    }
+}
+
+/// The answer with its headers: 304 and HEAD without a body.
+fn with_body(
+    method: &Method,
+    doc: &Rendered,
+    coding: Coding,
+    not_modified: bool,
+    head: HeaderMap,
+) -> Response {
+    let mut response = if not_modified {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else if method == Method::HEAD {
+        Response::new(Body::empty())
+    } else {
+        Response::new(Body::from(doc.repr.body(coding).clone()))
+    };
+    *response.headers_mut() = head;
+    response
+}
+
+/// The headers of an answer: a 304 has the validators and cache headers, not the body's.
+fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cache_hit: bool) -> HeaderMap {
+    // Room for every header below (and the request id added on the way out) at once.
+    let mut h = HeaderMap::with_capacity(16);
+    if !not_modified {
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(served.media));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(doc.repr.body(coding).len()));
+        if let Some(enc) = coding.header() {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
+        }
+    }
+    h.insert(header::ETAG, doc.etags[coding_index(coding)].clone());
+    h.insert(header::CACHE_CONTROL, cache_control(served.max_age));
+    h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
+    if served.fuel_headers {
+        let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
+        h.insert(X_FUEL_SNAPSHOT_CACHE, HeaderValue::from_static(snapshot));
+        h.insert(X_FUEL_SOURCE_DATE, doc.source_date_header.clone());
+        h.insert(X_FUEL_FETCHED_AT, doc.fetched_at_header.clone());
+    }
+    h.insert(header::VARY, HeaderValue::from_static(served.vary));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    apply_cors(&mut h);
+    h
+}
+
+/// The headers of a front-cache hit on one document, each made the first time it is
+/// needed and kept with the entry: for each coding, the 200's and the 304's, exactly as
+/// [`respond`] makes them for a hit, Cache-Control aside (it counts down, so each answer sets
+/// its own). Cloning one costs a fraction of inserting a dozen headers; making them lazily
+/// keeps an entry that is never hit (a never-repeated query) small, and never compresses a
+/// body for a coding nobody asked for.
+pub struct Heads {
+    served: Served,
+    maps: [std::sync::OnceLock<HeaderMap>; 6],
+}
+
+impl Heads {
+    pub fn new(served: Served) -> Self {
+        Self { served, maps: Default::default() }
+    }
+
+    fn get(&self, doc: &Rendered, coding: Coding, not_modified: bool) -> &HeaderMap {
+        self.maps[coding_index(coding) * 2 + usize::from(not_modified)]
+            .get_or_init(|| head(doc, &self.served, coding, not_modified, true))
+    }
+}
+
+impl std::fmt::Debug for Heads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Heads").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::PublicationStatus;
+    use crate::render::representation::Representation;
+    use crate::snapshot::SnapshotCache;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn served(media: &'static str, max_age: i64, fuel_headers: bool) -> Served {
+        Served { media, vary: "Accept, Accept-Encoding", max_age, fuel_headers }
+    }
+
+    async fn parts(response: Response) -> (StatusCode, Vec<(String, Vec<u8>)>, Vec<u8>) {
+        let status = response.status();
+        let headers =
+            response.headers().iter().map(|(n, v)| (n.as_str().to_string(), v.as_bytes().to_vec())).collect();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body");
+        (status, headers, body.to_vec())
+    }
+
+    /// A front-cache hit from prepared headers is the answer `respond` makes for a hit: the
+    /// same status, headers in the same order, and body, for every coding, 200 and 304, GET
+    /// and HEAD, with and without the snapshot headers.
+    #[tokio::test]
+    async fn prepared_heads_answer_as_respond_does() {
+        let now = perth_instant(date(2026, 11, 23).at(15, 0, 0, 0));
+        let doc = super::super::rendered::rendered_from(
+            Representation::build(br#"{"data":[{"id":"a","type":"station"}]}"#.repeat(40)),
+            "2026-11-23".into(),
+            now,
+            date(2026, 11, 23),
+            (now + jiff::SignedDuration::from_hours(6), now),
+            PublicationStatus::Available,
+            SnapshotCache::Miss,
+        );
+        for (media, max_age, fuel) in [("application/vnd.api+json", 321, true), ("text/csv", 0, false)] {
+            // Prepared at another second: the Cache-Control of the answer is its own.
+            let heads = Heads::new(served(media, max_age + 60, fuel));
+            for (coding, etag) in [("identity", 0), ("gzip", 1), ("br", 2)] {
+                for validator in [None, Some(doc.etags[etag].clone())] {
+                    for method in [Method::GET, Method::HEAD] {
+                        let mut request = HeaderMap::new();
+                        request.insert(header::ACCEPT_ENCODING, HeaderValue::from_static(coding));
+                        if let Some(v) = &validator {
+                            request.insert(header::IF_NONE_MATCH, v.clone());
+                        }
+                        let made = respond(&method, &request, &doc, true, served(media, max_age, fuel));
+                        let prepared = respond_prepared(&method, &request, &doc, &heads, max_age);
+                        let (made, prepared) = (parts(made).await, parts(prepared).await);
+                        assert_eq!(prepared, made, "{media} {coding} {method} {validator:?}");
+                        let expected =
+                            if validator.is_some() { StatusCode::NOT_MODIFIED } else { StatusCode::OK };
+                        assert_eq!(made.0, expected);
+                    }
+                }
+            }
+        }
+    }
+}
