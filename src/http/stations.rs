@@ -67,7 +67,7 @@ pub const STATS_MEDIA: [Media; 1] = [Media::JsonApi];
 /// offers (see `http::front_first`).
 pub fn front_first(state: &AppState, offered: &[Media], request: &Parts) -> Option<Response> {
     let media = preamble(request, offered).ok()?;
-    from_front(state, request, media, state.prices.clock().now())
+    from_front(state, request, media, state.catalog.now())
 }
 
 /// A preflight for a malformed station id fails like the request would (400, no body).
@@ -123,7 +123,7 @@ async fn answer<F>(
 where
     F: std::future::Future<Output = Result<Rendered, CatalogError>>,
 {
-    match cached(&state.rendered, key, state.prices.clock().now(), build).await {
+    match cached(&state.rendered, key, state.catalog.now(), build).await {
         Ok((doc, hit)) => {
             let served = ServedAs { media: media.content_type(), vary: VARY, freshness };
             remember_and_respond(state, request, media, (&doc, hit), served, now)
@@ -211,24 +211,43 @@ async fn build_stations(
     ))
 }
 
-/// `GET /v1/stations`.
-pub async fn stations(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    let request = request.into_parts().0;
-    let media = match preamble(&request, &STATION_MEDIA) {
-        Ok(m) => m,
-        Err(r) => return *r,
-    };
-    let now = state.prices.clock().now();
-    if let Some(r) = from_front(&state, &request, media, now) {
-        return r;
+/// The steps every station-API request takes before its own query is read, in order: a
+/// preflight for a malformed station id fails as the request would; method, `Content-Type`
+/// and `Accept`; then the front cache. The media to answer in and the instant the query is
+/// read at, or the answer already.
+// The error is the finished answer, moved out once per request: boxing it would add an
+// allocation to every front-cache hit.
+#[allow(clippy::result_large_err)]
+fn begin(
+    state: &AppState,
+    request: &Parts,
+    offered: &[Media],
+    id: Option<&str>,
+) -> Result<(Media, Timestamp), Response> {
+    if let Some(r) = id.and_then(|id| malformed_preflight(&request.method, id)) {
+        return Err(r);
     }
-    let query = match parse_stations(request.uri.query().unwrap_or(""), now) {
-        Ok(q) => q,
-        Err(e) => return bad_query(&e),
-    };
+    let media = preamble(request, offered).map_err(|r| *r)?;
+    let now = state.catalog.now();
+    match from_front(state, request, media, now) {
+        Some(r) => Err(r),
+        None => Ok((media, now)),
+    }
+}
+
+/// The raw query string of a request.
+fn raw_query(request: &Parts) -> &str {
+    request.uri.query().unwrap_or("")
+}
+
+/// `GET /v1/stations`.
+pub async fn stations(State(state): State<Arc<AppState>>, request: Request) -> Result<Response, Response> {
+    let request = request.into_parts().0;
+    let (media, now) = begin(&state, &request, &STATION_MEDIA, None)?;
+    let query = parse_stations(raw_query(&request), now).map_err(|e| bad_query(&e))?;
     let key = station_key(format!("{}|{}", query.data_key(), media.essence()), query.selection.expand);
     let build = build_stations(&state, &query, None, media);
-    answer(&state, &request, (key, now), media, Freshness::Prices, build).await
+    Ok(answer(&state, &request, (key, now), media, Freshness::Prices, build).await)
 }
 
 /// `GET /v1/stations/{stationId}`.
@@ -236,27 +255,14 @@ pub async fn station(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     request: Request,
-) -> Response {
+) -> Result<Response, Response> {
     let request = request.into_parts().0;
-    if let Some(r) = malformed_preflight(&request.method, &id) {
-        return r;
-    }
-    let media = match preamble(&request, &STATION_MEDIA) {
-        Ok(m) => m,
-        Err(r) => return *r,
-    };
-    let now = state.prices.clock().now();
-    if let Some(r) = from_front(&state, &request, media, now) {
-        return r;
-    }
-    let (id, query) = match parse_station(&id, request.uri.query().unwrap_or(""), now) {
-        Ok(q) => q,
-        Err(e) => return bad_query(&e),
-    };
+    let (media, now) = begin(&state, &request, &STATION_MEDIA, Some(&id))?;
+    let (id, query) = parse_station(&id, raw_query(&request), now).map_err(|e| bad_query(&e))?;
     let key =
         station_key(format!("station:{id}|{}|{}", query.data_key(), media.essence()), query.selection.expand);
     let build = build_stations(&state, &query, Some(&id), media);
-    answer(&state, &request, (key, now), media, Freshness::Prices, build).await
+    Ok(answer(&state, &request, (key, now), media, Freshness::Prices, build).await)
 }
 
 /// How long a stored-history document may be reused from `now`: five minutes, never past
@@ -285,23 +291,10 @@ pub async fn history(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     request: Request,
-) -> Response {
+) -> Result<Response, Response> {
     let request = request.into_parts().0;
-    if let Some(r) = malformed_preflight(&request.method, &id) {
-        return r;
-    }
-    let media = match preamble(&request, &HISTORY_MEDIA) {
-        Ok(m) => m,
-        Err(r) => return *r,
-    };
-    let now = state.prices.clock().now();
-    if let Some(r) = from_front(&state, &request, media, now) {
-        return r;
-    }
-    let query = match parse_history(&id, request.uri.query().unwrap_or(""), now) {
-        Ok(q) => q,
-        Err(e) => return bad_query(&e),
-    };
+    let (media, now) = begin(&state, &request, &HISTORY_MEDIA, Some(&id))?;
+    let query = parse_history(&id, raw_query(&request), now).map_err(|e| bad_query(&e))?;
     let key = station_key(
         format!(
             "history:{}:{}:{}:{}|{}",
@@ -323,24 +316,14 @@ pub async fn history(
         };
         Ok(stored_rendered(identity, now))
     };
-    answer(&state, &request, (key, now), media, Freshness::Stored, build).await
+    Ok(answer(&state, &request, (key, now), media, Freshness::Stored, build).await)
 }
 
 /// `GET /v1/stats`.
-pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Response {
+pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Result<Response, Response> {
     let request = request.into_parts().0;
-    let media = match preamble(&request, &STATS_MEDIA) {
-        Ok(m) => m,
-        Err(r) => return *r,
-    };
-    let now = state.prices.clock().now();
-    if let Some(r) = from_front(&state, &request, media, now) {
-        return r;
-    }
-    let query = match parse_stats(request.uri.query().unwrap_or(""), now) {
-        Ok(q) => q,
-        Err(e) => return bad_query(&e),
-    };
+    let (media, now) = begin(&state, &request, &STATS_MEDIA, None)?;
+    let query = parse_stats(raw_query(&request), now).map_err(|e| bad_query(&e))?;
     let key = station_key(format!("stats:{:?}|{}", query, media.essence()), Default::default());
     let catalog = state.catalog.clone();
     let meta = state.meta.clone();
@@ -355,5 +338,5 @@ pub async fn stats(State(state): State<Arc<AppState>>, request: Request) -> Resp
         };
         Ok(stored_rendered(stats_jsonapi(&scope, &m, &meta), now))
     };
-    answer(&state, &request, (key, now), media, Freshness::Stored, build).await
+    Ok(answer(&state, &request, (key, now), media, Freshness::Stored, build).await)
 }

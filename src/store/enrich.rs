@@ -252,15 +252,8 @@ macro_rules! impl_enrich_store {
             }
 
             async fn profiles_version(&self) -> Result<i64, $crate::store::StoreError> {
-                use sqlx::Row;
-                let row = sqlx::query($crate::store::enrich::READ_COUNTER)
-                    .bind($crate::store::enrich::PROFILES_COUNTER)
-                    .fetch_optional(&self.pool)
-                    .await?;
-                Ok(match row {
-                    Some(r) => r.try_get(0)?,
-                    None => 0,
-                })
+                $crate::store::SnapshotStore::change_counter(self, $crate::store::enrich::PROFILES_COUNTER)
+                    .await
             }
 
             async fn pause(&self, until: jiff::Timestamp) -> Result<(), $crate::store::StoreError> {

@@ -338,15 +338,8 @@ macro_rules! impl_history_store {
             }
 
             async fn history_version(&self) -> Result<i64, $crate::store::StoreError> {
-                use sqlx::Row;
-                let row = sqlx::query($crate::store::enrich::READ_COUNTER)
-                    .bind($crate::store::history::HISTORY_COUNTER)
-                    .fetch_optional(&self.pool)
-                    .await?;
-                Ok(match row {
-                    Some(r) => r.try_get(0)?,
-                    None => 0,
-                })
+                $crate::store::SnapshotStore::change_counter(self, $crate::store::history::HISTORY_COUNTER)
+                    .await
             }
 
             async fn prune_history(

@@ -102,6 +102,9 @@ pub trait SnapshotStore: Send + Sync + 'static {
     ) -> Result<bool, StoreError>;
     /// End a job lease early (the job finished).
     async fn release_job(&self, name: &str, owner: &str) -> Result<(), StoreError>;
+    /// The value of a change counter (0 before its first write): a number writers bump in the
+    /// transaction of each change, so readers holding data in memory compare one number.
+    async fn change_counter(&self, name: &str) -> Result<i64, StoreError>;
     /// Whether the store answers (for `/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
 }

@@ -188,6 +188,18 @@ macro_rules! impl_store {
                 Ok(())
             }
 
+            async fn change_counter(&self, name: &str) -> Result<i64, $crate::store::StoreError> {
+                use sqlx::Row;
+                let row = sqlx::query($crate::store::enrich::READ_COUNTER)
+                    .bind(name)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(match row {
+                    Some(r) => r.try_get(0)?,
+                    None => 0,
+                })
+            }
+
             async fn ping(&self) -> Result<(), $crate::store::StoreError> {
                 // Reachable and migrated: the snapshot table answers.
                 sqlx::query("SELECT 1 FROM snapshots LIMIT 1").fetch_optional(&self.pool).await?;
