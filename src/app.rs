@@ -26,6 +26,28 @@ pub struct AppConfig {
     pub history_days: i32,
 }
 
+impl AppConfig {
+    /// The defaults over a source, a store and a clock: default limits, fill timings and
+    /// document texts, no public origin, the default history retention.
+    pub fn new(source_url: url::Url, store: Arc<dyn Store>, clock: SharedClock) -> Self {
+        Self {
+            source_url,
+            limits: ClientLimits::default(),
+            store,
+            fill: FillConfig::default(),
+            clock,
+            meta: DocumentMeta::default(),
+            public_origin: None,
+            history_days: crate::snapshot::DEFAULT_HISTORY_DAYS,
+        }
+    }
+
+    /// The configuration the store flags name (fill timings and history retention).
+    pub fn with_store_args(self, args: &crate::config::StoreArgs) -> Self {
+        Self { fill: args.fill(), history_days: args.history_days, ..self }
+    }
+}
+
 /// Build the application state.
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;

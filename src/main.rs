@@ -12,7 +12,6 @@ use wafuel::server::{self, StoreReadiness};
 use wafuel::sim::SimHandle;
 use wafuel::sim::places::{PlacesHandle, demo_places};
 use wafuel::snapshot::FillConfig;
-use wafuel::source::client::ClientLimits;
 use wafuel::store::{self, SnapshotStore, Store, redact};
 use wafuel::telemetry;
 use wafuel::time::{ManualClock, SharedClock, SystemClock};
@@ -84,16 +83,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             // A Places stand-in with places for some stations, and one enrichment pass, so the
             // demo shows `enrichment` too (a few seconds after start).
             let places = PlacesHandle::spawn("demo", demo_places(sim.state.dataset())).await?;
-            let enrich_state = build_state(AppConfig {
-                source_url: sim.feed_url().parse()?,
-                limits: ClientLimits::default(),
-                store: store.clone(),
-                fill: FillConfig::default(),
-                clock: clock.clone(),
-                meta: Default::default(),
-                public_origin: None,
-                history_days: wafuel::snapshot::DEFAULT_HISTORY_DAYS,
-            })?;
+            let enrich_state =
+                build_state(AppConfig::new(sim.feed_url().parse()?, store.clone(), clock.clone()))?;
             let client = PlacesClient::new(places.base_url().parse()?, "demo".into())?;
             let demo_enrich = enrich::EnrichConfig {
                 discover_product: Some(1),
@@ -145,16 +136,9 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Warm(args) => {
             let clock: SharedClock = Arc::new(SystemClock);
             let store = store::open(&args.store.store).await?;
-            let state = build_state(AppConfig {
-                source_url: args.source.source_url.clone(),
-                limits: ClientLimits::default(),
-                store,
-                fill: args.store.fill(),
-                clock,
-                meta: Default::default(),
-                public_origin: None,
-                history_days: args.store.history_days,
-            })?;
+            let state = build_state(
+                AppConfig::new(args.source.source_url.clone(), store, clock).with_store_args(&args.store),
+            )?;
             let report = warm::warm_pass(&state.prices).await;
             say!(
                 "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
@@ -177,16 +161,10 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             };
             let clock: SharedClock = Arc::new(SystemClock);
             let store = store::open(&args.store.store).await?;
-            let state = build_state(AppConfig {
-                source_url: args.source.source_url.clone(),
-                limits: ClientLimits::default(),
-                store: store.clone(),
-                fill: args.store.fill(),
-                clock,
-                meta: Default::default(),
-                public_origin: None,
-                history_days: args.store.history_days,
-            })?;
+            let state = build_state(
+                AppConfig::new(args.source.source_url.clone(), store.clone(), clock)
+                    .with_store_args(&args.store),
+            )?;
             let report = enrich::enrich_pass(&state.prices, &store, &client, &args.places.enrich_config())
                 .await
                 .map_err(|e| anyhow::anyhow!(e))?;
@@ -219,14 +197,11 @@ async fn serve_api(
     jobs: Option<&PlacesArgs>,
 ) -> anyhow::Result<ExitCode> {
     let state = build_state(AppConfig {
-        source_url,
-        limits: ClientLimits::default(),
-        store: store.clone(),
         fill,
-        clock,
         meta: meta.document_meta(),
         public_origin: public.public_origin.clone(),
         history_days,
+        ..AppConfig::new(source_url, store.clone(), clock)
     })?;
     // A replica starting over a filled store decodes the day's stored extracts before it
     // serves, so its first answers read memory (the source is never asked here).

@@ -259,14 +259,10 @@ pub fn app_state_with(
 ) -> wafuel::http::AppState {
     let shared: SharedClock = clock.clone();
     wafuel::app::build_state(wafuel::app::AppConfig {
-        source_url: sim.feed_url().parse().expect("url"),
         limits: quick_limits(),
-        store,
         fill,
-        clock: shared,
-        meta: wafuel::render::DocumentMeta::default(),
         public_origin: public_origin.map(|o| o.parse().expect("origin")),
-        history_days: wafuel::snapshot::DEFAULT_HISTORY_DAYS,
+        ..wafuel::app::AppConfig::new(sim.feed_url().parse().expect("url"), store, shared)
     })
     .expect("state")
 }
