@@ -85,7 +85,7 @@ pub struct StoreArgs {
     pub fill_wait_secs: u64,
     /// Days of daily price history kept for the station API (history, statistics, cycle);
     /// older days are pruned by the warm job.
-    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = 1096,
+    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = crate::time::THREE_YEARS_DAYS,
           value_parser = clap::value_parser!(i32).range(1..=36_600))]
     pub history_days: i32,
 }

@@ -22,7 +22,7 @@ pub const MAX_RADIUS_KM: f64 = 100.0;
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 5_000;
 /// Longest history or statistics range, in days (three years).
-pub const MAX_RANGE_DAYS: i32 = 1_096;
+pub const MAX_RANGE_DAYS: i32 = crate::time::THREE_YEARS_DAYS;
 /// Default history or statistics range, in days up to today.
 pub const DEFAULT_RANGE_DAYS: i32 = 90;
 

@@ -151,6 +151,17 @@ pub fn at_perth(date: Date, time: Time) -> Zoned {
     perth().to_ambiguous_zoned(dt).compatible().unwrap_or_else(|_| Timestamp::UNIX_EPOCH.to_zoned(perth()))
 }
 
+/// The first Perth midnight after `now`: when the day words and date windows of every query
+/// move.
+pub fn next_perth_midnight(now: Timestamp) -> Timestamp {
+    let today = perth_now(now).date();
+    at_perth(today.tomorrow().unwrap_or(today), Time::midnight()).timestamp()
+}
+
+/// Three years of days, one of them a leap day: the default history retention and the
+/// longest range a history or statistics query may ask for.
+pub const THREE_YEARS_DAYS: i32 = 1_096;
+
 /// Whether tomorrow's prices may exist yet (Perth 14:30 or later).
 pub fn tomorrow_published(now: Timestamp) -> bool {
     perth_now(now).time() >= PUBLICATION_TIME
@@ -168,6 +179,14 @@ mod tests {
 
     fn at(y: i16, m: i8, d: i8, h: i8, min: i8, s: i8) -> Timestamp {
         perth_instant(date(y, m, d).at(h, min, s, 0))
+    }
+
+    #[test]
+    fn next_midnight_is_the_start_of_the_next_perth_day() {
+        assert_eq!(next_perth_midnight(at(2026, 11, 23, 15, 0, 0)), at(2026, 11, 24, 0, 0, 0));
+        assert_eq!(next_perth_midnight(at(2026, 11, 23, 23, 59, 59)), at(2026, 11, 24, 0, 0, 0));
+        assert_eq!(next_perth_midnight(at(2026, 11, 24, 0, 0, 0)), at(2026, 11, 25, 0, 0, 0));
+        assert_eq!(next_perth_midnight(at(2026, 12, 31, 8, 0, 0)), at(2027, 1, 1, 0, 0, 0));
     }
 
     #[test]

@@ -14,13 +14,12 @@ use std::sync::{Arc, RwLock, Weak};
 use axum::http::request::Parts;
 use axum::response::Response;
 use jiff::Timestamp;
-use jiff::civil::Time;
 
 use super::AppState;
 use super::answer::{Heads, Served, respond, respond_prepared};
 use super::negotiate::Media;
 use super::rendered::Rendered;
-use crate::time::{PUBLICATION_TIME, at_perth, perth_now};
+use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now};
 
 /// Entries per media before the map is emptied: request targets are client-chosen, so the
 /// map is bounded; refilling costs one slow-path request per target.
@@ -175,10 +174,8 @@ pub fn remember_and_respond(
 /// (day words and date windows move) or, before it, today's publication time (tomorrow's
 /// prices become visible).
 pub fn meaning_stable_until(now: Timestamp) -> Timestamp {
-    let today = perth_now(now).date();
-    let midnight = at_perth(today.tomorrow().unwrap_or(today), Time::midnight()).timestamp();
-    let publication = at_perth(today, PUBLICATION_TIME).timestamp();
-    if now < publication { publication } else { midnight }
+    let publication = at_perth(perth_now(now).date(), PUBLICATION_TIME).timestamp();
+    if now < publication { publication } else { next_perth_midnight(now) }
 }
 
 #[cfg(test)]

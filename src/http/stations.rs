@@ -268,9 +268,7 @@ pub async fn station(
 /// How long a stored-history document may be reused from `now`: five minutes, never past
 /// the next Perth midnight (when "today" moves).
 fn stored_expiry(now: Timestamp) -> Timestamp {
-    let today = perth_now(now).date();
-    let midnight = crate::time::at_perth(today.tomorrow().unwrap_or(today), jiff::civil::Time::midnight());
-    now.saturating_add(STORED_TTL).unwrap_or(now).min(midnight.timestamp())
+    now.saturating_add(STORED_TTL).unwrap_or(now).min(crate::time::next_perth_midnight(now))
 }
 
 fn stored_rendered(identity: Vec<u8>, now: Timestamp) -> Rendered {

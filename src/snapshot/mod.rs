@@ -173,7 +173,7 @@ pub struct PriceService {
 }
 
 /// Default days of price history kept: three years.
-pub const DEFAULT_HISTORY_DAYS: i32 = 1_096;
+pub const DEFAULT_HISTORY_DAYS: i32 = crate::time::THREE_YEARS_DAYS;
 
 /// The price history the service writes, and how many days of it the warm job keeps.
 #[derive(Clone)]
@@ -510,10 +510,9 @@ pub fn shared_until(
     snapshot_expiry: Timestamp,
     deadlines: &[Timestamp],
 ) -> (Timestamp, i64) {
-    use crate::time::{PUBLICATION_TIME, at_perth, perth_now, price_period};
+    use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now, price_period};
     let today = perth_now(now).date();
-    let next_midnight =
-        at_perth(today.tomorrow().unwrap_or(today), jiff::civil::Time::midnight()).timestamp();
+    let next_midnight = next_perth_midnight(now);
     let (_, period_end) = price_period(date);
     let mut earliest = snapshot_expiry.min(next_midnight).min(period_end.timestamp());
     let publication = at_perth(today, PUBLICATION_TIME).timestamp();

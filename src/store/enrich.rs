@@ -166,7 +166,7 @@ macro_rules! impl_enrich_store {
                 p: &$crate::model::profile::StoredProfile,
             ) -> Result<(), $crate::store::StoreError> {
                 let json = serde_json::to_string(&p.profile)
-                    .map_err(|e| $crate::store::StoreError(e.to_string()))?;
+                    .map_err(|e| $crate::store::StoreError::Encoding(e.to_string()))?;
                 let mut tx = self.pool.begin().await?;
                 sqlx::query($crate::store::enrich::SAVE_PROFILE)
                     .bind(&p.station_key)

@@ -95,7 +95,7 @@ pub fn from_day_number(n: i64) -> Option<Date> {
 
 /// A station's stored details.
 pub fn details(station: &Station) -> Result<String, StoreError> {
-    serde_json::to_string(station).map_err(|e| StoreError(e.to_string()))
+    serde_json::to_string(station).map_err(|e| StoreError::Encoding(e.to_string()))
 }
 
 /// Rows per multi-row statement (4–6 binds each, well under both backends' limits).

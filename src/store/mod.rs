@@ -50,20 +50,33 @@ pub struct Stamp {
     pub expires_at: Timestamp,
 }
 
-/// A store failure: reported as `BYPASS`, never as a failed price request.
+/// A store failure: reported as `BYPASS`, never as a failed price request. The database's
+/// own error is kept as the source (shared, so a failure reported to several waiters is one).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("snapshot store: {0}")]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    /// The database failed or refused a statement.
+    #[error("snapshot store: {0}")]
+    Database(#[source] Arc<sqlx::Error>),
+    /// The schema could not be brought up to date.
+    #[error("snapshot store: migration: {0}")]
+    Migration(#[source] Arc<sqlx::migrate::MigrateError>),
+    /// A value could not be encoded for storage.
+    #[error("snapshot store: encoding: {0}")]
+    Encoding(String),
+    /// The store could not be opened as configured.
+    #[error("snapshot store: {0}")]
+    Setup(String),
+}
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        StoreError(e.to_string())
+        StoreError::Database(Arc::new(e))
     }
 }
 
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(e: sqlx::migrate::MigrateError) -> Self {
-        StoreError(e.to_string())
+        StoreError::Migration(Arc::new(e))
     }
 }
 
@@ -116,7 +129,7 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     } else if url.starts_with("sqlite:") {
         Ok(Arc::new(SqliteStore::open(url).await?))
     } else {
-        Err(StoreError(format!("unsupported store URL scheme in {}", redact(url))))
+        Err(StoreError::Setup(format!("unsupported store URL scheme in {}", redact(url))))
     }
 }
 
@@ -150,7 +163,8 @@ impl SqliteStore {
             && let Some(dir) = file.parent()
             && !dir.as_os_str().is_empty()
         {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError(format!("create {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Setup(format!("create {}: {e}", dir.display())))?;
         }
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;

@@ -123,7 +123,7 @@ macro_rules! impl_store {
                 owner: &str,
             ) -> Result<bool, $crate::store::StoreError> {
                 let (payload, checksum) =
-                    $crate::store::codec::encode(&snapshot.quotes).map_err($crate::store::StoreError)?;
+                    $crate::store::codec::encode(&snapshot.quotes).map_err($crate::store::StoreError::Encoding)?;
                 let done = sqlx::query($crate::store::sql::PUBLISH)
                     .bind(snapshot.date.to_string())
                     .bind($crate::store::millis(snapshot.fetched_at))
