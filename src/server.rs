@@ -103,9 +103,9 @@ impl Readiness for StoreReadiness {
 pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
     let handle = telemetry::metrics_handle();
     Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route(crate::http::routes::HEALTHZ, get(|| async { "ok\n" }))
         .route(
-            "/readyz",
+            crate::http::routes::READYZ,
             get(move || {
                 let readiness = readiness.clone();
                 async move {
@@ -117,7 +117,7 @@ pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
             }),
         )
         .route(
-            "/metrics",
+            crate::http::routes::METRICS,
             get(move || {
                 let body = handle.render();
                 async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response() }

@@ -11,6 +11,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing::Instrument;
+
+use crate::http::routes::{ADMIN, PUBLIC};
 use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
@@ -97,24 +99,14 @@ fn new_request_id() -> HeaderValue {
     HeaderValue::from_bytes(&text[..len]).unwrap_or(HeaderValue::from_static("-"))
 }
 
-/// The route labels of this process's routes, then "other" and "unmatched".
-const ROUTES: [&str; 15] = [
-    "/",
-    "/v1",
-    "/legacy",
-    "/v1/stations",
-    "/v1/stations/{station_id}",
-    "/v1/stations/{station_id}/history",
-    "/v1/stats",
-    "/static/image/brand/{filename}",
-    "/explore",
-    "/explore/{file}",
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "other",
-    "unmatched",
-];
+/// Route labels: the router's public and admin path patterns (`http::routes`), then "other"
+/// (a path of neither) and "unmatched" (no route).
+const ROUTE_COUNT: usize = PUBLIC.len() + ADMIN.len() + 2;
+
+fn route_label(index: usize) -> &'static str {
+    PUBLIC.iter().chain(ADMIN.iter()).copied().chain(["other", "unmatched"]).nth(index).unwrap_or("unmatched")
+}
+
 const METHODS: [&str; 4] = ["GET", "HEAD", "OPTIONS", "other"];
 /// The statuses this service answers with, then "other".
 const STATUSES: [u16; 16] = [200, 204, 302, 304, 400, 404, 405, 406, 408, 413, 414, 415, 500, 502, 503, 504];
@@ -123,11 +115,13 @@ const STATUS_LABELS: [&str; 17] = [
     "504", "other",
 ];
 
-/// A route label's place in [`ROUTES`] ("other" for a path that is not one of them).
+/// A route label's place among the labels ("other" for a path that is not a route).
 fn route_index(route: Option<&str>) -> usize {
     match route {
-        Some(path) => ROUTES[..13].iter().position(|r| *r == path).unwrap_or(13),
-        None => 14,
+        Some(path) => {
+            PUBLIC.iter().chain(ADMIN.iter()).position(|r| *r == path).unwrap_or(PUBLIC.len() + ADMIN.len())
+        }
+        None => ROUTE_COUNT - 1,
     }
 }
 
@@ -145,7 +139,7 @@ fn status_index(status: axum::http::StatusCode) -> usize {
 }
 
 type Handles = (metrics::Counter, metrics::Histogram);
-const HANDLE_SLOTS: usize = ROUTES.len() * METHODS.len() * STATUS_LABELS.len();
+const HANDLE_SLOTS: usize = ROUTE_COUNT * METHODS.len() * STATUS_LABELS.len();
 
 /// The counter and histogram of one (route, method, status), registered on first use and
 /// then found by index without a lock: building and hashing metric keys on every request
@@ -153,13 +147,13 @@ const HANDLE_SLOTS: usize = ROUTES.len() * METHODS.len() * STATUS_LABELS.len();
 fn request_metrics(route: usize, method: usize, status: usize) -> &'static Handles {
     static HANDLES: [OnceLock<Handles>; HANDLE_SLOTS] = [const { OnceLock::new() }; HANDLE_SLOTS];
     let (route, method, status) =
-        (route.min(ROUTES.len() - 1), method.min(METHODS.len() - 1), status.min(STATUS_LABELS.len() - 1));
+        (route.min(ROUTE_COUNT - 1), method.min(METHODS.len() - 1), status.min(STATUS_LABELS.len() - 1));
     HANDLES[(route * METHODS.len() + method) * STATUS_LABELS.len() + status].get_or_init(|| {
         // Handles are bound to the recorder installed when they are made: install ours first,
         // or a request served before `/metrics` was set up would be counted nowhere, forever.
         drop(metrics_handle());
         let labels =
-            [("route", ROUTES[route]), ("method", METHODS[method]), ("status", STATUS_LABELS[status])];
+            [("route", route_label(route)), ("method", METHODS[method]), ("status", STATUS_LABELS[status])];
         (
             metrics::counter!("wafuel_http_requests_total", &labels),
             metrics::histogram!("wafuel_http_request_duration_seconds", &labels),
@@ -335,11 +329,13 @@ mod tests {
 
     #[test]
     fn route_method_and_status_labels_are_indexed_exactly() {
-        for (i, route) in ROUTES[..13].iter().enumerate() {
+        for (i, route) in PUBLIC.iter().chain(ADMIN.iter()).enumerate() {
             assert_eq!(route_index(Some(route)), i);
+            assert_eq!(route_label(i), *route);
         }
-        assert_eq!(ROUTES[route_index(Some("/v1/elsewhere"))], "other");
-        assert_eq!(ROUTES[route_index(None)], "unmatched");
+        assert_eq!(route_label(route_index(Some("/v1/elsewhere"))), "other");
+        assert_eq!(route_label(route_index(None)), "unmatched");
+        assert_eq!(route_index(None), ROUTE_COUNT - 1);
         assert_eq!(METHODS[method_index(&axum::http::Method::HEAD)], "HEAD");
         assert_eq!(METHODS[method_index(&axum::http::Method::POST)], "other");
         for status in STATUSES {

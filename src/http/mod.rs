@@ -10,6 +10,7 @@ pub mod headers;
 pub mod negotiate;
 pub mod prices;
 pub mod rendered;
+pub mod routes;
 pub mod stations;
 
 use std::sync::Arc;
@@ -58,17 +59,15 @@ pub fn front_first(
     use crate::query::Route;
     use stations::{HISTORY_MEDIA, STATION_MEDIA, STATS_MEDIA};
     let (route, offered): (_, &[negotiate::Media]) = match request.uri.path() {
-        "/v1" => return Some(("/v1", prices::front_first(state, Route::V1, request)?)),
-        "/legacy" => return Some(("/legacy", prices::front_first(state, Route::Legacy, request)?)),
-        "/v1/stations" => ("/v1/stations", &STATION_MEDIA),
-        "/v1/stats" => ("/v1/stats", &STATS_MEDIA),
+        routes::V1 => return Some((routes::V1, prices::front_first(state, Route::V1, request)?)),
+        routes::LEGACY => return Some((routes::LEGACY, prices::front_first(state, Route::Legacy, request)?)),
+        routes::STATIONS => (routes::STATIONS, &STATION_MEDIA),
+        routes::STATS => (routes::STATS, &STATS_MEDIA),
         path => {
             let rest = path.strip_prefix("/v1/stations/")?;
             match rest.strip_suffix("/history") {
-                Some(id) if !id.is_empty() && !id.contains('/') => {
-                    ("/v1/stations/{station_id}/history", &HISTORY_MEDIA)
-                }
-                _ if !rest.is_empty() && !rest.contains('/') => ("/v1/stations/{station_id}", &STATION_MEDIA),
+                Some(id) if !id.is_empty() && !id.contains('/') => (routes::STATION_HISTORY, &HISTORY_MEDIA),
+                _ if !rest.is_empty() && !rest.contains('/') => (routes::STATION, &STATION_MEDIA),
                 _ => return None,
             }
         }
@@ -79,16 +78,16 @@ pub fn front_first(
 /// The public router.
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/", any(root))
-        .route("/v1", any(prices::v1))
-        .route("/legacy", any(prices::legacy))
-        .route("/v1/stations", any(stations::stations))
-        .route("/v1/stations/{station_id}", any(stations::station))
-        .route("/v1/stations/{station_id}/history", any(stations::history))
-        .route("/v1/stats", any(stations::stats))
-        .route("/static/image/brand/{filename}", any(logo))
-        .route("/explore", any(explore::page))
-        .route("/explore/{file}", any(explore::file))
+        .route(routes::ROOT, any(root))
+        .route(routes::V1, any(prices::v1))
+        .route(routes::LEGACY, any(prices::legacy))
+        .route(routes::STATIONS, any(stations::stations))
+        .route(routes::STATION, any(stations::station))
+        .route(routes::STATION_HISTORY, any(stations::history))
+        .route(routes::STATS, any(stations::stats))
+        .route(routes::LOGO, any(logo))
+        .route(routes::EXPLORE, any(explore::page))
+        .route(routes::EXPLORE_FILE, any(explore::file))
         .fallback(|| async { ApiError::not_found(Flavor::JsonApi) })
         // Shared behind one Arc: handlers clone a pointer per request, not the fields.
         .with_state(Arc::new(state))
