@@ -1,6 +1,7 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 
 pub mod app;
+pub mod cache_policy;
 pub mod catalog;
 pub mod config;
 pub mod error_code;

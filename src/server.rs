@@ -205,7 +205,11 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
             move |request: axum::extract::Request, next: axum::middleware::Next| async move {
                 let length = request.uri().path().len() + request.uri().query().map_or(0, |q| q.len() + 1);
                 if length > max_uri {
-                    return (StatusCode::URI_TOO_LONG, [(header::CACHE_CONTROL, "no-store")]).into_response();
+                    return (
+                        StatusCode::URI_TOO_LONG,
+                        [(header::CACHE_CONTROL, crate::cache_policy::NO_STORE)],
+                    )
+                        .into_response();
                 }
                 next.run(request).await
             },

@@ -75,7 +75,7 @@ impl IntoResponse for ApiError {
         if !content_type.is_empty() {
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         }
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
         h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         apply_cors(h);
         if self.code == ErrorCode::MethodNotAllowed {

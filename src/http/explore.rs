@@ -28,7 +28,7 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; base-uri 'none'; 
 const PERMISSIONS_POLICY: &str = "geolocation=(self), camera=(), microphone=()";
 
 static FILES: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
-    let file = |body: &str, kind| Asset::new(body.to_string(), kind, "public, max-age=86400");
+    let file = |body: &str, kind| Asset::new(body.to_string(), kind, crate::cache_policy::STATIC_ASSET);
     HashMap::from([
         ("app.js", file(SCRIPT, "text/javascript; charset=utf-8")),
         ("app.css", file(STYLE, "text/css; charset=utf-8")),
@@ -39,7 +39,7 @@ static PAGE: LazyLock<Asset> = LazyLock::new(|| {
     let version = |name: &str| FILES.get(name).map(Asset::version).unwrap_or_default();
     let html = HTML.replace("{{app.js}}", version("app.js")).replace("{{app.css}}", version("app.css"));
     // Short: a new release's page (and so its file versions) reaches browsers within minutes.
-    Asset::new(html, "text/html; charset=utf-8", "public, max-age=300")
+    Asset::new(html, "text/html; charset=utf-8", crate::cache_policy::PAGE)
 });
 
 fn page_headers() -> [(HeaderName, &'static str); 3] {

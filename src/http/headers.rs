@@ -2,6 +2,8 @@
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 
+use crate::cache_policy;
+
 pub const ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
 pub const EXPOSE_HEADERS: &str =
     "ETag, Retry-After, X-Fuel-Cache, X-Fuel-Snapshot-Cache, X-Fuel-Source-Date, X-Fuel-Fetched-At";
@@ -26,13 +28,13 @@ pub fn cache_control(s_maxage: i64) -> HeaderValue {
         static LAST: std::cell::RefCell<Option<(i64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
     }
     if s_maxage <= 0 {
-        return HeaderValue::from_static("no-store");
+        return HeaderValue::from_static(cache_policy::NO_STORE);
     }
     LAST.with_borrow_mut(|last| match last {
         Some((age, value)) if *age == s_maxage => value.clone(),
         _ => {
-            let value = HeaderValue::from_str(&format!("public, max-age=0, s-maxage={s_maxage}"))
-                .unwrap_or(HeaderValue::from_static("no-store"));
+            let value = HeaderValue::from_str(&cache_policy::shared(s_maxage))
+                .unwrap_or(HeaderValue::from_static(cache_policy::NO_STORE));
             *last = Some((s_maxage, value.clone()));
             value
         }

@@ -122,7 +122,7 @@ async fn root(
         }
         Err(_) => return ApiError::query_text(Flavor::JsonApi).into_response(),
     }
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
     apply_cors(h);
     response
 }
@@ -155,7 +155,7 @@ pub fn preflight(headers: &HeaderMap) -> Response {
         }
         h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, requested.clone());
     }
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
     h.insert(
         header::VARY,
         HeaderValue::from_static("Access-Control-Request-Method, Access-Control-Request-Headers"),

@@ -111,8 +111,7 @@ where
     Ok((entry.into_value(), !fresh))
 }
 
-/// A cached document is rebuilt from the store after this long (the enrichment interval).
-pub const REBUILD_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_mins(15);
+pub use crate::cache_policy::REBUILD_AFTER;
 
 impl Rendered {
     /// When this document's shared freshness runs out, and its cap, as decided at `now`.

@@ -10,7 +10,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::request::Parts;
 use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 
 use super::errors::{ApiError, Flavor};
 use super::front::{Freshness, ServedAs, from_front, remember_and_respond};
@@ -33,9 +33,6 @@ use crate::station_query::{StationsQuery, parse_history, parse_station, parse_st
 use crate::time::{Day, perth_now, tomorrow_published};
 
 const VARY: &str = "Accept, Accept-Encoding";
-/// History and statistics change when an extract is written (hourly at most): documents of
-/// them are kept this long, and never past the next Perth midnight.
-const STORED_TTL: SignedDuration = SignedDuration::from_mins(5);
 
 /// Method, Content-Type and Accept checks shared by every route here; `Err` is the answer.
 fn preamble(request: &Parts, offered: &[Media]) -> Result<Media, Box<Response>> {
@@ -268,7 +265,9 @@ pub async fn station(
 /// How long a stored-history document may be reused from `now`: five minutes, never past
 /// the next Perth midnight (when "today" moves).
 fn stored_expiry(now: Timestamp) -> Timestamp {
-    now.saturating_add(STORED_TTL).unwrap_or(now).min(crate::time::next_perth_midnight(now))
+    now.saturating_add(crate::cache_policy::STORED_DOCUMENT_TTL)
+        .unwrap_or(now)
+        .min(crate::time::next_perth_midnight(now))
 }
 
 fn stored_rendered(identity: Vec<u8>, now: Timestamp) -> Rendered {

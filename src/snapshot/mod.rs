@@ -21,10 +21,10 @@ use crate::time::{Day, SharedClock};
 use held::HeldSnapshots;
 use singleflight::SingleFlight;
 
-/// A snapshot where every selected product has a quote lives this long.
-pub const COMPLETE_TTL: SignedDuration = SignedDuration::from_hours(6);
-/// An empty or partial snapshot lives at most this long.
-pub const INCOMPLETE_TTL: SignedDuration = SignedDuration::from_secs(30);
+pub use crate::cache_policy::{
+    COMPLETE_SNAPSHOT_TTL as COMPLETE_TTL, INCOMPLETE_SNAPSHOT_TTL as INCOMPLETE_TTL, MAX_SHARED_AGE,
+    MAX_SHARED_AGE_UNAVAILABLE,
+};
 
 /// Where a selection's snapshots came from (`X-Fuel-Snapshot-Cache`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -491,11 +491,6 @@ mod tests {
         );
     }
 }
-
-/// Longest shared-cache lifetime of a rendered response with prices.
-pub const MAX_SHARED_AGE: i64 = 21_600;
-/// Longest shared-cache lifetime when the selection is not `available`.
-pub const MAX_SHARED_AGE_UNAVAILABLE: i64 = 30;
 
 /// When a shared cache must stop keeping a rendered response, and the cap on its `s-maxage`
 /// (see [`max_age_at`]): the earliest of snapshot expiry, the next Perth midnight, the end of
