@@ -69,7 +69,7 @@ static MEMO: std::sync::LazyLock<crate::sync::Memo<std::sync::Arc<Station>>> =
 
 /// Forget remembered stations and phones (benchmarks measure a cold start).
 pub fn clear_memo() {
-    MEMO.clear();
+    clear_station_memo();
     super::phone::clear_memo();
 }
 
@@ -77,6 +77,7 @@ pub fn clear_memo() {
 /// state's phone numbers before (every build after its first).
 pub fn clear_station_memo() {
     MEMO.clear();
+    super::site_features::clear_memo();
 }
 
 /// The text a station's normalisation depends on, as one memo key.

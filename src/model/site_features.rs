@@ -60,7 +60,7 @@ pub fn parse_site_features(text: &str) -> SiteFeatures {
         classify_piece(piece, &mut features, &mut unclassified);
     }
     let hours = match hours_text {
-        Some(h) => parse_hours(h),
+        Some(h) => remembered_hours(h),
         None => Hours::Unknown,
     };
     if hours == Hours::TwentyFourSeven {
@@ -69,6 +69,25 @@ pub fn parse_site_features(text: &str) -> SiteFeatures {
     features.sort_unstable();
     features.dedup();
     SiteFeatures { features, unclassified, hours }
+}
+
+/// Hours texts already read. Stations share a handful of schedules ("Open 24 hours", a
+/// chain's standard week), so a cold build parses each distinct text once.
+static HOURS: std::sync::LazyLock<crate::sync::Memo<Hours>> =
+    std::sync::LazyLock::new(|| crate::sync::Memo::new(4_096));
+
+fn remembered_hours(text: &str) -> Hours {
+    if let Some(known) = HOURS.get(text) {
+        return known;
+    }
+    let hours = parse_hours(text);
+    HOURS.insert(text.to_string(), hours.clone());
+    hours
+}
+
+/// Forget the hours texts read (benchmarks measure a cold build).
+pub fn clear_memo() {
+    HOURS.clear();
 }
 
 /// Byte offset of the first whole word `Open`.
@@ -246,6 +265,22 @@ fn parse_clock(text: &str) -> Option<(u8, u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A remembered reading is the reading: first time, again, and after the memo is cleared.
+    #[test]
+    fn remembered_hours_read_as_parsed() {
+        for text in [
+            "Open 24 hours",
+            "Open Mon-Fri: 06:00-19:00, Sat: 07:00-17:00, Sun: -",
+            "Open whenever the owner feels like it",
+        ] {
+            let parsed = parse_hours(text);
+            assert_eq!(remembered_hours(text), parsed);
+            assert_eq!(remembered_hours(text), parsed);
+            clear_memo();
+            assert_eq!(remembered_hours(text), parsed);
+        }
+    }
 
     fn days(h: &Hours) -> WeekHours {
         match h {
