@@ -310,8 +310,10 @@ impl PriceService {
 
     /// The snapshot of `key` this process holds, while it is fresh and the store still has it:
     /// confirmed without a store read within `recheck` of the last confirmation, else by its
-    /// stamp. `None` sends the caller to the store (not held, expired, replaced by another
-    /// replica, or the store failed to answer: the store path then decides).
+    /// stamp. `None` sends the caller to the store (not held, expired, or replaced or removed
+    /// by another replica). A store that cannot answer the stamp read leaves the held snapshot
+    /// served until its own expiry: an outage never turns prices in memory into source
+    /// requests (the stamp is asked again after the next `recheck`).
     async fn held_fresh(&self, key: &str, now: Timestamp) -> Option<Arc<Snapshot>> {
         let held = self.held.get(key)?;
         if !held.snapshot.is_fresh(now) {
@@ -321,17 +323,20 @@ impl PriceService {
         if since >= SignedDuration::ZERO && since < signed(self.fill.recheck) {
             return Some(held.snapshot);
         }
-        match self.store.stamp(key).await {
-            Ok(Some(stamp)) if stamp == held.snapshot.stamp() => {
-                let snapshot = held.snapshot.clone();
-                self.held.confirm(held, now);
-                Some(snapshot)
+        let unchanged = match self.store.stamp(key).await {
+            Ok(stamp) => stamp == Some(held.snapshot.stamp()),
+            Err(e) => {
+                tracing::warn!(error = %e, key, "store unavailable; serving the snapshot held in memory");
+                true
             }
-            _ => {
-                self.held.forget(key);
-                None
-            }
+        };
+        if !unchanged {
+            self.held.forget(key);
+            return None;
         }
+        let snapshot = held.snapshot.clone();
+        self.held.confirm(held, now);
+        Some(snapshot)
     }
 
     /// Take the lease and fetch, or wait for the replica that holds it.

@@ -207,3 +207,28 @@ async fn a_restarted_replica_preloads_the_stored_day() {
     assert_eq!(restarted.prices.held_quotes(), held, "served from what was preloaded");
     assert_eq!(app.source_requests(), 7);
 }
+
+/// A store that fails after the day was read leaves the prices held in memory served (until
+/// their own expiry) instead of turning every request into a source request.
+#[tokio::test]
+async fn a_failing_store_leaves_the_held_prices_served() {
+    let app = TestApp::new().await;
+    assert_eq!(app.get("/v1?product=1").await.status, 200);
+    assert_eq!(app.source_requests(), 1);
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
+    sqlx::query("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    // Past the recheck: the stamp read fails.
+    app.clock.advance(Duration::from_secs(2));
+    for near in ["-31.95,115.86", "-32.05,115.75", "-31.80,115.80"] {
+        let r = app.get(&format!("/v1/stations?product=1&near={near}&limit=3")).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("x-fuel-snapshot-cache"), "HIT");
+    }
+    assert_eq!(app.source_requests(), 1, "no source request while the day is held and fresh");
+    // A product never held still goes to the source directly (the store is gone).
+    let other = app.get("/v1?product=4").await;
+    assert_eq!(other.status, 200);
+    assert_eq!(other.header("x-fuel-snapshot-cache"), "BYPASS");
+}
