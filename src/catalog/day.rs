@@ -88,23 +88,16 @@ impl DayCatalog {
 mod tests {
     use super::*;
     use crate::model::geo::great_circle_m;
-    use crate::model::normalize::normalize_station;
-    use crate::model::record::SourceRecord;
+    use crate::model::station::testing;
     use jiff::Timestamp;
     use jiff::civil::date;
 
     fn quote(i: usize, lat: f64, lng: f64) -> Quote {
-        let station = normalize_station(&SourceRecord {
-            brand: Some("BP".into()),
-            trading_name: Some(format!("S{i}").into()),
-            location: Some("PERTH".into()),
-            address: Some(format!("{i} Main St").into()),
-            latitude: Some(format!("{lat:.5}").into()),
-            longitude: Some(format!("{lng:.5}").into()),
-            ..SourceRecord::default()
-        })
-        .expect("station");
-        Quote { product: 1, price: 180.0, price_text: "180".into(), station: Arc::new(station) }
+        testing::quote(
+            &testing::station(&format!("S{i}"), "BP", &format!("{lat:.5}"), &format!("{lng:.5}")),
+            1,
+            180.0,
+        )
     }
 
     /// A deterministic spread of stations over the south-west of the state.

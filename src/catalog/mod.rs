@@ -185,7 +185,7 @@ impl Selected {
     pub fn quotes<'a>(&'a self, selection: &Selection, subset: Subset<'_>) -> Vec<&'a Quote> {
         let keep = |q: &&Quote| keeps(selection, q);
         match subset {
-            Subset::All => self.data.quotes().filter(keep).collect(),
+            Subset::All => selected_quotes(selection, &self.data),
             Subset::Station(id) => self.days.iter().flat_map(|d| d.station(id)).filter(keep).collect(),
             Subset::Near(point, radius) => {
                 self.days.iter().flat_map(|d| d.near(point, radius)).filter(keep).collect()

@@ -436,25 +436,14 @@ impl Serialize for Notes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::normalize::normalize_station;
-    use crate::model::record::SourceRecord;
+    use crate::model::station::testing;
     use crate::query::{Route, parse_selection};
     use crate::time::perth_instant;
     use jiff::civil::date;
 
     fn brand_of(label: &str, query: &str) -> serde_json::Value {
         let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
-        let station = normalize_station(&SourceRecord {
-            brand: Some(label.to_string().into()),
-            trading_name: Some("Corner Fuel".into()),
-            location: Some("PERTH".into()),
-            address: Some("1 Main St".into()),
-            latitude: Some("-31.95".into()),
-            longitude: Some("115.86".into()),
-            ..SourceRecord::default()
-        })
-        .expect("station");
-        let quote = Quote { product: 1, price: 180.0, price_text: "180".into(), station: station.into() };
+        let quote = testing::quote(&testing::station("Corner Fuel", label, "-31.95", "115.86"), 1, 180.0);
         let selection = parse_selection(Route::V1, query, now).expect("query");
         let bytes = render(&PriceDocument {
             selection: &selection,

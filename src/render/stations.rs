@@ -333,24 +333,13 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::normalize::normalize_station;
-    use crate::model::record::SourceRecord;
+    use crate::model::station::testing;
     use crate::station_query::parse_stations;
     use crate::time::perth_instant;
     use jiff::civil::date;
 
     fn quote(name: &str, lat: &str, product: u8, price: f64) -> Quote {
-        let station = normalize_station(&SourceRecord {
-            brand: Some("BP".into()),
-            trading_name: Some(name.to_string().into()),
-            location: Some("PERTH".into()),
-            address: Some(format!("{name} St").into()),
-            latitude: Some(lat.to_string().into()),
-            longitude: Some("115.86".into()),
-            ..SourceRecord::default()
-        })
-        .expect("station");
-        Quote { product, price, price_text: price.to_string(), station: std::sync::Arc::new(station) }
+        testing::quote(&testing::station(name, "BP", lat, "115.86"), product, price)
     }
 
     #[test]

@@ -122,23 +122,11 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::normalize::normalize_station;
-    use crate::model::record::SourceRecord;
+    use crate::model::station::testing;
     use jiff::civil::date;
 
     fn station(name: &str) -> Arc<Station> {
-        Arc::new(
-            normalize_station(&SourceRecord {
-                brand: Some("BP".into()),
-                trading_name: Some(name.to_string().into()),
-                location: Some("PERTH".into()),
-                address: Some(format!("{name} St").into()),
-                latitude: Some("-31.95".into()),
-                longitude: Some("115.86".into()),
-                ..SourceRecord::default()
-            })
-            .expect("station"),
-        )
+        testing::station(name, "BP", "-31.95", "115.86")
     }
 
     fn snapshot(key: &str, stations: &[Arc<Station>]) -> Arc<Snapshot> {
@@ -148,12 +136,7 @@ mod tests {
             date: date(2026, 11, 23),
             fetched_at: now,
             expires_at: now,
-            quotes: Arc::new(
-                stations
-                    .iter()
-                    .map(|s| Quote { product: 1, price: 180.0, price_text: "180".into(), station: s.clone() })
-                    .collect(),
-            ),
+            quotes: Arc::new(stations.iter().map(|s| testing::quote(s, 1, 180.0)).collect()),
         })
     }
 

@@ -90,6 +90,7 @@ macro_rules! impl_enrich_store {
                 use sqlx::Row;
                 use $crate::store::enrich as q;
                 let mut changed = 0;
+                let mut cleared = false;
                 // One enrichment pass runs at a time (job lease), so read-then-write is safe;
                 // the transaction keeps each seed and its profile consistent.
                 let mut tx = self.pool.begin().await?;
@@ -122,9 +123,11 @@ macro_rules! impl_enrich_store {
                         .await?;
                     if existing.is_some() {
                         sqlx::query(q::CLEAR_PROFILE).bind(&s.station_key).execute(&mut *tx).await?;
+                        cleared = true;
                     }
                 }
-                if changed > 0 {
+                // Only a cleared profile changes what readers hold; a new seed has none yet.
+                if cleared {
                     sqlx::query(q::BUMP_COUNTER).bind(q::PROFILES_COUNTER).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
