@@ -223,8 +223,44 @@ fn nearby() {
         wafuel::render::stations::render_jsonapi(&doc, false).len()
     };
     let took = time(1000, one);
+    // The same queries through the day catalogue's grid (as the service answers them): only
+    // the stations in the cells around the point are measured and ranked.
+    let snapshot = std::sync::Arc::new(wafuel::store::Snapshot {
+        key: "extract:1:2026-09-29".into(),
+        date: date(2026, 9, 29),
+        fetched_at: perth_instant(now),
+        expires_at: perth_instant(now),
+        quotes: std::sync::Arc::new(quotes.iter().filter(|q| q.product == 1).cloned().collect()),
+    });
+    let day = wafuel::catalog::DayCatalog::new(snapshot);
+    let mut k = 0;
+    let grid = || {
+        k = (k + 1) % points.len();
+        let (lat, lon) = points[k];
+        let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
+        let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
+        let near = query.near.expect("near");
+        let base = day.near(near, query.radius_m);
+        let rows = wafuel::render::stations::station_rows(&query, &base, None);
+        let date = query.selection.date.to_string();
+        let doc = wafuel::render::stations::StationsDoc {
+            query: &query,
+            rows: &rows,
+            fetched_at: perth_instant(now),
+            status: PublicationStatus::Available,
+            next: wafuel::render::stations::NextDay {
+                date: &date,
+                status: PublicationStatus::NotYetPublished,
+            },
+            meta: &meta,
+            enrichment: &no_enrichment,
+        };
+        wafuel::render::stations::render_jsonapi(&doc, false).len()
+    };
+    let took_grid = time(1000, grid);
     println!("catalogue_quotes {}", quotes.len());
     println!("nearby_uncached_ms {:.4}", took.as_secs_f64() * 1e3);
+    println!("nearby_grid_ms {:.4}", took_grid.as_secs_f64() * 1e3);
 }
 
 async fn history(dir: &str) {
