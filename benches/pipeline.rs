@@ -84,6 +84,7 @@ fn pipeline() {
             meta: &meta,
             enrichment: &no_enrichment,
         })
+        .expect("render")
     };
     let validate_one = |product: u8, feed: &str| {
         let parsed = rss::parse(feed).expect("feed");
@@ -220,7 +221,7 @@ fn nearby() {
             meta: &meta,
             enrichment: &no_enrichment,
         };
-        wafuel::render::stations::render_jsonapi(&doc, false).len()
+        wafuel::render::stations::render_jsonapi(&doc, false).expect("render").len()
     };
     let took = time(1000, one);
     // The same queries through the day catalogue's grid (as the service answers them): only
@@ -255,7 +256,7 @@ fn nearby() {
             meta: &meta,
             enrichment: &no_enrichment,
         };
-        wafuel::render::stations::render_jsonapi(&doc, false).len()
+        wafuel::render::stations::render_jsonapi(&doc, false).expect("render").len()
     };
     let took_grid = time(1000, grid);
     println!("catalogue_quotes {}", quotes.len());
@@ -311,13 +312,16 @@ async fn history(dir: &str) {
     for _ in 0..30 {
         let t = Instant::now();
         let points = store.station_history(&station, 1, first, last).await.expect("read").expect("some");
-        std::hint::black_box(wafuel::render::market::history_jsonapi(
-            &station,
-            1,
-            (first, last),
-            &points,
-            &DocumentMeta::default(),
-        ));
+        std::hint::black_box(
+            wafuel::render::market::history_jsonapi(
+                &station,
+                1,
+                (first, last),
+                &points,
+                &DocumentMeta::default(),
+            )
+            .expect("render"),
+        );
         samples.push(t.elapsed());
     }
     println!("history_3y_points {}", days);
@@ -330,7 +334,9 @@ async fn history(dir: &str) {
         let m = wafuel::catalog::market::market(&rows, None, None);
         let scope =
             wafuel::render::market::StatsScope { product: 1, brands: None, regions: None, from, to: last };
-        std::hint::black_box(wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()));
+        std::hint::black_box(
+            wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()).expect("render"),
+        );
         samples.push(t.elapsed());
     }
     println!("stats_90d_ms {:.3}", median(samples).as_secs_f64() * 1e3);

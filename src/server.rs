@@ -219,13 +219,7 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
 /// The answer when the concurrency limit is reached.
 async fn overloaded(_: tower::BoxError) -> axum::response::Response {
     metrics::counter!("wafuel_http_shed_total").increment(1);
-    let mut error = crate::http::errors::ApiError::new(
-        crate::error_code::ErrorCode::UpstreamUnavailable,
-        crate::error_code::detail::OVERLOADED,
-        crate::http::errors::Flavor::JsonApi,
-    );
-    error.retry_after = Some(1);
-    error.into_response()
+    crate::http::errors::ApiError::overloaded().into_response()
 }
 
 /// Serve routers on their listeners until a shutdown signal, then drain and return.

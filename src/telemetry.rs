@@ -12,7 +12,7 @@ use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing::Instrument;
 
-use crate::http::routes::{ADMIN, PUBLIC};
+use crate::http::routes::{ADMIN, PUBLIC_PATHS as PUBLIC};
 use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;

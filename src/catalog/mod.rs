@@ -4,6 +4,7 @@
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
 pub mod day;
+pub mod documents;
 pub mod market;
 pub mod profiles;
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use day::DayCatalog;
+pub use documents::{Facts, PriceModel};
 pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 

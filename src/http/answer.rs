@@ -170,14 +170,17 @@ mod tests {
     #[tokio::test]
     async fn prepared_heads_answer_as_respond_does() {
         let now = perth_instant(date(2026, 11, 23).at(15, 0, 0, 0));
+        let facts = crate::catalog::Facts {
+            date: date(2026, 11, 23),
+            fetched_at: now,
+            expires_at: now + jiff::SignedDuration::from_hours(6),
+            status: PublicationStatus::Available,
+            cache: SnapshotCache::Miss,
+        };
         let doc = super::super::rendered::rendered_from(
             Representation::build(br#"{"data":[{"id":"a","type":"station"}]}"#.repeat(40)),
-            "2026-11-23".into(),
+            &facts,
             now,
-            date(2026, 11, 23),
-            (now + jiff::SignedDuration::from_hours(6), now),
-            PublicationStatus::Available,
-            SnapshotCache::Miss,
         );
         for (media, max_age, fuel) in [("application/vnd.api+json", 321, true), ("text/csv", 0, false)] {
             // Prepared at another second: the Cache-Control of the answer is its own.

@@ -2,7 +2,7 @@
 //! ETag, `If-None-Match` → 304, and 405 for any other method.
 
 use super::conditional::if_none_match_matches;
-use super::errors::{ApiError, Flavor};
+use super::errors::ApiError;
 use crate::render::asset::Asset;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -15,9 +15,6 @@ pub fn serve(
     headers: &HeaderMap,
     extra: &[(HeaderName, &'static str)],
 ) -> Response {
-    if !matches!(*method, Method::GET | Method::HEAD) {
-        return method_not_allowed();
-    }
     let not_modified = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -47,8 +44,8 @@ pub fn serve(
 }
 
 /// 405 with `Allow: GET, HEAD`: files are only read.
-pub fn method_not_allowed() -> Response {
-    let mut r = ApiError::method_not_allowed(Flavor::JsonApi).into_response();
+pub async fn method_not_allowed() -> Response {
+    let mut r = ApiError::method_not_allowed().into_response();
     r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
     r
 }

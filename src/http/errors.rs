@@ -1,12 +1,20 @@
 //! The HTTP layer's one error type and its responses (docs/api.md "Errors").
+//!
+//! Every failure a request can meet converts into [`ApiError`] (`?` in the endpoint
+//! pipeline), and [`ApiError::respond`] is the one place that decides its status, code,
+//! detail text, `Retry-After` and log line: the same condition answers the same everywhere.
+
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::headers::{ALLOW_METHODS, apply_cors};
+use crate::catalog::CatalogError;
 use crate::error_code::{ErrorCode, detail};
 use crate::query::QueryError;
+use crate::render::RenderError;
 use crate::render::errors::{jsonapi_error, legacy_error};
 use crate::source::SourceError;
 
@@ -21,52 +29,95 @@ pub enum Flavor {
     Empty,
 }
 
-/// A failed request: code, safe text, and the headers some codes carry.
-#[derive(Debug, Clone)]
-pub struct ApiError {
-    pub code: ErrorCode,
-    pub detail: &'static str,
-    pub retry_after: Option<u32>,
-    pub flavor: Flavor,
+/// A failed request, with its cause.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The query breaks a rule; nothing was read or fetched.
+    #[error("invalid query: {}", .0.reason)]
+    Query(#[from] QueryError),
+    /// The prices could not be had from the store or the source.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// A document's data could not be had (prices, history, a station).
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// A document could not be written (never expected: bugs, not input).
+    #[error("the document could not be written")]
+    Render(#[from] RenderError),
+    /// One build's failure, shared by every request that waited for that build.
+    #[error(transparent)]
+    Shared(#[from] Arc<ApiError>),
+    /// Refused by the HTTP layer itself: method, media, path, load.
+    #[error("{code:?}: {detail}")]
+    Refused { code: ErrorCode, detail: &'static str, retry_after: Option<u32> },
 }
 
 impl ApiError {
-    pub fn new(code: ErrorCode, detail: &'static str, flavor: Flavor) -> Self {
-        Self { code, detail, retry_after: None, flavor }
+    pub fn refused(code: ErrorCode, detail: &'static str) -> Self {
+        Self::Refused { code, detail, retry_after: None }
     }
 
-    pub fn not_found(flavor: Flavor) -> Self {
-        Self::new(ErrorCode::NotFound, detail::NOT_FOUND, flavor)
+    pub fn not_found() -> Self {
+        Self::refused(ErrorCode::NotFound, detail::NOT_FOUND)
     }
 
-    pub fn method_not_allowed(flavor: Flavor) -> Self {
-        Self::new(ErrorCode::MethodNotAllowed, detail::METHOD_NOT_ALLOWED, flavor)
+    pub fn method_not_allowed() -> Self {
+        Self::refused(ErrorCode::MethodNotAllowed, detail::METHOD_NOT_ALLOWED)
     }
 
-    pub fn query(e: &QueryError, flavor: Flavor) -> Self {
-        Self::new(ErrorCode::InvalidQuery, e.detail, flavor)
+    /// A query that cannot even be carried into a header, or a malformed path parameter.
+    pub fn query_text() -> Self {
+        Self::refused(ErrorCode::InvalidQuery, detail::INVALID_QUERY)
     }
 
-    pub fn source(e: &SourceError, flavor: Flavor) -> Self {
-        Self { retry_after: e.retry_after, ..Self::new(e.code, e.detail, flavor) }
+    /// Too many requests in flight: retry in a second.
+    pub fn overloaded() -> Self {
+        Self::Refused {
+            code: ErrorCode::UpstreamUnavailable,
+            detail: detail::OVERLOADED,
+            retry_after: Some(1),
+        }
     }
 
-    /// A query that cannot even be carried into a header.
-    pub fn query_text(flavor: Flavor) -> Self {
-        Self::new(ErrorCode::InvalidQuery, detail::INVALID_QUERY, flavor)
+    /// The error catalogue's code, the safe text and `Retry-After` for this failure.
+    fn catalogue(&self) -> (ErrorCode, &'static str, Option<u32>) {
+        match self {
+            Self::Query(e) => (ErrorCode::InvalidQuery, e.detail, None),
+            Self::Source(e) | Self::Catalog(CatalogError::Source(e)) => (e.code, e.detail, e.retry_after),
+            // History and statistics have no other source than the history store: a store
+            // that fails and a process that keeps none answer alike.
+            Self::Catalog(CatalogError::Store(_) | CatalogError::NoHistory) => {
+                (ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Some(5))
+            }
+            Self::Catalog(CatalogError::NotFound) => (ErrorCode::NotFound, detail::STATION_NOT_FOUND, None),
+            Self::Render(_) => (ErrorCode::InternalError, detail::INTERNAL_ERROR, None),
+            Self::Refused { code, detail, retry_after } => (*code, detail, *retry_after),
+            Self::Shared(e) => e.catalogue(),
+        }
     }
 
-    pub fn internal(flavor: Flavor) -> Self {
-        Self::new(ErrorCode::InternalError, detail::INTERNAL_ERROR, flavor)
+    /// Log the cause: client mistakes quietly, failures of ours or upstream loudly.
+    fn log(&self) {
+        match self {
+            Self::Query(e) => tracing::debug!(reason = %e.reason, "invalid query"),
+            Self::Source(e) | Self::Catalog(CatalogError::Source(e)) => {
+                tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed")
+            }
+            Self::Catalog(CatalogError::NotFound) | Self::Refused { .. } => {}
+            Self::Catalog(e) => tracing::warn!(error = %e, "history store unavailable"),
+            Self::Render(e) => tracing::error!(error = %e, "document could not be written"),
+            Self::Shared(e) => e.log(),
+        }
     }
-}
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let (content_type, body) = match self.flavor {
-            Flavor::JsonApi => ("application/vnd.api+json", jsonapi_error(self.code, self.detail)),
-            Flavor::Legacy => ("application/json", legacy_error(self.code, self.detail)),
+    /// The answer in a route's error body.
+    pub fn respond(&self, flavor: Flavor) -> Response {
+        self.log();
+        let (code, detail, retry_after) = self.catalogue();
+        let status = StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let (content_type, body) = match flavor {
+            Flavor::JsonApi => ("application/vnd.api+json", jsonapi_error(code, detail)),
+            Flavor::Legacy => ("application/json", legacy_error(code, detail)),
             Flavor::Empty => ("", Vec::new()),
         };
         let mut response = Response::new(Body::from(body));
@@ -78,16 +129,68 @@ impl IntoResponse for ApiError {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
         h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         apply_cors(h);
-        if self.code == ErrorCode::MethodNotAllowed {
+        if code == ErrorCode::MethodNotAllowed {
             h.insert(header::ALLOW, HeaderValue::from_static(ALLOW_METHODS));
         }
-        let retry_after = match self.code {
-            ErrorCode::CacheRefreshBusy => Some(self.retry_after.unwrap_or(2)),
-            _ => self.retry_after,
+        let retry_after = match code {
+            ErrorCode::CacheRefreshBusy => Some(retry_after.unwrap_or(2)),
+            _ => retry_after,
         };
         if let Some(secs) = retry_after {
             h.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+/// Outside the document endpoints (fallbacks, assets, the server's own limits) errors are
+/// JSON:API documents.
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        self.respond(Flavor::JsonApi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+
+    fn status_and_retry(e: ApiError) -> (u16, Option<String>) {
+        let r = e.respond(Flavor::JsonApi);
+        let retry = r.headers().get(header::RETRY_AFTER).map(|v| v.to_str().unwrap_or("").to_string());
+        (r.status().as_u16(), retry)
+    }
+
+    #[test]
+    fn the_same_condition_gives_the_same_status_wherever_it_comes_from() {
+        let missing = ApiError::from(CatalogError::NoHistory);
+        let failing = ApiError::from(CatalogError::Store(StoreError::Setup("down".into())));
+        assert_eq!(status_and_retry(missing), (503, Some("5".into())));
+        assert_eq!(status_and_retry(failing), (503, Some("5".into())));
+        assert_eq!(status_and_retry(ApiError::from(CatalogError::NotFound)).0, 404);
+        let busy = SourceError {
+            code: ErrorCode::CacheRefreshBusy,
+            detail: "",
+            retry_after: None,
+            reason: String::new(),
+        };
+        assert_eq!(status_and_retry(ApiError::from(busy.clone())), (503, Some("2".into())));
+        assert_eq!(status_and_retry(ApiError::from(CatalogError::Source(busy))), (503, Some("2".into())));
+        let bad = crate::query::QueryError { detail: detail::INVALID_QUERY, reason: "x".into() };
+        assert_eq!(status_and_retry(ApiError::from(bad)), (400, None));
+    }
+
+    #[test]
+    fn causes_are_kept() {
+        use std::error::Error;
+        let e = ApiError::from(CatalogError::Store(StoreError::Setup("disk full".into())));
+        let mut chain = Vec::new();
+        let mut next: Option<&dyn Error> = Some(&e);
+        while let Some(err) = next {
+            chain.push(err.to_string());
+            next = err.source();
+        }
+        assert!(chain.iter().any(|t| t.contains("disk full")), "{chain:?}");
     }
 }

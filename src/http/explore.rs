@@ -6,14 +6,16 @@
 //! cached for a day.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
 
+use super::AppState;
 use super::asset::{self, method_not_allowed};
-use super::errors::{ApiError, Flavor};
+use super::errors::ApiError;
 use crate::render::asset::Asset;
 
 const HTML: &str = include_str!("../../assets/explore/index.html");
@@ -50,6 +52,15 @@ fn page_headers() -> [(HeaderName, &'static str); 3] {
     ]
 }
 
+/// The page and its files: GET (and HEAD) only.
+pub fn page_methods() -> MethodRouter<Arc<AppState>> {
+    get(page).fallback(method_not_allowed)
+}
+
+pub fn file_methods() -> MethodRouter<Arc<AppState>> {
+    get(file).fallback(method_not_allowed)
+}
+
 /// `GET /explore`: the page.
 pub async fn page(method: Method, headers: HeaderMap) -> Response {
     asset::serve(&PAGE, &method, &headers, &page_headers())
@@ -57,12 +68,9 @@ pub async fn page(method: Method, headers: HeaderMap) -> Response {
 
 /// `GET /explore/{file}`: its script and style sheet.
 pub async fn file(method: Method, headers: HeaderMap, Path(name): Path<String>) -> Response {
-    if !matches!(method, Method::GET | Method::HEAD) {
-        return method_not_allowed();
-    }
     match FILES.get(name.as_str()) {
         Some(found) => asset::serve(found, &method, &headers, &page_headers()),
-        None => ApiError::not_found(Flavor::JsonApi).into_response(),
+        None => ApiError::not_found().into_response(),
     }
 }
 

@@ -191,15 +191,14 @@ mod tests {
         ServedAs { media: "application/json", vary: "Accept", freshness: Freshness::Prices };
 
     fn doc(now: Timestamp, expires_at: Timestamp) -> Arc<Rendered> {
-        Arc::new(super::super::rendered::rendered_from(
-            Representation::build(b"{}".to_vec()),
-            "2026-11-23".into(),
-            now,
-            date(2026, 11, 23),
-            (expires_at, now),
-            PublicationStatus::Available,
-            SnapshotCache::Miss,
-        ))
+        let facts = crate::catalog::Facts {
+            date: date(2026, 11, 23),
+            fetched_at: now,
+            expires_at,
+            status: PublicationStatus::Available,
+            cache: SnapshotCache::Miss,
+        };
+        Arc::new(super::super::rendered::rendered_from(Representation::build(b"{}".to_vec()), &facts, now))
     }
 
     #[test]

@@ -3,15 +3,15 @@
 pub mod answer;
 pub mod asset;
 pub mod conditional;
+pub mod documents;
+pub mod endpoint;
 pub mod errors;
 pub mod explore;
 pub mod front;
 pub mod headers;
 pub mod negotiate;
-pub mod prices;
 pub mod rendered;
 pub mod routes;
-pub mod stations;
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::routing::{MethodRouter, get};
 
 use crate::error_code::detail;
 use crate::render::DocumentMeta;
@@ -47,64 +47,38 @@ pub struct AppState {
 /// The answer to a request the front cache can give as it stands, with its route (as
 /// `router` names it, for metrics), or `None` for the router. Called before the router and
 /// the request limits (`app::public_site`): a finished document needs no routing, timeout or
-/// concurrency slot. Each route runs its handler's own preamble first (method,
-/// `Content-Type`, the media it offers), so every other answer, errors included, comes from
-/// the router unchanged. The path alone names the route (as `router` lists them), and an
-/// entry is only ever stored by its own route; a target in the front cache passed the URI
+/// concurrency slot. Each document endpoint judges method and media first, as its handler
+/// would, so every other answer, errors included, comes from the router unchanged; an entry
+/// is only ever stored by its own route, and a target in the front cache passed the URI
 /// bound when it was stored.
 pub fn front_first(
     state: &AppState,
     request: &axum::http::request::Parts,
 ) -> Option<(&'static str, Response)> {
-    use crate::query::Route;
-    use stations::{HISTORY_MEDIA, STATION_MEDIA, STATS_MEDIA};
-    let (route, offered): (_, &[negotiate::Media]) = match request.uri.path() {
-        routes::V1 => return Some((routes::V1, prices::front_first(state, Route::V1, request)?)),
-        routes::LEGACY => return Some((routes::LEGACY, prices::front_first(state, Route::Legacy, request)?)),
-        routes::STATIONS => (routes::STATIONS, &STATION_MEDIA),
-        routes::STATS => (routes::STATS, &STATS_MEDIA),
-        path => {
-            let rest = path.strip_prefix("/v1/stations/")?;
-            match rest.strip_suffix("/history") {
-                Some(id) if !id.is_empty() && !id.contains('/') => (routes::STATION_HISTORY, &HISTORY_MEDIA),
-                _ if !rest.is_empty() && !rest.contains('/') => (routes::STATION, &STATION_MEDIA),
-                _ => return None,
-            }
-        }
-    };
-    Some((route, stations::front_first(state, offered, request)?))
+    routes::front_answer(state, request)
 }
 
-/// The public router.
+/// The public router: every route of [`routes::PUBLIC`] with its handlers by method.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route(routes::ROOT, any(root))
-        .route(routes::V1, any(prices::v1))
-        .route(routes::LEGACY, any(prices::legacy))
-        .route(routes::STATIONS, any(stations::stations))
-        .route(routes::STATION, any(stations::station))
-        .route(routes::STATION_HISTORY, any(stations::history))
-        .route(routes::STATS, any(stations::stats))
-        .route(routes::LOGO, any(logo))
-        .route(routes::EXPLORE, any(explore::page))
-        .route(routes::EXPLORE_FILE, any(explore::file))
-        .fallback(|| async { ApiError::not_found(Flavor::JsonApi) })
+    routes::PUBLIC
+        .iter()
+        .fold(Router::new(), |router, route| router.route(route.path, (route.methods)()))
+        .fallback(|| async { ApiError::not_found() })
         // Shared behind one Arc: handlers clone a pointer per request, not the fields.
         .with_state(Arc::new(state))
 }
 
+/// `/`: GET (and HEAD), preflights, 405 for the rest.
+fn root_methods() -> MethodRouter<Arc<AppState>> {
+    get(root).options(|headers: HeaderMap| async move { preflight(&headers) }).fallback(method_not_allowed)
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::method_not_allowed()
+}
+
 /// `/`: 302 to `/v1` with the query kept as it came, not validated.
-async fn root(
-    State(state): State<Arc<AppState>>,
-    method: Method,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-) -> Response {
-    match method {
-        Method::GET | Method::HEAD => {}
-        Method::OPTIONS => return preflight(&headers),
-        _ => return ApiError::method_not_allowed(Flavor::JsonApi).into_response(),
-    }
+async fn root(State(state): State<Arc<AppState>>, RawQuery(query): RawQuery) -> Response {
     let mut location = match &state.public_origin {
         Some(origin) => format!("{}/v1", origin.as_str().trim_end_matches('/')),
         None => "/v1".to_string(),
@@ -120,7 +94,7 @@ async fn root(
         Ok(v) => {
             h.insert(header::LOCATION, v);
         }
-        Err(_) => return ApiError::query_text(Flavor::JsonApi).into_response(),
+        Err(_) => return ApiError::query_text().into_response(),
     }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
     apply_cors(h);
@@ -134,7 +108,7 @@ pub fn preflight(headers: &HeaderMap) -> Response {
     if let Some(requested) = headers.get(header::ACCESS_CONTROL_REQUEST_METHOD) {
         let ok = matches!(requested.as_bytes(), b"GET" | b"HEAD" | b"OPTIONS");
         if !ok {
-            let mut r = ApiError::method_not_allowed(Flavor::Empty).into_response();
+            let mut r = ApiError::method_not_allowed().respond(Flavor::Empty);
             r.headers_mut().insert(header::ALLOW, HeaderValue::from_static(ALLOW_METHODS));
             return r;
         }
@@ -146,12 +120,7 @@ pub fn preflight(headers: &HeaderMap) -> Response {
     h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
     if let Some(requested) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
         if !is_header_name_list(requested.as_bytes()) {
-            return crate::http::errors::ApiError::new(
-                crate::error_code::ErrorCode::InvalidQuery,
-                detail::INVALID_QUERY,
-                Flavor::Empty,
-            )
-            .into_response();
+            return ApiError::query_text().respond(Flavor::Empty);
         }
         h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, requested.clone());
     }
@@ -173,18 +142,16 @@ fn is_header_name_list(value: &[u8]) -> bool {
     }) && (value.trim_ascii().is_empty() || value.split(|&b| b == b',').all(|n| !n.trim_ascii().is_empty()))
 }
 
+/// Brand logos: GET (and HEAD) only, as every built-in file.
+fn logo_methods() -> MethodRouter<Arc<AppState>> {
+    get(logo).fallback(asset::method_not_allowed)
+}
+
 /// `/static/image/brand/{filename}`: our SVG badges, exact file names only.
 async fn logo(method: Method, headers: HeaderMap, Path(filename): Path<String>) -> Response {
-    if !matches!(method, Method::GET | Method::HEAD) {
-        return asset::method_not_allowed();
-    }
     let Some(found) = logos::find(&filename) else {
-        return ApiError::new(
-            crate::error_code::ErrorCode::NotFound,
-            detail::IMAGE_NOT_FOUND,
-            Flavor::JsonApi,
-        )
-        .into_response();
+        return ApiError::refused(crate::error_code::ErrorCode::NotFound, detail::IMAGE_NOT_FOUND)
+            .into_response();
     };
     asset::serve(found, &method, &headers, &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")])
 }

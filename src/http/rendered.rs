@@ -8,12 +8,11 @@ use axum::http::HeaderValue;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use crate::catalog::{Catalog, ProfileMap, merged_profiles, publication_status, selected_quotes};
+use crate::catalog::Facts;
 use crate::query::{Expand, Route, Selection};
+use crate::render::PublicationStatus;
 use crate::render::representation::{Coding, Representation};
-use crate::render::{DocumentMeta, PublicationStatus, jsonapi, legacy};
-use crate::snapshot::{SelectionData, SnapshotCache};
-use crate::source::SourceError;
+use crate::snapshot::SnapshotCache;
 use crate::time::{format_perth, perth};
 
 /// What a cache entry is keyed on: the document's data and its representation.
@@ -68,25 +67,6 @@ pub fn new_cache(max_bytes: u64) -> RenderCache {
         .build()
 }
 
-/// The rendered document for a selection, and whether it came from the cache.
-pub async fn rendered(
-    cache: &RenderCache,
-    catalog: &Catalog,
-    meta: &DocumentMeta,
-    selection: &Selection,
-) -> Result<(Arc<Rendered>, bool), Arc<SourceError>> {
-    let build_it = async {
-        let data = catalog.prices().selection(selection).await?;
-        let now = catalog.now();
-        let profiles = match selection.route {
-            Route::V1 => catalog.profiles(now).await,
-            Route::Legacy => Arc::default(),
-        };
-        Ok::<_, SourceError>(build(selection, &data, meta, &profiles, now))
-    };
-    cached(cache, RenderKey::of(selection), catalog.now(), build_it).await
-}
-
 /// The document cached under `key` while it is fresh at `now` (and not due for a rebuild),
 /// else the one `build` makes (concurrent misses of a key share one build; errors are not
 /// cached). Whether it came from the cache.
@@ -126,73 +106,19 @@ impl Rendered {
     }
 }
 
-/// The header values of a built representation.
-pub fn rendered_from(
-    repr: Representation,
-    source_date: String,
-    fetched_at: Timestamp,
-    date: Date,
-    (expires_at, now): (Timestamp, Timestamp),
-    status: PublicationStatus,
-    snapshot_cache: SnapshotCache,
-) -> Rendered {
+/// A built representation with its header values, made at `now`.
+pub fn rendered_from(repr: Representation, facts: &Facts, now: Timestamp) -> Rendered {
     let header = |text: String| HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static(""));
-    let fetched_at_text = format_perth(&fetched_at.to_zoned(perth()));
+    let fetched_at_text = format_perth(&facts.fetched_at.to_zoned(perth()));
     Rendered {
         etags: [Coding::Identity, Coding::Gzip, Coding::Br].map(|c| header(repr.etag(c))),
-        source_date_header: header(source_date),
+        source_date_header: header(facts.date.to_string()),
         fetched_at_header: header(fetched_at_text),
         repr,
-        date,
-        expires_at,
+        date: facts.date,
+        expires_at: facts.expires_at,
         rebuild_at: now.saturating_add(REBUILD_AFTER).unwrap_or(now),
-        status,
-        snapshot_cache,
+        status: facts.status,
+        snapshot_cache: facts.cache,
     }
-}
-
-/// Filter, order and render a selection's quotes.
-pub fn build(
-    selection: &Selection,
-    data: &SelectionData,
-    meta: &DocumentMeta,
-    profiles: &ProfileMap,
-    now: Timestamp,
-) -> Rendered {
-    let mut quotes = selected_quotes(selection, data);
-    let status = publication_status(selection, !quotes.is_empty(), now);
-    let date = selection.date.to_string();
-    let (enrichment, expires_at) =
-        merged_profiles(quotes.iter().map(|q| &*q.station), profiles, now, data.expires_at);
-    let identity = match selection.route {
-        Route::V1 => jsonapi::render(&jsonapi::PriceDocument {
-            selection,
-            quotes: &quotes,
-            fetched_at: data.fetched_at,
-            status,
-            meta,
-            enrichment: &enrichment,
-        }),
-        Route::Legacy => {
-            let one_request = data.snapshots.len() == 1 && selection.combinations() == 1;
-            if !one_request {
-                quotes.sort_by(|a, b| {
-                    a.product
-                        .cmp(&b.product)
-                        .then_with(|| a.price.total_cmp(&b.price))
-                        .then_with(|| a.station.key.cmp(&b.station.key))
-                });
-            }
-            legacy::render(&quotes, &date, selection.products.len() > 1)
-        }
-    };
-    rendered_from(
-        Representation::build(identity),
-        date,
-        data.fetched_at,
-        selection.date,
-        (expires_at, now),
-        status,
-        data.cache,
-    )
 }

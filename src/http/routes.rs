@@ -1,5 +1,15 @@
-//! The public routes, named once: the router, the front-cache dispatch and the metric labels
-//! all take their paths from here (the labels are the router's own path patterns).
+//! The public routes, described once: the router, the front-cache dispatch and the metric
+//! labels are all derived from [`PUBLIC`] (the labels are the router's own path patterns).
+
+use std::sync::{Arc, LazyLock};
+
+use axum::http::request::Parts;
+use axum::response::Response;
+use axum::routing::MethodRouter;
+
+use super::AppState;
+use super::documents as doc;
+use super::endpoint::{Endpoint, front, methods};
 
 pub const ROOT: &str = "/";
 pub const V1: &str = "/v1";
@@ -12,9 +22,74 @@ pub const LOGO: &str = "/static/image/brand/{filename}";
 pub const EXPLORE: &str = "/explore";
 pub const EXPLORE_FILE: &str = "/explore/{file}";
 
+/// An answer from the front cache, before the router, or `None` for the router.
+type FrontFn = fn(&AppState, &Parts) -> Option<Response>;
+
+/// One public route: its path pattern, its handlers by method (with the 405 fallback), and,
+/// for a document endpoint, its front-cache answer.
+pub struct Route {
+    pub path: &'static str,
+    pub methods: fn() -> MethodRouter<Arc<AppState>>,
+    pub front: Option<FrontFn>,
+}
+
+impl Route {
+    /// A document endpoint: everything derived from its description.
+    const fn document<E: Endpoint>() -> Self {
+        Self { path: E::PATH, methods: methods::<E>, front: Some(front::<E>) }
+    }
+
+    const fn other(path: &'static str, methods: fn() -> MethodRouter<Arc<AppState>>) -> Self {
+        Self { path, methods, front: None }
+    }
+}
+
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [&str; 10] =
-    [ROOT, V1, LEGACY, STATIONS, STATION, STATION_HISTORY, STATS, LOGO, EXPLORE, EXPLORE_FILE];
+pub const PUBLIC: [Route; 10] = [
+    Route::other(ROOT, super::root_methods),
+    Route::document::<doc::V1>(),
+    Route::document::<doc::Legacy>(),
+    Route::document::<doc::Stations>(),
+    Route::document::<doc::Station>(),
+    Route::document::<doc::History>(),
+    Route::document::<doc::Stats>(),
+    Route::other(LOGO, super::logo_methods),
+    Route::other(EXPLORE, super::explore::page_methods),
+    Route::other(EXPLORE_FILE, super::explore::file_methods),
+];
+
+/// The public path patterns, in [`PUBLIC`]'s order.
+pub const PUBLIC_PATHS: [&str; PUBLIC.len()] = {
+    let mut paths = [""; PUBLIC.len()];
+    let mut i = 0;
+    while i < PUBLIC.len() {
+        paths[i] = PUBLIC[i].path;
+        i += 1;
+    }
+    paths
+};
+
+/// Request path → front-cache answer of its document endpoint, matched as the router
+/// matches (the same patterns).
+static FRONT: LazyLock<matchit::Router<(&'static str, FrontFn)>> = LazyLock::new(|| {
+    let mut router = matchit::Router::new();
+    for route in &PUBLIC {
+        if let Some(front) = route.front {
+            // The patterns are constants the axum router accepts too; a conflict is a bug
+            // caught by the first test that builds the router.
+            let inserted = router.insert(route.path, (route.path, front));
+            debug_assert!(inserted.is_ok(), "{}: {inserted:?}", route.path);
+        }
+    }
+    router
+});
+
+/// The front-cache answer for a request, when its path is a document endpoint's, with the
+/// route's path pattern (its metric label).
+pub fn front_answer(state: &AppState, request: &Parts) -> Option<(&'static str, Response)> {
+    let (path, front) = *FRONT.at(request.uri.path()).ok()?.value;
+    Some((path, front(state, request)?))
+}
 
 /// The admin port's routes.
 pub const HEALTHZ: &str = "/healthz";

@@ -85,7 +85,7 @@ pub(crate) fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
 }
 
 /// Render the identity JSON bytes.
-pub fn render(doc: &PriceDocument<'_>) -> Vec<u8> {
+pub fn render(doc: &PriceDocument<'_>) -> Result<Vec<u8>, super::RenderError> {
     let date = doc.selection.date.to_string();
     let (valid_from, valid_until) = period_texts(doc.selection.date);
     let rows = rows(doc.quotes, &date);
@@ -108,9 +108,8 @@ pub fn render(doc: &PriceDocument<'_>) -> Vec<u8> {
         },
     };
     let mut out = Vec::with_capacity(512 + rows.len() * 700);
-    // Serialising plain structs into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, &body);
-    out
+    serde_json::to_writer(&mut out, &body)?;
+    Ok(out)
 }
 
 #[derive(Serialize)]
@@ -452,7 +451,8 @@ mod tests {
             status: PublicationStatus::Available,
             meta: &DocumentMeta::default(),
             enrichment: &HashMap::new(),
-        });
+        })
+        .expect("render");
         let doc: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
         doc["data"][0]["attributes"]["brand"].clone()
     }

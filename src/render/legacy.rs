@@ -6,11 +6,11 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use crate::model::station::Quote;
 
 /// Render `{"feed":{"items":[…]}}`. `multi_product` adds `product` to every item.
-pub fn render(quotes: &[&Quote], date: &str, multi_product: bool) -> Vec<u8> {
+pub fn render(quotes: &[&Quote], date: &str, multi_product: bool) -> Result<Vec<u8>, super::RenderError> {
     let doc = Doc { feed: Feed { items: Items { quotes, date, multi_product } } };
     let mut out = Vec::with_capacity(128 + quotes.len() * 450);
-    let _ = serde_json::to_writer(&mut out, &doc);
-    out
+    serde_json::to_writer(&mut out, &doc)?;
+    Ok(out)
 }
 
 #[derive(Serialize)]

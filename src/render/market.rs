@@ -4,8 +4,8 @@
 use jiff::civil::{Date, Weekday};
 use serde::Serialize;
 
-use super::DocumentMeta;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use super::{DocumentMeta, RenderError, csv_bytes};
 use crate::model::station::cents;
 use crate::model::stats::Market;
 
@@ -72,7 +72,7 @@ pub fn history_jsonapi(
     (from, to): (Date, Date),
     points: &[(Date, i64)],
     meta: &DocumentMeta,
-) -> Vec<u8> {
+) -> Result<Vec<u8>, RenderError> {
     let doc = Document {
         jsonapi: JSON_API,
         meta: RangeMeta::new(product, from, to, meta),
@@ -85,22 +85,17 @@ pub fn history_jsonapi(
             },
         },
     };
-    serde_json::to_vec(&doc).unwrap_or_default()
+    Ok(serde_json::to_vec(&doc)?)
 }
 
 /// `/v1/stations/{id}/history` as RFC 4180 CSV (`date,price`).
-pub fn history_csv(points: &[(Date, i64)]) -> Vec<u8> {
+pub fn history_csv(points: &[(Date, i64)]) -> Result<Vec<u8>, RenderError> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    let mut write = || -> Result<(), csv::Error> {
-        w.write_record(["date", "price"])?;
-        for (d, p) in points {
-            w.write_record([d.to_string(), cents(*p).to_string()])?;
-        }
-        Ok(())
-    };
-    let written = write();
-    debug_assert!(written.is_ok(), "writing CSV into a Vec cannot fail");
-    w.into_inner().unwrap_or_default()
+    w.write_record(["date", "price"])?;
+    for (d, p) in points {
+        w.write_record([d.to_string(), cents(*p).to_string()])?;
+    }
+    csv_bytes(w)
 }
 
 #[derive(Serialize)]
@@ -153,7 +148,11 @@ pub struct StatsScope<'a> {
 }
 
 /// `/v1/stats` as JSON:API.
-pub fn stats_jsonapi(scope: &StatsScope<'_>, market: &Market, meta: &DocumentMeta) -> Vec<u8> {
+pub fn stats_jsonapi(
+    scope: &StatsScope<'_>,
+    market: &Market,
+    meta: &DocumentMeta,
+) -> Result<Vec<u8>, RenderError> {
     let list = |v: Option<&[u8]>| v.map(|l| l.iter().map(u8::to_string).collect::<Vec<_>>().join(","));
     let mut id = format!("{}:{}:{}", scope.product, scope.from, scope.to);
     if let Some(b) = list(scope.brands) {
@@ -205,5 +204,5 @@ pub fn stats_jsonapi(scope: &StatsScope<'_>, market: &Market, meta: &DocumentMet
             },
         },
     };
-    serde_json::to_vec(&doc).unwrap_or_default()
+    Ok(serde_json::to_vec(&doc)?)
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use super::jsonapi::{Attributes, JSON_API, Meta, Row, StationExtra, rows};
-use super::{DocumentMeta, PublicationStatus};
+use super::{DocumentMeta, PublicationStatus, RenderError, csv_bytes};
 use crate::model::geo::great_circle_m;
 use crate::model::profile::Merged;
 use crate::model::station::{Quote, cents, tenths};
@@ -198,7 +198,7 @@ impl Serialize for Resources<'_> {
 }
 
 /// The JSON:API document: a collection, or (`one`) a single resource.
-pub fn render_jsonapi(doc: &StationsDoc<'_>, one: bool) -> Vec<u8> {
+pub fn render_jsonapi(doc: &StationsDoc<'_>, one: bool) -> Result<Vec<u8>, RenderError> {
     let selection = &doc.query.selection;
     let date = selection.date.to_string();
     let (valid_from, valid_until) = period_texts(selection.date);
@@ -209,15 +209,14 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>, one: bool) -> Vec<u8> {
         radius: doc.query.near.map(|_| doc.query.radius_m / 1000.0),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
-    let written = if one {
+    if one {
         let data = doc.rows.first().map(|row| StationResource { row, as_at: &valid_from, doc });
-        serde_json::to_writer(&mut out, &Body { jsonapi: JSON_API, meta, data })
+        serde_json::to_writer(&mut out, &Body { jsonapi: JSON_API, meta, data })?;
     } else {
         let data = Resources { doc, as_at: &valid_from };
-        serde_json::to_writer(&mut out, &Body { jsonapi: JSON_API, meta, data })
-    };
-    debug_assert!(written.is_ok(), "serialising plain values into a Vec cannot fail");
-    out
+        serde_json::to_writer(&mut out, &Body { jsonapi: JSON_API, meta, data })?;
+    }
+    Ok(out)
 }
 
 #[derive(Serialize)]
@@ -266,7 +265,7 @@ fn feature(row: &StationRow<'_>, attributes: &Attributes<'_>) -> serde_json::Val
 }
 
 /// RFC 7946 FeatureCollection (or one Feature with `one`).
-pub fn render_geojson(doc: &StationsDoc<'_>, one: bool) -> Vec<u8> {
+pub fn render_geojson(doc: &StationsDoc<'_>, one: bool) -> Result<Vec<u8>, RenderError> {
     let (as_at, _) = period_texts(doc.query.selection.date);
     let features: Vec<serde_json::Value> = doc
         .rows
@@ -278,7 +277,7 @@ pub fn render_geojson(doc: &StationsDoc<'_>, one: bool) -> Vec<u8> {
     } else {
         serde_json::json!({"type": "FeatureCollection", "features": features})
     };
-    serde_json::to_vec(&value).unwrap_or_default()
+    Ok(serde_json::to_vec(&value)?)
 }
 
 /// The CSV header of station rows.
@@ -298,36 +297,31 @@ pub const CSV_HEADER: [&str; 12] = [
 ];
 
 /// RFC 4180 CSV: one row per station and selected product it has a base price for.
-pub fn render_csv(doc: &StationsDoc<'_>) -> Vec<u8> {
+pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    let mut write = || -> Result<(), csv::Error> {
-        w.write_record(CSV_HEADER)?;
-        for row in doc.rows {
-            let st = row.row.station;
-            for (product, price) in &row.row.prices {
-                let next = row.extra.next.as_ref().and_then(|n| n.iter().find(|(p, _)| p == product));
-                let change = row.extra.change.iter().find(|(p, _)| p == product);
-                w.write_record([
-                    row.station_id().to_string(),
-                    st.name.clone(),
-                    st.brand.to_string(),
-                    st.street.clone(),
-                    st.suburb.clone(),
-                    st.latitude.to_string(),
-                    st.longitude.to_string(),
-                    product.to_string(),
-                    price.to_string(),
-                    next.map(|(_, v)| v.to_string()).unwrap_or_default(),
-                    change.map(|(_, v)| v.to_string()).unwrap_or_default(),
-                    row.extra.distance.map(|d| d.to_string()).unwrap_or_default(),
-                ])?;
-            }
+    w.write_record(CSV_HEADER)?;
+    for row in doc.rows {
+        let st = row.row.station;
+        for (product, price) in &row.row.prices {
+            let next = row.extra.next.as_ref().and_then(|n| n.iter().find(|(p, _)| p == product));
+            let change = row.extra.change.iter().find(|(p, _)| p == product);
+            w.write_record([
+                row.station_id().to_string(),
+                st.name.clone(),
+                st.brand.to_string(),
+                st.street.clone(),
+                st.suburb.clone(),
+                st.latitude.to_string(),
+                st.longitude.to_string(),
+                product.to_string(),
+                price.to_string(),
+                next.map(|(_, v)| v.to_string()).unwrap_or_default(),
+                change.map(|(_, v)| v.to_string()).unwrap_or_default(),
+                row.extra.distance.map(|d| d.to_string()).unwrap_or_default(),
+            ])?;
         }
-        Ok(())
-    };
-    let written = write();
-    debug_assert!(written.is_ok(), "writing CSV into a Vec cannot fail");
-    w.into_inner().unwrap_or_default()
+    }
+    csv_bytes(w)
 }
 
 #[cfg(test)]

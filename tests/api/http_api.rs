@@ -333,7 +333,10 @@ async fn head_is_get_without_a_body_everywhere() {
 #[tokio::test]
 async fn preflight_and_methods() {
     let app = TestApp::new().await;
-    for path in ["/", "/v1", "/legacy"] {
+    let id = "ab".repeat(32);
+    let (one, history) = (format!("/v1/stations/{id}"), format!("/v1/stations/{id}/history"));
+    // Every route with a document takes the same methods and answers preflights alike.
+    for path in ["/", "/v1", "/legacy", "/v1/stations", &one, &history, "/v1/stats"] {
         let r = app
             .call(
                 "OPTIONS",

@@ -386,6 +386,9 @@ async fn every_invalid_query_is_400_without_a_source_request() {
         "/v1/stations?expand=prices".into(),
         format!("/v1/stations?suburb={}", "a".repeat(1030)),
         "/v1/stations/ABC".into(),
+        // Not text once decoded: the same 400 document, not the router's plain text.
+        "/v1/stations/%FF%FE".into(),
+        "/v1/stations/%FF/history?product=1".into(),
         format!("/v1/stations/{}", id.to_uppercase()),
         format!("/v1/stations/{id}?product=1"),
         format!("/v1/stations/{id}?day=someday"),

@@ -1,0 +1,156 @@
+//! From a parsed query to a document model: the quotes and stations a document shows, their
+//! publication status, the provider contributions merged in, and the facts its headers and
+//! freshness need ([`Facts`]). The caller writes the bytes (`render/`) from the model it is
+//! handed, so nothing here knows a media type.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use super::{
+    Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes,
+};
+use crate::model::profile::Merged;
+use crate::model::station::Quote;
+use crate::query::{Route, Selection};
+use crate::render::stations::{NextDay, StationsDoc, station_rows};
+use crate::render::{DocumentMeta, PublicationStatus};
+use crate::snapshot::SnapshotCache;
+use crate::source::SourceError;
+use crate::station_query::StationsQuery;
+use crate::time::{Day, tomorrow_published};
+
+/// What a document's headers and freshness are made of, besides its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// The Perth day the prices are for.
+    pub date: Date,
+    /// When the oldest snapshot behind the document was fetched.
+    pub fetched_at: Timestamp,
+    /// When the document stops being true (snapshot expiry, or a profile's deadline).
+    pub expires_at: Timestamp,
+    pub status: PublicationStatus,
+    /// Whether the prices came from the store or had to be fetched.
+    pub cache: SnapshotCache,
+}
+
+/// The model of a `/v1` or `/legacy` document.
+pub struct PriceModel<'a> {
+    pub selection: &'a Selection,
+    /// In the route's order: extract order for `/v1`; for `/legacy`, the source's own order
+    /// when one request answers the selection, else by product, price and station.
+    pub quotes: Vec<&'a Quote>,
+    pub enrichment: HashMap<String, Merged>,
+    pub facts: Facts,
+}
+
+impl Catalog {
+    /// The price document of a selection, written by `write`. `/legacy` merges no profiles.
+    pub async fn price_document<R>(
+        &self,
+        selection: &Selection,
+        write: impl FnOnce(&PriceModel<'_>) -> R,
+    ) -> Result<R, SourceError> {
+        let data = self.prices().selection(selection).await?;
+        let now = self.now();
+        let profiles = match selection.route {
+            Route::V1 => self.profiles(now).await,
+            Route::Legacy => std::sync::Arc::default(),
+        };
+        let mut quotes = selected_quotes(selection, &data);
+        let status = publication_status(selection, !quotes.is_empty(), now);
+        let (enrichment, expires_at) =
+            merged_profiles(quotes.iter().map(|q| &*q.station), &profiles, now, data.expires_at);
+        let one_request = data.snapshots.len() == 1 && selection.combinations() == 1;
+        if selection.route == Route::Legacy && !one_request {
+            quotes.sort_by(|a, b| {
+                a.product
+                    .cmp(&b.product)
+                    .then_with(|| a.price.total_cmp(&b.price))
+                    .then_with(|| a.station.key.cmp(&b.station.key))
+            });
+        }
+        let facts = Facts {
+            date: selection.date,
+            fetched_at: data.fetched_at,
+            expires_at,
+            status,
+            cache: data.cache,
+        };
+        Ok(write(&PriceModel { selection, quotes, enrichment, facts }))
+    }
+
+    /// A station document (the list, or `only` that station), written by `write`: one
+    /// station by its id, nearby stations by the grid, never a scan of the store. Rows carry
+    /// the following day's prices when that day may have any.
+    pub async fn stations_document<R>(
+        &self,
+        query: &StationsQuery,
+        only: Option<&str>,
+        meta: &DocumentMeta,
+        write: impl FnOnce(&StationsDoc<'_>) -> R,
+    ) -> Result<(R, Facts), CatalogError> {
+        let base = self.selection(&query.selection).await?;
+        let now = self.now();
+        let next_sel = next_selection(&query.selection, now);
+        let next = match &next_sel {
+            Some(sel) => Some((sel, self.selection(sel).await?)),
+            None => None,
+        };
+        let subset = match (only, query.near) {
+            (Some(id), _) => Subset::Station(id),
+            (None, Some(point)) => Subset::Near(point, query.radius_m),
+            (None, None) => Subset::All,
+        };
+        let base_quotes = base.quotes(&query.selection, subset);
+        if only.is_some() && base_quotes.is_empty() {
+            return Err(CatalogError::NotFound);
+        }
+        let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
+        let mut expires_at = base.data.expires_at;
+        if let Some((_, data)) = &next {
+            expires_at = expires_at.min(data.data.expires_at);
+        }
+        let rows = station_rows(query, &base_quotes, next_quotes.as_deref());
+        // Profiles are merged for the stations of the answer only.
+        let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
+        let (enrichment, expires_at) =
+            merged_profiles(rows.iter().map(|r| r.row.station), &profiles, now, expires_at);
+        let status = publication_status(&query.selection, !base_quotes.is_empty(), now);
+        let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date).to_string();
+        // Without a next selection the following day is tomorrow before 14:30, or the day
+        // after tomorrow: not yet published either way.
+        let next_status = match (&next_sel, &next_quotes) {
+            (Some(sel), Some(q)) => publication_status(sel, !q.is_empty(), now),
+            _ => PublicationStatus::NotYetPublished,
+        };
+        let doc = StationsDoc {
+            query,
+            rows: &rows,
+            fetched_at: base.data.fetched_at,
+            status,
+            next: NextDay { date: &next_date, status: next_status },
+            meta,
+            enrichment: &enrichment,
+        };
+        let facts = Facts {
+            date: query.selection.date,
+            fetched_at: base.data.fetched_at,
+            expires_at,
+            status,
+            cache: base.data.cache,
+        };
+        Ok((write(&doc), facts))
+    }
+}
+
+/// The selection of the day after the base day, when that day may have prices at `now`.
+fn next_selection(selection: &Selection, now: Timestamp) -> Option<Selection> {
+    let day = match selection.day {
+        Day::Yesterday => Day::Today,
+        Day::Today if tomorrow_published(now) => Day::Tomorrow,
+        _ => return None,
+    };
+    Some(Selection { day, date: day.resolve(now), ..selection.clone() })
+}

@@ -1,0 +1,282 @@
+//! The document endpoints, each described once (see [`super::endpoint`]): `/v1`, `/legacy`,
+//! and the station API (`/v1/stations`, `/v1/stations/{id}`, `/v1/stations/{id}/history`,
+//! `/v1/stats`). Station documents take their prices from the day catalogues (no extra
+//! source traffic); history and statistics read only the history store.
+
+use jiff::Timestamp;
+
+use super::AppState;
+use super::endpoint::{Endpoint, Offer};
+use super::errors::{ApiError, Flavor};
+use super::front::Freshness;
+use super::negotiate::Media;
+use super::rendered::{RenderKey, Rendered, rendered_from};
+use super::routes;
+use crate::catalog::Facts;
+use crate::query::{Expand, QueryError, Route, Selection, parse_selection};
+use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
+use crate::render::representation::Representation;
+use crate::render::stations::{StationsDoc, render_csv, render_geojson, render_jsonapi};
+use crate::render::{PublicationStatus, RenderError, jsonapi, legacy};
+use crate::snapshot::SnapshotCache;
+use crate::station_query::{
+    HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
+};
+use crate::time::perth_now;
+
+/// The media each station route offers: `/v1/stations` and one station.
+pub const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];
+/// A station's history.
+pub const HISTORY_MEDIA: [Media; 2] = [Media::JsonApi, Media::Csv];
+/// `/v1/stats`.
+pub const STATS_MEDIA: [Media; 1] = [Media::JsonApi];
+
+/// A price document (`/v1`, `/legacy`) from the catalogue's model of a selection.
+async fn price_document(state: &AppState, selection: &Selection) -> Result<Rendered, ApiError> {
+    let meta = &state.meta;
+    let (identity, facts) = state
+        .catalog
+        .price_document(selection, |model| {
+            let identity = match selection.route {
+                Route::V1 => jsonapi::render(&jsonapi::PriceDocument {
+                    selection,
+                    quotes: &model.quotes,
+                    fetched_at: model.facts.fetched_at,
+                    status: model.facts.status,
+                    meta,
+                    enrichment: &model.enrichment,
+                }),
+                Route::Legacy => {
+                    legacy::render(&model.quotes, &selection.date.to_string(), selection.products.len() > 1)
+                }
+            };
+            (identity, model.facts)
+        })
+        .await?;
+    Ok(rendered_from(Representation::build(identity?), &facts, state.catalog.now()))
+}
+
+/// `GET /v1`: JSON:API prices.
+pub struct V1;
+
+impl Endpoint for V1 {
+    const PATH: &'static str = routes::V1;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::JsonApi;
+    const FRESHNESS: Freshness = Freshness::Prices;
+    type Query = Selection;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<Selection, QueryError> {
+        parse_selection(Route::V1, query, now)
+    }
+
+    fn key(selection: &Selection, _: Media) -> RenderKey {
+        RenderKey::of(selection)
+    }
+
+    async fn build(
+        state: &AppState,
+        selection: &Selection,
+        _: Media,
+        _: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        price_document(state, selection).await
+    }
+}
+
+/// `GET /legacy`: the RSS-shaped JSON of the reference service.
+pub struct Legacy;
+
+impl Endpoint for Legacy {
+    const PATH: &'static str = routes::LEGACY;
+    const ERRORS: Flavor = Flavor::Legacy;
+    const OFFER: Offer = Offer::LegacyJson;
+    const FRESHNESS: Freshness = Freshness::Prices;
+    type Query = Selection;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<Selection, QueryError> {
+        parse_selection(Route::Legacy, query, now)
+    }
+
+    fn key(selection: &Selection, _: Media) -> RenderKey {
+        RenderKey::of(selection)
+    }
+
+    async fn build(
+        state: &AppState,
+        selection: &Selection,
+        _: Media,
+        _: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        price_document(state, selection).await
+    }
+}
+
+/// A cache key of a station-API document. Its data text starts with the route's own word
+/// (`stations;`, `station:`, `history:`, `stats:`), so it never equals a `/v1` key (`p=…`).
+fn station_key(data: String, expand: Expand) -> RenderKey {
+    RenderKey { route: Route::V1, data, expand }
+}
+
+/// A station document (the list, or `only` that station) in one representation.
+async fn stations_document(
+    state: &AppState,
+    query: &StationsQuery,
+    only: Option<&str>,
+    media: Media,
+) -> Result<Rendered, ApiError> {
+    let write = |doc: &StationsDoc<'_>| -> Result<Vec<u8>, RenderError> {
+        match media {
+            Media::JsonApi => render_jsonapi(doc, only.is_some()),
+            Media::GeoJson => render_geojson(doc, only.is_some()),
+            Media::Csv => render_csv(doc),
+        }
+    };
+    let (identity, facts) = state.catalog.stations_document(query, only, &state.meta, write).await?;
+    Ok(rendered_from(Representation::build(identity?), &facts, state.catalog.now()))
+}
+
+/// `GET /v1/stations`.
+pub struct Stations;
+
+impl Endpoint for Stations {
+    const PATH: &'static str = routes::STATIONS;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&STATION_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Prices;
+    type Query = StationsQuery;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
+        parse_stations(query, now)
+    }
+
+    fn key(query: &StationsQuery, media: Media) -> RenderKey {
+        station_key(format!("{}|{}", query.data_key(), media.essence()), query.selection.expand)
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &StationsQuery,
+        media: Media,
+        _: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        stations_document(state, query, None, media).await
+    }
+}
+
+/// `GET /v1/stations/{stationId}`.
+pub struct Station;
+
+impl Endpoint for Station {
+    const PATH: &'static str = routes::STATION;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&STATION_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Prices;
+    const STATION_IN_PATH: bool = true;
+    type Query = (String, StationsQuery);
+
+    fn parse(id: Option<&str>, query: &str, now: Timestamp) -> Result<Self::Query, QueryError> {
+        parse_station(id.unwrap_or(""), query, now)
+    }
+
+    fn key((id, query): &Self::Query, media: Media) -> RenderKey {
+        station_key(format!("station:{id}|{}|{}", query.data_key(), media.essence()), query.selection.expand)
+    }
+
+    async fn build(
+        state: &AppState,
+        (id, query): &Self::Query,
+        media: Media,
+        _: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        stations_document(state, query, Some(id), media).await
+    }
+}
+
+/// A document read from the history store at `now`: dated today, reusable for five minutes
+/// but never past the next Perth midnight (when "today" moves).
+fn stored_document(identity: Vec<u8>, now: Timestamp) -> Rendered {
+    let expires_at = now
+        .saturating_add(crate::cache_policy::STORED_DOCUMENT_TTL)
+        .unwrap_or(now)
+        .min(crate::time::next_perth_midnight(now));
+    let facts = Facts {
+        date: perth_now(now).date(),
+        fetched_at: now,
+        expires_at,
+        status: PublicationStatus::Available,
+        cache: SnapshotCache::Hit,
+    };
+    rendered_from(Representation::build(identity), &facts, now)
+}
+
+/// `GET /v1/stations/{stationId}/history`.
+pub struct History;
+
+impl Endpoint for History {
+    const PATH: &'static str = routes::STATION_HISTORY;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&HISTORY_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    const STATION_IN_PATH: bool = true;
+    type Query = HistoryQuery;
+
+    fn parse(id: Option<&str>, query: &str, now: Timestamp) -> Result<HistoryQuery, QueryError> {
+        parse_history(id.unwrap_or(""), query, now)
+    }
+
+    fn key(q: &HistoryQuery, media: Media) -> RenderKey {
+        let data = format!("history:{}:{}:{}:{}|{}", q.station_id, q.product, q.from, q.to, media.essence());
+        station_key(data, Expand::default())
+    }
+
+    async fn build(
+        state: &AppState,
+        q: &HistoryQuery,
+        media: Media,
+        now: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        let points = state.catalog.station_history(&q.station_id, q.product, q.from, q.to).await?;
+        let identity = match media {
+            Media::Csv => history_csv(&points),
+            _ => history_jsonapi(&q.station_id, q.product, (q.from, q.to), &points, &state.meta),
+        }?;
+        Ok(stored_document(identity, now))
+    }
+}
+
+/// `GET /v1/stats`.
+pub struct Stats;
+
+impl Endpoint for Stats {
+    const PATH: &'static str = routes::STATS;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&STATS_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    type Query = StatsQuery;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<StatsQuery, QueryError> {
+        parse_stats(query, now)
+    }
+
+    fn key(query: &StatsQuery, media: Media) -> RenderKey {
+        station_key(format!("stats:{query:?}|{}", media.essence()), Expand::default())
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &StatsQuery,
+        _: Media,
+        now: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        let market = state.catalog.stats(query).await?;
+        let scope = StatsScope {
+            product: query.product,
+            brands: query.brands.as_deref(),
+            regions: query.regions.as_deref(),
+            from: query.from,
+            to: query.to,
+        };
+        Ok(stored_document(stats_jsonapi(&scope, &market, &state.meta)?, now))
+    }
+}
