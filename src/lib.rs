@@ -3,6 +3,7 @@
 pub mod app;
 pub mod cache_policy;
 pub mod catalog;
+pub mod commands;
 pub mod config;
 pub mod error_code;
 pub mod http;

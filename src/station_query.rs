@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::model::codes::{brand, is_region, product};
+use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
 use crate::query::{
     MAX_COMBINATIONS, MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with,
@@ -86,7 +87,7 @@ impl StationsQuery {
 /// A validated `/v1/stations/{id}/history` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryQuery {
-    pub station_id: String,
+    pub station_id: StationId,
     pub product: u8,
     pub from: Date,
     pub to: Date,
@@ -120,12 +121,8 @@ fn near(value: &str) -> Result<Point, QueryError> {
 }
 
 /// The station id of a path: 64 lowercase hex characters.
-pub fn station_id(text: &str) -> Result<String, QueryError> {
-    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-        Ok(text.to_string())
-    } else {
-        Err(invalid("malformed station id"))
-    }
+pub fn station_id(text: &str) -> Result<StationId, QueryError> {
+    StationId::parse(text).ok_or_else(|| invalid("malformed station id"))
 }
 
 /// Parse `/v1/stations` at `now`.
@@ -170,7 +167,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
 }
 
 /// Parse `/v1/stations/{id}`: only `day` and `expand` apply (all products, no filters).
-pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(String, StationsQuery), QueryError> {
+pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, StationsQuery), QueryError> {
     let id = station_id(id)?;
     for (name, _) in url::form_urlencoded::parse(raw.as_bytes()) {
         let lower = name.to_ascii_lowercase();
@@ -341,7 +338,7 @@ mod tests {
     #[test]
     fn one_station() {
         let (id, q) = parse_station(ID, "day=yesterday&expand=brand", at(10)).expect("ok");
-        assert_eq!(id, ID);
+        assert_eq!(id.as_str(), ID);
         assert_eq!(q.selection.date, date(2026, 11, 19));
         assert!(parse_station(&ID.to_uppercase(), "", at(10)).is_err());
         assert!(parse_station("abc", "", at(10)).is_err());

@@ -11,6 +11,7 @@ use jiff::civil::Date;
 use super::{
     Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes,
 };
+use crate::model::key::StationId;
 use crate::model::profile::Merged;
 use crate::model::station::Quote;
 use crate::query::{Route, Selection};
@@ -87,7 +88,7 @@ impl Catalog {
     pub async fn stations_document<R>(
         &self,
         query: &StationsQuery,
-        only: Option<&str>,
+        only: Option<&StationId>,
         meta: &DocumentMeta,
         write: impl FnOnce(&StationsDoc<'_>) -> R,
     ) -> Result<(R, Facts), CatalogError> {

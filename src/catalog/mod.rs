@@ -18,6 +18,7 @@ pub use documents::{Facts, PriceModel};
 pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 
+use crate::model::key::StationId;
 use crate::model::profile::{Merged, merge};
 use crate::model::station::{Quote, Station};
 use crate::query::{Mode, Route, Selection};
@@ -57,7 +58,7 @@ pub struct Selected {
 pub enum Subset<'a> {
     All,
     /// One station's quotes.
-    Station(&'a str),
+    Station(&'a StationId),
     /// Quotes within `radius` metres of a point (a superset, measured by the caller).
     Near(Point, f64),
 }
@@ -115,13 +116,17 @@ impl Catalog {
     /// cent); `NotFound` when the history never had that station with that product.
     pub async fn station_history(
         &self,
-        station_id: &str,
+        station_id: &StationId,
         product: u8,
         from: jiff::civil::Date,
         to: jiff::civil::Date,
     ) -> Result<Vec<(jiff::civil::Date, i64)>, CatalogError> {
         let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
-        history.store.station_history(station_id, product, from, to).await?.ok_or(CatalogError::NotFound)
+        history
+            .store
+            .station_history(station_id.as_str(), product, from, to)
+            .await?
+            .ok_or(CatalogError::NotFound)
     }
 
     pub fn prices(&self) -> &Arc<PriceService> {
@@ -188,7 +193,9 @@ impl Selected {
         let keep = |q: &&Quote| keeps(selection, q);
         match subset {
             Subset::All => selected_quotes(selection, &self.data),
-            Subset::Station(id) => self.days.iter().flat_map(|d| d.station(id)).filter(keep).collect(),
+            Subset::Station(id) => {
+                self.days.iter().flat_map(|d| d.station(id.as_str())).filter(keep).collect()
+            }
             Subset::Near(point, radius) => {
                 self.days.iter().flat_map(|d| d.near(point, radius)).filter(keep).collect()
             }

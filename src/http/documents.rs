@@ -10,9 +10,10 @@ use super::endpoint::{Endpoint, Offer};
 use super::errors::{ApiError, Flavor};
 use super::front::Freshness;
 use super::negotiate::Media;
+use super::paths as routes;
 use super::rendered::{RenderKey, Rendered, rendered_from};
-use super::routes;
 use crate::catalog::Facts;
+use crate::model::key::StationId;
 use crate::query::{Expand, QueryError, Route, Selection, parse_selection};
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
@@ -122,7 +123,7 @@ fn station_key(data: String, expand: Expand) -> RenderKey {
 async fn stations_document(
     state: &AppState,
     query: &StationsQuery,
-    only: Option<&str>,
+    only: Option<&StationId>,
     media: Media,
 ) -> Result<Rendered, ApiError> {
     let write = |doc: &StationsDoc<'_>| -> Result<Vec<u8>, RenderError> {
@@ -173,7 +174,7 @@ impl Endpoint for Station {
     const OFFER: Offer = Offer::Negotiated(&STATION_MEDIA);
     const FRESHNESS: Freshness = Freshness::Prices;
     const STATION_IN_PATH: bool = true;
-    type Query = (String, StationsQuery);
+    type Query = (StationId, StationsQuery);
 
     fn parse(id: Option<&str>, query: &str, now: Timestamp) -> Result<Self::Query, QueryError> {
         parse_station(id.unwrap_or(""), query, now)
@@ -239,7 +240,7 @@ impl Endpoint for History {
         let points = state.catalog.station_history(&q.station_id, q.product, q.from, q.to).await?;
         let identity = match media {
             Media::Csv => history_csv(&points),
-            _ => history_jsonapi(&q.station_id, q.product, (q.from, q.to), &points, &state.meta),
+            _ => history_jsonapi(q.station_id.as_str(), q.product, (q.from, q.to), &points, &state.meta),
         }?;
         Ok(stored_document(identity, now))
     }

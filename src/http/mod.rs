@@ -10,6 +10,7 @@ pub mod explore;
 pub mod front;
 pub mod headers;
 pub mod negotiate;
+pub mod paths;
 pub mod rendered;
 pub mod routes;
 

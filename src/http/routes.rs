@@ -11,16 +11,7 @@ use super::AppState;
 use super::documents as doc;
 use super::endpoint::{Endpoint, front, methods};
 
-pub const ROOT: &str = "/";
-pub const V1: &str = "/v1";
-pub const LEGACY: &str = "/legacy";
-pub const STATIONS: &str = "/v1/stations";
-pub const STATION: &str = "/v1/stations/{station_id}";
-pub const STATION_HISTORY: &str = "/v1/stations/{station_id}/history";
-pub const STATS: &str = "/v1/stats";
-pub const LOGO: &str = "/static/image/brand/{filename}";
-pub const EXPLORE: &str = "/explore";
-pub const EXPLORE_FILE: &str = "/explore/{file}";
+pub use super::paths::*;
 
 /// An answer from the front cache, before the router, or `None` for the router.
 type FrontFn = fn(&AppState, &Parts) -> Option<Response>;
@@ -90,11 +81,3 @@ pub fn front_answer(state: &AppState, request: &Parts) -> Option<(&'static str, 
     let (path, front) = *FRONT.at(request.uri.path()).ok()?.value;
     Some((path, front(state, request)?))
 }
-
-/// The admin port's routes.
-pub const HEALTHZ: &str = "/healthz";
-pub const READYZ: &str = "/readyz";
-pub const METRICS: &str = "/metrics";
-
-/// Every admin route, in the order metrics list them (after the public ones).
-pub const ADMIN: [&str; 3] = [HEALTHZ, READYZ, METRICS];

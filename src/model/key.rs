@@ -47,6 +47,30 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// The station API's id of a station: the digest of its key (64 lowercase hex characters).
+/// Made only by [`StationId::parse`] (at the edge, from a path) or from a digest this service
+/// computed, so whoever holds one can trust its form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StationId(String);
+
+impl StationId {
+    /// The id in `text`, when it has the form of one.
+    pub fn parse(text: &str) -> Option<Self> {
+        let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        (text.len() == 64 && text.bytes().all(hex)).then(|| Self(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for StationId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The public id `<sourceDate>:<digest>`.
 pub fn station_id(source_date: &str, digest: &str) -> String {
     format!("{source_date}:{digest}")
@@ -55,6 +79,16 @@ pub fn station_id(source_date: &str, digest: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn station_ids_are_lowercase_hex_digests() {
+        let digest = key_digest("[\"a\",\"b\",1,2]");
+        assert_eq!(StationId::parse(&digest).map(|id| id.to_string()), Some(digest.clone()));
+        assert!(StationId::parse(&digest.to_uppercase()).is_none());
+        assert!(StationId::parse(&digest[1..]).is_none());
+        assert!(StationId::parse(&format!("{}g", &digest[1..])).is_none());
+        assert!(StationId::parse("").is_none());
+    }
 
     #[test]
     fn design_vectors() {

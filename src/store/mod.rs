@@ -203,8 +203,8 @@ sql::impl_store!(SqliteStore, sqlx::Sqlite);
 sql::impl_store!(PostgresStore, sqlx::Postgres);
 enrich::impl_enrich_store!(SqliteStore);
 enrich::impl_enrich_store!(PostgresStore);
-history::impl_history_store!(SqliteStore, sqlx::Sqlite, "BEGIN IMMEDIATE");
-history::impl_history_store!(PostgresStore, sqlx::Postgres, "BEGIN");
+history::impl_history_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
+history::impl_history_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
 
 /// Everything a process keeps in its store.
 pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore {}

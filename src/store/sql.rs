@@ -33,6 +33,15 @@ pub const CLAIM_JOB: &str = "INSERT INTO job_leases (name, owner, lease_until) V
      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until \
      WHERE job_leases.lease_until <= $4 RETURNING owner";
 
+/// Reachable and migrated: the snapshot table answers.
+pub const PING: &str = "SELECT 1 FROM snapshots LIMIT 1";
+
+/// How each backend opens a transaction that writes. SQLite takes the write lock first: a
+/// transaction that reads and then writes fails (SQLITE_BUSY_SNAPSHOT, no busy wait) when
+/// another connection commits in between.
+pub const SQLITE_BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
+pub const POSTGRES_BEGIN_WRITE: &str = "BEGIN";
+
 /// Implement `SnapshotStore` for a store type holding `pool: sqlx::Pool<$db>`.
 macro_rules! impl_store {
     ($store:ty, $db:ty) => {
@@ -202,7 +211,7 @@ macro_rules! impl_store {
 
             async fn ping(&self) -> Result<(), $crate::store::StoreError> {
                 // Reachable and migrated: the snapshot table answers.
-                sqlx::query("SELECT 1 FROM snapshots LIMIT 1").fetch_optional(&self.pool).await?;
+                sqlx::query($crate::store::sql::PING).fetch_optional(&self.pool).await?;
                 Ok(())
             }
         }

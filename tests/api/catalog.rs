@@ -232,3 +232,25 @@ async fn a_failing_store_leaves_the_held_prices_served() {
     assert_eq!(other.status, 200);
     assert_eq!(other.header("x-fuel-snapshot-cache"), "BYPASS");
 }
+
+/// A history store that fails answers the same everywhere it is read: 503
+/// `upstream_unavailable` with `Retry-After: 5`, for a station's history and for statistics.
+#[tokio::test]
+async fn a_failing_history_store_is_one_error_everywhere() {
+    let app = TestApp::new().await;
+    let listed = app.get("/v1/stations?product=1&limit=1").await.json();
+    let id = listed["data"][0]["id"].as_str().expect("a station").to_string();
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
+    sqlx::query("DROP TABLE price_history").execute(&mut conn).await.expect("drop");
+    sqlx::query("DROP TABLE history_stations").execute(&mut conn).await.expect("drop");
+    app.clock.advance(Duration::from_secs(2));
+    for uri in [format!("/v1/stations/{id}/history?product=1"), "/v1/stats?product=1".to_string()] {
+        let r = app.get(&uri).await;
+        assert_eq!(r.status, 503, "{uri}");
+        assert_eq!(r.json()["errors"][0]["code"], "upstream_unavailable", "{uri}");
+        assert_eq!(r.header("retry-after"), "5", "{uri}");
+        assert_eq!(r.header("cache-control"), "no-store", "{uri}");
+    }
+}

@@ -10,6 +10,7 @@ mod feed_fixtures;
 mod golden;
 mod hardening;
 mod http_api;
+mod layers;
 mod process;
 mod properties;
 mod replicas;

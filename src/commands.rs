@@ -1,0 +1,207 @@
+//! What each sub-command of the `wafuel` binary does (the command line itself is in
+//! `config`; `main` only picks one of these).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::app::{AppConfig, build_state};
+use crate::config::{DemoArgs, EnrichArgs, ListenArgs, PlacesArgs, ServeArgs, SimulateArgs, WarmArgs};
+use crate::jobs::{enrich, warm};
+use crate::places::client::PlacesClient;
+use crate::server::{self, StoreReadiness};
+use crate::sim::SimHandle;
+use crate::sim::places::{PlacesHandle, demo_places};
+use crate::store::{self, SnapshotStore, redact};
+use crate::time::{ManualClock, SharedClock, SystemClock};
+
+/// Print a line for the operator. A closed stdout (e.g. piped into `head`) must not stop the
+/// service, so write errors are ignored.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// Past days of price history the demo starts with.
+const DEMO_HISTORY_DAYS: i32 = 120;
+
+/// `wafuel simulate-source`: the simulated FuelWatch origin until a signal.
+pub async fn simulate_source(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let clock: SharedClock = match args.now {
+        Some(at) => ManualClock::new(at),
+        None => Arc::new(SystemClock),
+    };
+    let sim = SimHandle::spawn(args.listen, clock, args.faults()).await?;
+    tracing::info!(url = %sim.feed_url(), "simulated FuelWatch origin listening");
+    say!("simulated FuelWatch origin: {}", sim.feed_url());
+    server::shutdown_signal().await;
+    sim.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `wafuel demo`: the API over an in-process simulated origin, with seeded history and a
+/// Places stand-in, in a store of its own (simulated prices never reach a real store).
+pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let clock: SharedClock = Arc::new(SystemClock);
+    let sim = SimHandle::spawn("127.0.0.1:0".parse()?, clock.clone(), Default::default()).await?;
+    let dir = std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id()));
+    let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
+    say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
+    // Past days of prices, so history, statistics and the price cycle have shape.
+    say!("seeding {DEMO_HISTORY_DAYS} past days of price history…");
+    let history: Arc<dyn crate::store::history::HistoryStore> = store.clone();
+    let today = crate::time::perth_now(clock.now()).date();
+    let seeded =
+        crate::jobs::seed::seed_history(&history, today, DEMO_HISTORY_DAYS, |p, d| sim.state.past_feed(p, d))
+            .await;
+    say!("seeded {} history rows", seeded.written);
+    // A Places stand-in with places for some stations, and one enrichment pass, so the demo
+    // shows `enrichment` too (a few seconds after start).
+    let places = PlacesHandle::spawn("demo", demo_places(sim.state.dataset())).await?;
+    let config = AppConfig::new(sim.feed_url().parse()?, store.clone(), clock);
+    let enrich_state =
+        build_state(AppConfig::new(config.source_url.clone(), store.clone(), config.clock.clone()))?;
+    let client = PlacesClient::new(places.base_url().parse()?, "demo".into())?;
+    let demo_enrich = enrich::EnrichConfig {
+        discover_product: Some(1),
+        batch: 2_000,
+        daily_budget: 10_000,
+        ..Default::default()
+    };
+    say!("enriching a tenth of the stations from a local Places stand-in…");
+    let pass = enrich::enrich_pass(&enrich_state.prices, &store, &client, &demo_enrich);
+    match tokio::time::timeout(std::time::Duration::from_secs(60), pass).await {
+        Ok(Ok(report)) => say!("enriched {} stations", report.matched),
+        Ok(Err(e)) => tracing::warn!(error = %e, "demo enrichment failed"),
+        Err(_) => tracing::warn!("demo enrichment took too long; serving without it"),
+    }
+    let config = AppConfig {
+        meta: args.meta.document_meta(),
+        public_origin: args.public.public_origin.clone(),
+        ..config
+    };
+    let result = serve_api(config, &args.listen, None).await;
+    drop(places);
+    sim.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `wafuel serve`: the API over the real source, with the jobs unless `--no-jobs`.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let store = store::open(&args.store.store).await?;
+    tracing::info!(store = %redact(&args.store.store), "snapshot store ready");
+    let config = AppConfig {
+        meta: args.meta.document_meta(),
+        public_origin: args.public.public_origin.clone(),
+        ..AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock))
+            .with_store_args(&args.store)
+    };
+    serve_api(config, &args.listen, (!args.jobs.no_jobs).then_some(&args.places)).await
+}
+
+/// `wafuel warm`: one warm pass; failure when any extract failed.
+pub async fn warm(args: WarmArgs) -> anyhow::Result<ExitCode> {
+    let store = store::open(&args.store.store).await?;
+    let config = AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock));
+    let state = build_state(config.with_store_args(&args.store))?;
+    let report = warm::warm_pass(&state.prices).await;
+    say!(
+        "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
+        report.refreshed,
+        report.skipped,
+        report.failed.len(),
+        report.pruned
+    );
+    for (key, code) in &report.failed {
+        say!("  failed: {key} ({code})");
+    }
+    Ok(if report.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `wafuel enrich`: one enrichment pass; exit 2 without an API key.
+pub async fn enrich(args: EnrichArgs) -> anyhow::Result<ExitCode> {
+    let Some(client) = args.places.client()? else {
+        eprintln!(
+            "wafuel enrich: no Places API key (--places-api-key / WAFUEL_PLACES_API_KEY); nothing to do"
+        );
+        return Ok(ExitCode::from(2));
+    };
+    let store = store::open(&args.store.store).await?;
+    let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
+    let state = build_state(config.with_store_args(&args.store))?;
+    let report = enrich::enrich_pass(&state.prices, &store, &client, &args.places.enrich_config())
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    say!(
+        "enrich: {} looked up, {} matched, {} unmatched, {} failed, {} provider requests{}{}",
+        report.looked_up,
+        report.matched,
+        report.unmatched,
+        report.failed,
+        report.provider_requests,
+        if report.budget_exhausted { ", daily budget spent" } else { "" },
+        report.skipped.map(|why| format!(", skipped: {why}")).unwrap_or_default()
+    );
+    Ok(if report.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Serve the public API and the admin port until a signal; with `jobs`, run the hourly warm
+/// job and (given a Places key) the enrichment job too.
+async fn serve_api(
+    config: AppConfig,
+    listen: &ListenArgs,
+    jobs: Option<&PlacesArgs>,
+) -> anyhow::Result<ExitCode> {
+    let store = config.store.clone();
+    let state = build_state(config)?;
+    // A replica starting over a filled store decodes the day's stored extracts before it
+    // serves, so its first answers read memory (the source is never asked here).
+    let preloaded = state.catalog.preload(warm::warm_extracts(state.catalog.now())).await;
+    tracing::info!(extracts = preloaded, "day catalogues decoded from the store");
+    let public_listener = server::bind(listen.listen).await?;
+    let admin_listener = server::bind(listen.admin_listen).await?;
+    let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);
+    tracing::info!(public = %public_addr, admin = %admin_addr, "wafuel serving");
+    say!("public: http://{public_addr}");
+    say!("admin: http://{admin_addr}");
+    say!("explore: http://{public_addr}/explore   (map, cheapest near you, price history)");
+    say!("try:");
+    say!("  curl -s http://{public_addr}/v1 -H 'Accept: application/vnd.api+json'");
+    say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
+    say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
+    say!("  curl -s 'http://{public_addr}/v1/stations?near=-31.9523,115.8613&product=1&sort=price&limit=5'");
+    say!("  curl -s 'http://{public_addr}/v1/stats?product=1'");
+    say!(
+        "  curl -s 'http://{public_addr}/v1/stations?product=1&region=25' -H 'Accept: application/geo+json'"
+    );
+    say!("  curl -s http://{admin_addr}/metrics");
+    let mut background = Vec::new();
+    if let Some(places) = jobs {
+        background.push(tokio::spawn(warm::run_hourly(state.prices.clone())));
+        match places.client()? {
+            Some(client) => background.push(tokio::spawn(enrich::run_every(
+                state.prices.clone(),
+                store.clone(),
+                client,
+                places.enrich_config(),
+            ))),
+            None => tracing::info!("no Places API key: station enrichment is off"),
+        }
+    }
+    let readiness: Arc<dyn SnapshotStore> = store;
+    let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
+    let result = server::serve_until_signal(
+        vec![
+            (public_listener, crate::app::public_site(state, &limits)),
+            (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness))).into()),
+        ],
+        limits.clone(),
+    )
+    .await;
+    for task in background {
+        task.abort();
+    }
+    result.map(|()| ExitCode::SUCCESS)
+}

@@ -1,0 +1,21 @@
+//! The path patterns of every route, as the router takes them: named once, so the
+//! endpoints, the route table and the metric labels agree.
+
+pub const ROOT: &str = "/";
+pub const V1: &str = "/v1";
+pub const LEGACY: &str = "/legacy";
+pub const STATIONS: &str = "/v1/stations";
+pub const STATION: &str = "/v1/stations/{station_id}";
+pub const STATION_HISTORY: &str = "/v1/stations/{station_id}/history";
+pub const STATS: &str = "/v1/stats";
+pub const LOGO: &str = "/static/image/brand/{filename}";
+pub const EXPLORE: &str = "/explore";
+pub const EXPLORE_FILE: &str = "/explore/{file}";
+
+/// The admin port's routes.
+pub const HEALTHZ: &str = "/healthz";
+pub const READYZ: &str = "/readyz";
+pub const METRICS: &str = "/metrics";
+
+/// Every admin route, in the order metrics list them (after the public ones).
+pub const ADMIN: [&str; 3] = [HEALTHZ, READYZ, METRICS];
