@@ -57,46 +57,26 @@ async fn price_document(state: &AppState, selection: &Selection) -> Result<Rende
     Ok(rendered_from(Representation::build(identity?), &facts, state.catalog.now()))
 }
 
-/// `GET /v1`: JSON:API prices.
-pub struct V1;
+/// `GET /v1` (JSON:API prices) and `GET /legacy` (the RSS-shaped JSON of the reference
+/// service): one selection grammar, two routes, two bodies.
+pub struct Prices<const LEGACY: bool>;
 
-impl Endpoint for V1 {
-    const PATH: &'static str = routes::V1;
-    const ERRORS: Flavor = Flavor::JsonApi;
-    const OFFER: Offer = Offer::JsonApi;
-    const FRESHNESS: Freshness = Freshness::Prices;
-    type Query = Selection;
+pub type V1 = Prices<false>;
+pub type Legacy = Prices<true>;
 
-    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<Selection, QueryError> {
-        parse_selection(Route::V1, query, now)
-    }
-
-    fn key(selection: &Selection, _: Media) -> RenderKey {
-        RenderKey::of(selection)
-    }
-
-    async fn build(
-        state: &AppState,
-        selection: &Selection,
-        _: Media,
-        _: Timestamp,
-    ) -> Result<Rendered, ApiError> {
-        price_document(state, selection).await
-    }
+impl<const LEGACY: bool> Prices<LEGACY> {
+    const ROUTE: Route = if LEGACY { Route::Legacy } else { Route::V1 };
 }
 
-/// `GET /legacy`: the RSS-shaped JSON of the reference service.
-pub struct Legacy;
-
-impl Endpoint for Legacy {
-    const PATH: &'static str = routes::LEGACY;
-    const ERRORS: Flavor = Flavor::Legacy;
-    const OFFER: Offer = Offer::LegacyJson;
+impl<const LEGACY: bool> Endpoint for Prices<LEGACY> {
+    const PATH: &'static str = if LEGACY { routes::LEGACY } else { routes::V1 };
+    const ERRORS: Flavor = if LEGACY { Flavor::Legacy } else { Flavor::JsonApi };
+    const OFFER: Offer = if LEGACY { Offer::LegacyJson } else { Offer::JsonApi };
     const FRESHNESS: Freshness = Freshness::Prices;
     type Query = Selection;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<Selection, QueryError> {
-        parse_selection(Route::Legacy, query, now)
+        parse_selection(Self::ROUTE, query, now)
     }
 
     fn key(selection: &Selection, _: Media) -> RenderKey {

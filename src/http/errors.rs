@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn the_same_condition_gives_the_same_status_wherever_it_comes_from() {
-        // A process without a history store answers as a failing one (tests/api/stations.rs
+        // A process without a history store answers as a failing one (tests/api/catalog.rs
         // makes the store fail for real).
         let missing = ApiError::from(CatalogError::NoHistory);
         assert_eq!(status_and_retry(missing), (503, Some("5".into())));
