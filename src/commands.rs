@@ -205,3 +205,77 @@ async fn serve_api(
     }
     result.map(|()| ExitCode::SUCCESS)
 }
+
+/// `wafuel import-history`: archive files, or downloaded months, into the history store.
+pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::Result<ExitCode> {
+    use crate::archive::import::{DownloadLimits, Importer, import_months, import_paths, months};
+    use std::io::IsTerminal;
+    let store = store::open(&args.store.store).await?;
+    let mut importer = Importer::new(store.clone()).await?;
+    if !importer.knows_live_stations() {
+        // Archive rows match live stations by address: learn today's stations first.
+        say!("the history knows no live station yet: reading today's catalogue from the source…");
+        let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
+        let state = build_state(config.with_store_args(&args.store))?;
+        let report = warm::warm_pass(&state.prices).await;
+        if !report.failed.is_empty() {
+            tracing::warn!(
+                failed = report.failed.len(),
+                "some catalogue extracts failed; unmatched rows become archive stations"
+            );
+        }
+        importer = Importer::new(store.clone()).await?;
+    }
+    let planned = if args.files.is_empty() {
+        let last_month = {
+            let today = crate::time::perth_now(jiff::Timestamp::now()).date();
+            let first = today.first_of_month().yesterday().unwrap_or(today);
+            (first.year(), first.month())
+        };
+        months(args.from.unwrap_or(crate::archive::FIRST_MONTH), args.to.unwrap_or(last_month))
+    } else {
+        Vec::new()
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar =
+            indicatif::ProgressBar::new(
+                if args.files.is_empty() { planned.len() } else { args.files.len() } as u64
+            );
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} files {msg} [{elapsed_precise}, eta {eta}]",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let started = std::time::Instant::now();
+    let rows = std::sync::atomic::AtomicU64::new(0);
+    let progress = |name: &str, write: &crate::store::archive::ImportWrite| {
+        let total = rows.fetch_add(
+            write.written + write.unchanged + write.conflicts,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let rate = total as f64 / started.elapsed().as_secs_f64().max(0.001);
+        match &bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(format!("{name} · {rate:.0} rows/s"));
+            }
+            None => {
+                tracing::info!(file = name, written = write.written, conflicts = write.conflicts, "imported")
+            }
+        }
+    };
+    let result = if args.files.is_empty() {
+        import_months(&mut importer, &args.archive_url, &planned, DownloadLimits::default(), &progress).await
+    } else {
+        import_paths(&mut importer, &args.files, &progress).await
+    };
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    say!("{}", importer.summary.line());
+    result?;
+    Ok(ExitCode::SUCCESS)
+}

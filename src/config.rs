@@ -53,6 +53,10 @@ pub enum Command {
     Warm(WarmArgs),
     /// Run one enrichment pass (Google Places), then exit.
     Enrich(EnrichArgs),
+    /// Import FuelWatch's monthly archives (every retail price since January 2001) into the
+    /// history store: the given CSV files (plain or .gz), or every month from --from to --to
+    /// downloaded from the archive. Idempotent and resumable: imported months are skipped.
+    ImportHistory(ImportHistoryArgs),
 }
 
 /// The public and admin listeners.
@@ -84,9 +88,9 @@ pub struct StoreArgs {
     #[arg(long, env = "WAFUEL_FILL_WAIT_SECS", default_value_t = 10, hide = true)]
     pub fill_wait_secs: u64,
     /// Days of daily price history kept for the station API (history, statistics, cycle);
-    /// older days are pruned by the warm job.
-    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = crate::time::THREE_YEARS_DAYS,
-          value_parser = clap::value_parser!(i32).range(1..=36_600))]
+    /// older days, imported ones included, are pruned by the warm job. 0 keeps every day.
+    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = crate::snapshot::DEFAULT_HISTORY_DAYS,
+          value_parser = clap::value_parser!(i32).range(0..=36_600))]
     pub history_days: i32,
 }
 
@@ -336,5 +340,38 @@ mod tests {
         assert_eq!(args.store.store, "sqlite://./data/wafuel.sqlite3");
         assert_eq!(args.source.source_url.as_str(), DEFAULT_SOURCE_URL);
         assert!(!args.jobs.no_jobs);
+    }
+}
+
+/// `wafuel import-history`.
+#[derive(Debug, Clone, Args)]
+pub struct ImportHistoryArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Where the live stations come from when the history knows none yet (as `warm`).
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Base URL of the archive (`BASE/FuelWatchRetail-MM-YYYY.csv`).
+    #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = crate::archive::DEFAULT_ARCHIVE_URL)]
+    pub archive_url: url::Url,
+    /// First month to download, `YYYY-MM` (default: January 2001).
+    #[arg(long, value_parser = parse_month)]
+    pub from: Option<(i16, i8)>,
+    /// Last month to download, `YYYY-MM` (default: last month, Perth time).
+    #[arg(long, value_parser = parse_month)]
+    pub to: Option<(i16, i8)>,
+    /// Archive files to import whole instead of downloading (`--from`/`--to` do not apply).
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// `YYYY-MM`, from January 2001.
+fn parse_month(text: &str) -> Result<(i16, i8), String> {
+    let wrong = || format!("{text:?}: expected YYYY-MM from 2001-01");
+    let (year, month) = text.split_once('-').ok_or_else(wrong)?;
+    let (year, month): (i16, i8) = (year.parse().map_err(|_| wrong())?, month.parse().map_err(|_| wrong())?);
+    if (1..=12).contains(&month) && (year, month) >= crate::archive::FIRST_MONTH && year <= 9999 {
+        Ok((year, month))
+    } else {
+        Err(wrong())
     }
 }

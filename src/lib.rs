@@ -1,6 +1,7 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 
 pub mod app;
+pub mod archive;
 pub mod cache_policy;
 pub mod catalog;
 pub mod commands;

@@ -25,6 +25,7 @@ async fn main() -> ExitCode {
         Command::SimulateSource(args) => commands::simulate_source(args).await,
         Command::Warm(args) => commands::warm(args).await,
         Command::Enrich(args) => commands::enrich(args).await,
+        Command::ImportHistory(args) => commands::import_history(args).await,
     };
     ran.unwrap_or_else(|e| {
         tracing::error!(error = %e, "wafuel failed");

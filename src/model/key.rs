@@ -60,6 +60,12 @@ impl StationId {
         (text.len() == 64 && text.bytes().all(hex)).then(|| Self(text.to_string()))
     }
 
+    /// The id of a digest this service computed ([`sha256_hex`]).
+    pub fn from_digest(digest: String) -> Self {
+        debug_assert!(Self::parse(&digest).is_some(), "{digest}");
+        Self(digest)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

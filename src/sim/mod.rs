@@ -2,6 +2,7 @@
 //! set, with a request log and fault injection. The binary's `simulate-source` and the
 //! integration tests run this same code.
 
+pub mod archive;
 pub mod dataset;
 pub mod faults;
 pub mod feed;
@@ -126,9 +127,32 @@ impl SimState {
 pub fn router(state: Arc<SimState>) -> Router {
     Router::new()
         .route(FEED_PATH, get(feed_handler))
+        .route(ARCHIVE_PATH, get(archive_handler))
         .route("/_sim/requests", get(list_requests).delete(clear_requests))
         .route("/_sim/faults", get(get_faults).put(put_faults))
         .with_state(state)
+}
+
+/// Where the simulated archive's monthly files are (as FuelWatch's blob store names them).
+pub const ARCHIVE_PATH: &str = "/historical-reports/{file}";
+
+/// `FuelWatchRetail-MM-YYYY.csv` for a month before the simulated clock's; 404 otherwise.
+async fn archive_handler(
+    State(state): State<Arc<SimState>>,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    let today = crate::time::perth_now(state.clock.now()).date();
+    let month = crate::archive::month_of_file(&file).filter(|_| file.ends_with(".csv"));
+    match month.filter(|m| archive::has_month(*m, today)) {
+        Some(month) => {
+            let data = state.clone();
+            let body = tokio::task::spawn_blocking(move || archive::month_csv(data.dataset(), month))
+                .await
+                .unwrap_or_default();
+            ([(header::CONTENT_TYPE, "text/csv")], body).into_response()
+        }
+        None => (StatusCode::NOT_FOUND, "The specified blob does not exist.").into_response(),
+    }
 }
 
 async fn feed_handler(
@@ -246,6 +270,11 @@ impl SimHandle {
     }
 
     /// The feed URL, to pass as `--source-url`.
+    /// The base URL of the simulated archive (for `--archive-url`).
+    pub fn archive_url(&self) -> String {
+        format!("http://{}/historical-reports/", self.addr)
+    }
+
     pub fn feed_url(&self) -> String {
         format!("http://{}{FEED_PATH}", self.addr)
     }

@@ -172,14 +172,14 @@ pub struct PriceService {
     held: HeldSnapshots,
 }
 
-/// Default days of price history kept: three years.
-pub const DEFAULT_HISTORY_DAYS: i32 = crate::time::THREE_YEARS_DAYS;
+/// Default days of price history kept: 0, every day (imported archives reach back to 2001).
+pub const DEFAULT_HISTORY_DAYS: i32 = 0;
 
 /// The price history the service writes, and how many days of it the warm job keeps.
 #[derive(Clone)]
 pub struct History {
     pub store: Arc<dyn HistoryStore>,
-    /// `--history-days`.
+    /// `--history-days` (0: keep every day).
     pub days: i32,
 }
 

@@ -2,6 +2,7 @@
 //! for many. Both backends run the same statements (written with `$n` placeholders, which
 //! both understand) behind one interface, with the fill lease and its fencing in SQL.
 
+pub mod archive;
 pub mod codec;
 pub mod enrich;
 pub mod history;
@@ -206,9 +207,12 @@ enrich::impl_enrich_store!(PostgresStore);
 history::impl_history_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
 history::impl_history_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
 
+archive::impl_archive_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
+archive::impl_archive_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
+
 /// Everything a process keeps in its store.
-pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore {}
-impl<T: SnapshotStore + enrich::EnrichStore + history::HistoryStore> Store for T {}
+pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore {}
+impl<T: SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore> Store for T {}
 
 fn millis(t: Timestamp) -> i64 {
     t.as_millisecond()

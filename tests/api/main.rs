@@ -1,6 +1,7 @@
 //! Integration tests: one binary, modules by area. Everything runs against real parts on
 //! 127.0.0.1 with random ports: the simulated FuelWatch origin is the only stand-in.
 
+mod archive;
 mod browser;
 mod catalog;
 mod consumers;

@@ -1,0 +1,392 @@
+//! FuelWatch's monthly archives (`FuelWatchRetail-MM-YYYY.csv`, every retail price since
+//! January 2001): reading a file row by row into prices of our products, brands and regions,
+//! and naming the station a row belongs to (docs/api.md "History back to 2001").
+//!
+//! Reading is pure and streamed: a file of any size costs one row in memory. Columns are
+//! found by header name, in any case and order; a header without a required column refuses
+//! the file whole, before any row is read.
+
+pub mod import;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use jiff::civil::Date;
+
+use crate::model::codes::{UNMAPPED_BRAND, brand_code_for_label};
+use crate::model::key::{StationId, fold_text, sha256_hex};
+
+/// The archive's own location (Creative Commons Attribution 4.0, "FuelWatch
+/// (www.fuelwatch.wa.gov.au)").
+pub const DEFAULT_ARCHIVE_URL: &str =
+    "https://warsydprdstafuelwatch.blob.core.windows.net/historical-reports/";
+
+/// The first month FuelWatch published.
+pub const FIRST_MONTH: (i16, i8) = (2001, 1);
+
+/// The file name of a month's archive.
+pub fn month_file(year: i16, month: i8) -> String {
+    format!("FuelWatchRetail-{month:02}-{year:04}.csv")
+}
+
+/// The month a file name names, when it follows the archive's pattern.
+pub fn month_of_file(name: &str) -> Option<(i16, i8)> {
+    let base = name.rsplit('/').next()?;
+    let rest = base.strip_prefix("FuelWatchRetail-")?;
+    let rest = rest.strip_suffix(".csv.gz").or_else(|| rest.strip_suffix(".csv"))?;
+    let (month, year) = rest.split_once('-')?;
+    let (month, year): (i8, i16) = (month.parse().ok()?, year.parse().ok()?);
+    ((1..=12).contains(&month) && year >= FIRST_MONTH.0).then_some((year, month))
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("{file}: the header has no {column} column")]
+    MissingColumn { file: String, column: &'static str },
+    #[error("{file}: {source}")]
+    Csv {
+        file: String,
+        #[source]
+        source: csv::Error,
+    },
+}
+
+/// The columns read, by their header names (matched without regard to case or surrounding
+/// spaces).
+const DATE: &str = "PUBLISH_DATE";
+const TRADING_NAME: &str = "TRADING_NAME";
+const BRAND: &str = "BRAND_DESCRIPTION";
+const PRODUCT: &str = "PRODUCT_DESCRIPTION";
+const PRICE: &str = "PRODUCT_PRICE";
+const ADDRESS: &str = "ADDRESS";
+const LOCATION: &str = "LOCATION";
+const POSTCODE: &str = "POSTCODE";
+const AREA: &str = "AREA_DESCRIPTION";
+
+const REQUIRED: [&str; 7] = [DATE, TRADING_NAME, BRAND, PRODUCT, PRICE, ADDRESS, LOCATION];
+
+/// One archive price, mapped to our codes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivePrice {
+    /// The Perth day the price applies to.
+    pub date: Date,
+    pub product: u8,
+    /// Tenths of a cent per litre.
+    pub price: i64,
+    pub station: ArchiveSite,
+}
+
+/// The station a row names: no coordinates, no phone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchiveSite {
+    pub trading_name: String,
+    pub brand: u8,
+    /// The archive's brand text, kept when it maps to no code.
+    pub brand_text: Option<String>,
+    pub address: String,
+    pub suburb: String,
+    pub postcode: Option<String>,
+    pub region: Option<u8>,
+}
+
+impl ArchiveSite {
+    /// The matching key: address and suburb normalised as in the station key (trimmed,
+    /// whitespace runs as one space, lower-cased).
+    pub fn match_key(&self) -> (String, String) {
+        (fold_text(&self.address), fold_text(&self.suburb))
+    }
+
+    /// The id of a station only the archive knows: SHA-256 of `archive|<address>|<suburb>`.
+    pub fn archive_id(&self) -> StationId {
+        let (address, suburb) = self.match_key();
+        StationId::from_digest(sha256_hex(format!("archive|{address}|{suburb}").as_bytes()))
+    }
+}
+
+/// What reading files found, beyond the prices.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReadTally {
+    pub rows: u64,
+    /// Rows not imported, by reason (e.g. `unknown product "KEROSENE"`, `bad date`).
+    pub skipped: BTreeMap<String, u64>,
+    /// Rows kept whose area names no region we know.
+    pub unknown_area: u64,
+}
+
+impl ReadTally {
+    fn skip(&mut self, reason: String) {
+        *self.skipped.entry(reason).or_default() += 1;
+    }
+
+    pub fn add(&mut self, other: &ReadTally) {
+        self.rows += other.rows;
+        self.unknown_area += other.unknown_area;
+        for (reason, n) in &other.skipped {
+            *self.skipped.entry(reason.clone()).or_default() += n;
+        }
+    }
+}
+
+/// The product code of an archive product text (older years name fewer products).
+pub fn product_for_text(text: &str) -> Option<u8> {
+    let folded = fold_text(text);
+    Some(match folded.as_str() {
+        "ulp" | "unleaded petrol" | "unleaded" => 1,
+        "pulp" | "premium unleaded" | "premium unleaded 95" => 2,
+        "diesel" => 4,
+        "lpg" => 5,
+        "98 ron" | "premium unleaded 98" => 6,
+        "e85" => 10,
+        "brand diesel" => 11,
+        _ => return None,
+    })
+}
+
+/// FuelWatch's region names (the archive's `AREA_DESCRIPTION`, the feed's region filter),
+/// by code.
+pub const REGION_NAMES: [(u8, &str); 51] = [
+    (1, "Boulder"),
+    (2, "Broome"),
+    (3, "Busselton (Townsite)"),
+    (4, "Carnarvon"),
+    (5, "Collie"),
+    (6, "Dampier"),
+    (7, "Esperance"),
+    (8, "Kalgoorlie"),
+    (9, "Karratha"),
+    (10, "Kununurra"),
+    (11, "Narrogin"),
+    (12, "Northam"),
+    (13, "Port Hedland"),
+    (14, "South Hedland"),
+    (15, "Albany"),
+    (16, "Bunbury"),
+    (17, "Geraldton"),
+    (18, "Mandurah"),
+    (19, "Capel"),
+    (20, "Dardanup"),
+    (21, "Gingin"),
+    (22, "Harvey"),
+    (23, "Murray"),
+    (24, "Waroona"),
+    (25, "North of River"),
+    (26, "South of River"),
+    (27, "East/Hills"),
+    (28, "Augusta / Margaret River"),
+    (29, "Busselton (Shire)"),
+    (30, "Bridgetown / Greenbushes"),
+    (31, "Donnybrook / Balingup"),
+    (32, "Manjimup"),
+    (33, "Cataby"),
+    (34, "Coolgardie"),
+    (35, "Cunderdin"),
+    (36, "Dalwallinu"),
+    (37, "Denmark"),
+    (38, "Derby"),
+    (39, "Dongara"),
+    (40, "Exmouth"),
+    (41, "Fitzroy Crossing"),
+    (42, "Jurien"),
+    (43, "Kambalda"),
+    (44, "Kellerberrin"),
+    (45, "Kojonup"),
+    (46, "Meekatharra"),
+    (47, "Moora"),
+    (48, "Mount Barker"),
+    (49, "Newman"),
+    (50, "Norseman"),
+    (51, "Ravensthorpe"),
+];
+
+/// The region code of an area text, matched without regard to case or spacing.
+pub fn region_for_area(text: &str) -> Option<u8> {
+    let folded = fold_text(text);
+    REGION_NAMES.iter().find(|(_, name)| fold_text(name) == folded).map(|(code, _)| *code)
+}
+
+/// `DD/MM/YYYY` (the archive's date form; a single-digit day or month is accepted).
+fn parse_date(text: &str) -> Option<Date> {
+    let mut parts = text.trim().splitn(3, '/');
+    let day: i8 = parts.next()?.trim().parse().ok()?;
+    let month: i8 = parts.next()?.trim().parse().ok()?;
+    let year: i16 = parts.next()?.trim().parse().ok()?;
+    Date::new(year, month, day).ok()
+}
+
+/// Cents per litre with decimals (`183.90`) as tenths of a cent; a positive price only.
+fn parse_price(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if !crate::model::normalize::is_plain_decimal(text, false) {
+        return None;
+    }
+    let cents: f64 = text.parse().ok()?;
+    (cents > 0.0 && cents < 10_000.0).then(|| crate::model::station::tenths(cents))
+}
+
+/// Check a file's header alone: the required columns are there.
+pub fn check_header(name: &str, input: impl Read) -> Result<(), ArchiveError> {
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(input);
+    let header = reader.headers().map_err(|source| ArchiveError::Csv { file: name.to_string(), source })?;
+    for column in REQUIRED {
+        if !header.iter().any(|h| h.trim_start_matches('\u{feff}').trim().eq_ignore_ascii_case(column)) {
+            return Err(ArchiveError::MissingColumn { file: name.to_string(), column });
+        }
+    }
+    Ok(())
+}
+
+/// Read one archive file (already decompressed), handing each price to `each` in file order.
+/// `name` names the file in errors. The header is checked before any row is read.
+pub fn read_prices(
+    name: &str,
+    input: impl Read,
+    mut each: impl FnMut(ArchivePrice),
+) -> Result<ReadTally, ArchiveError> {
+    let csv_error = |source| ArchiveError::Csv { file: name.to_string(), source };
+    let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input);
+    let header = reader.headers().map_err(csv_error)?.clone();
+    let find = |column: &str| {
+        header.iter().position(|h| h.trim_start_matches('\u{feff}').trim().eq_ignore_ascii_case(column))
+    };
+    for column in REQUIRED {
+        if find(column).is_none() {
+            return Err(ArchiveError::MissingColumn { file: name.to_string(), column });
+        }
+    }
+    let at = |column: &str| find(column).unwrap_or(usize::MAX);
+    let (date, trading, brand, product, price) =
+        (at(DATE), at(TRADING_NAME), at(BRAND), at(PRODUCT), at(PRICE));
+    let (address, location, postcode, area) = (at(ADDRESS), at(LOCATION), find(POSTCODE), find(AREA));
+    let mut tally = ReadTally::default();
+    let mut record = csv::StringRecord::new();
+    while reader.read_record(&mut record).map_err(csv_error)? {
+        let field = |i: usize| record.get(i).unwrap_or("").trim();
+        // Blank lines at the end of an export read as one empty field.
+        if record.iter().all(|f| f.trim().is_empty()) {
+            continue;
+        }
+        tally.rows += 1;
+        let Some(day) = parse_date(field(date)) else {
+            tally.skip("bad date".into());
+            continue;
+        };
+        let Some(code) = product_for_text(field(product)) else {
+            tally.skip(format!("unknown product {:?}", field(product).to_uppercase()));
+            continue;
+        };
+        let Some(tenths) = parse_price(field(price)) else {
+            tally.skip("bad price".into());
+            continue;
+        };
+        if field(address).is_empty() || field(location).is_empty() {
+            tally.skip("no address".into());
+            continue;
+        }
+        let brand_text = field(brand);
+        let brand_code = brand_code_for_label(brand_text);
+        let region = area.and_then(|i| region_for_area(field(i)));
+        if region.is_none() {
+            tally.unknown_area += 1;
+        }
+        each(ArchivePrice {
+            date: day,
+            product: code,
+            price: tenths,
+            station: ArchiveSite {
+                trading_name: field(trading).to_string(),
+                brand: brand_code,
+                brand_text: (brand_code == UNMAPPED_BRAND).then(|| brand_text.to_string()),
+                address: field(address).to_string(),
+                suburb: field(location).to_string(),
+                postcode: postcode.map(|i| field(i).to_string()).filter(|p| !p.is_empty()),
+                region,
+            },
+        });
+    }
+    Ok(tally)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    const HEADER: &str = "PUBLISH_DATE,TRADING_NAME,BRAND_DESCRIPTION,PRODUCT_DESCRIPTION,PRODUCT_PRICE,ADDRESS,LOCATION,POSTCODE,AREA_DESCRIPTION,REGION_DESCRIPTION\r\n";
+
+    fn read(text: &str) -> (Vec<ArchivePrice>, ReadTally) {
+        let mut out = Vec::new();
+        let tally = read_prices("test.csv", text.as_bytes(), |p| out.push(p)).expect("read");
+        (out, tally)
+    }
+
+    #[test]
+    fn real_export_quirks_are_read() {
+        let text = format!(
+            "\u{feff}{HEADER}\
+             01/03/2024,Caltex Woolworths Bentley,Caltex Woolworths,ULP,183.90,\"Cnr Albany Hwy, Hillview Tce\",BENTLEY,6102,South of River,Metro\r\n\
+             01/03/2024,BP Wubin ,BP,Diesel,215.50,  12 Great Northern Hwy  ,WUBIN,6612,Wubin,Wheatbelt\r\n\
+             1/3/2024,Some Place,Quest,KEROSENE,150.00,1 Main St,PERTH,6000,North of River,Metro\r\n\
+             32/03/2024,Some Place,BP,ULP,150.00,1 Main St,PERTH,6000,North of River,Metro\r\n\
+             \r\n\r\n"
+        );
+        let (prices, tally) = read(&text);
+        assert_eq!(prices.len(), 2);
+        assert_eq!(prices[0].date, date(2024, 3, 1));
+        assert_eq!((prices[0].product, prices[0].price), (1, 1839));
+        assert_eq!(prices[0].station.address, "Cnr Albany Hwy, Hillview Tce", "a quoted comma stays in");
+        assert_eq!(prices[0].station.brand, UNMAPPED_BRAND);
+        assert_eq!(prices[0].station.brand_text.as_deref(), Some("Caltex Woolworths"));
+        assert_eq!(prices[0].station.region, Some(26));
+        assert_eq!(prices[1].station.address, "12 Great Northern Hwy", "trailing spaces trimmed");
+        assert_eq!((prices[1].product, prices[1].price, prices[1].station.brand), (4, 2155, 5));
+        assert_eq!(prices[1].station.region, None, "Wubin is no region we know: kept, counted");
+        assert_eq!(tally.rows, 4, "blank trailing lines are not rows");
+        assert_eq!(tally.unknown_area, 1);
+        assert_eq!(tally.skipped.get("unknown product \"KEROSENE\""), Some(&1));
+        assert_eq!(tally.skipped.get("bad date"), Some(&1));
+    }
+
+    #[test]
+    fn columns_are_found_by_name_in_any_case_and_order() {
+        let text = "product_price,Publish_Date,LOCATION,ADDRESS,PRODUCT_DESCRIPTION,BRAND_DESCRIPTION,TRADING_NAME\n\
+                    199.9,05/01/2001,ALBANY,1 York St,PULP,Shell,Shell Albany\n";
+        let (prices, _) = read(text);
+        assert_eq!(prices.len(), 1);
+        assert_eq!((prices[0].date, prices[0].product, prices[0].price), (date(2001, 1, 5), 2, 1999));
+        assert_eq!((prices[0].station.brand, prices[0].station.postcode.as_deref()), (14, None));
+    }
+
+    #[test]
+    fn a_missing_column_refuses_the_file_before_any_row() {
+        let text = "PUBLISH_DATE,TRADING_NAME,BRAND_DESCRIPTION,PRODUCT_DESCRIPTION,ADDRESS,LOCATION\n01/01/2001,a,b,ULP,c,d\n";
+        let mut seen = 0;
+        let err =
+            read_prices("FuelWatchRetail-01-2001.csv", text.as_bytes(), |_| seen += 1).expect_err("refused");
+        assert_eq!(seen, 0);
+        assert_eq!(err.to_string(), "FuelWatchRetail-01-2001.csv: the header has no PRODUCT_PRICE column");
+    }
+
+    #[test]
+    fn archive_ids_and_month_names() {
+        let site = |address: &str, suburb: &str| ArchiveSite {
+            trading_name: String::new(),
+            brand: 5,
+            brand_text: None,
+            address: address.into(),
+            suburb: suburb.into(),
+            postcode: None,
+            region: None,
+        };
+        let id = site(" 1  Main St ", "PERTH").archive_id();
+        assert_eq!(id, site("1 main st", "Perth").archive_id(), "normalised as the station key");
+        assert_eq!(id.as_str(), sha256_hex(b"archive|1 main st|perth"));
+        assert_eq!(month_file(2001, 1), "FuelWatchRetail-01-2001.csv");
+        assert_eq!(month_of_file("x/FuelWatchRetail-11-2024.csv.gz"), Some((2024, 11)));
+        assert_eq!(month_of_file("FuelWatchRetail-13-2024.csv"), None);
+        assert_eq!(region_for_area("north OF  river"), Some(25));
+        assert_eq!(region_for_area("East/Hills"), Some(27));
+        assert_eq!(product_for_text("98 RON"), Some(6));
+        assert_eq!(product_for_text("Brand diesel"), Some(11));
+    }
+}

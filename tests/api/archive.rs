@@ -1,0 +1,188 @@
+//! `wafuel import-history` over a small archive, on SQLite and PostgreSQL: quirks of real
+//! exports, matching to live stations, archive stations, idempotence, conflicts with live
+//! prices, a bad header refused whole, and what history and statistics then answer.
+
+use std::sync::Arc;
+
+use jiff::civil::date;
+use wafuel::archive::import::{ImportError, Importer, import_months, import_paths};
+use wafuel::model::key::sha256_hex;
+use wafuel::store::Store;
+
+use crate::support::*;
+
+const HEADER: &str = "PUBLISH_DATE,TRADING_NAME,BRAND_DESCRIPTION,PRODUCT_DESCRIPTION,PRODUCT_PRICE,ADDRESS,LOCATION,POSTCODE,AREA_DESCRIPTION,REGION_DESCRIPTION\r\n";
+
+fn csv_field(text: &str) -> String {
+    if text.contains(',') { format!("\"{text}\"") } else { text.to_string() }
+}
+
+async fn small_archive(store: Arc<dyn Store>) {
+    let (sim, clock) = origin_at(fixture_morning(), Default::default()).await;
+    let state = app_state(&sim, &clock, store.clone(), None);
+    // The live stations (and today's prices) first, as the command does for an empty history.
+    let warm = wafuel::jobs::warm::warm_pass(&state.prices).await;
+    assert!(warm.failed.is_empty(), "{:?}", warm.failed);
+    let today = date(2026, 9, 29);
+    let live_station = state
+        .catalog
+        .selection(
+            &wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", state.catalog.now())
+                .expect("q"),
+        )
+        .await
+        .expect("today's prices")
+        .data
+        .quotes()
+        .next()
+        .map(|q| q.station.clone())
+        .expect("a live station");
+    let live_id = wafuel::model::key::StationId::parse(&live_station.digest).expect("digest");
+    let live_today = state.catalog.station_history(&live_id, 1, today, today).await.expect("history")[0].1;
+
+    // The live station written as the archive writes it: capitals, padded, other spacing.
+    let address = format!("  {}  ", live_station.street.to_uppercase().replace(' ', "  "));
+    let suburb = live_station.suburb.to_uppercase();
+    let live_row = |day: &str, product: &str, price: &str| {
+        format!(
+            "{day},{} ,BP,{product},{price},{},{suburb},6000,North of River,Metro\r\n",
+            live_station.trading_name,
+            csv_field(&address)
+        )
+    };
+    let closed_row = |day: &str, price: &str| {
+        format!(
+            "{day},Gull Closed,Gull,ULP,{price},\"1 Closed Rd, Cnr Elm St\",MADDINGTON,6109,East/Hills,Metro\r\n"
+        )
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let august = dir.path().join("FuelWatchRetail-08-2026.csv");
+    let mut text = format!("\u{feff}{HEADER}");
+    for (day, price) in [("01/08/2026", "180.10"), ("02/08/2026", "180.20"), ("03/08/2026", "180.30")] {
+        text.push_str(&live_row(day, "ULP", price));
+        text.push_str(&closed_row(day, "175.00"));
+    }
+    text.push_str(
+        "01/08/2026,Depot,Independent,KEROSENE,150.00,1 Depot Rd,WELSHPOOL,6106,South of River,Metro\r\n",
+    );
+    text.push_str("02/08/2026,Far Away,Puma,Diesel,210.00,2 Long Rd,WUBIN,6612,Wubin,Wheatbelt\r\n\r\n\r\n");
+    std::fs::write(&august, text).expect("write");
+    // September: the live day, with a price that differs from the live feed's (a conflict).
+    let september = dir.path().join("FuelWatchRetail-09-2026.csv.gz");
+    let conflicting = format!("{:.2}", (live_today as f64 + 50.0) / 10.0);
+    let body = format!("{HEADER}{}", live_row("29/09/2026", "ULP", &conflicting));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, body.as_bytes()).expect("gzip");
+    std::fs::write(&september, gz.finish().expect("gzip")).expect("write");
+
+    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let mut importer = Importer::new(store.clone()).await.expect("importer");
+    assert!(importer.knows_live_stations());
+    import_paths(&mut importer, &[august.clone(), september.clone()], &quiet).await.expect("import");
+    let s = importer.summary.clone();
+    assert_eq!((s.files, s.read.rows), (2, 9), "{s:?}");
+    assert_eq!(s.written, 3 + 3 + 1, "live station's 3 days, the closed station's 3, the far one");
+    assert_eq!((s.conflicts, s.unchanged), (1, 0), "the live price wins");
+    assert_eq!((s.matched_stations, s.archive_stations), (1, 2));
+    assert_eq!(s.read.skipped.get("unknown product \"KEROSENE\""), Some(&1));
+    assert_eq!(s.read.unknown_area, 1, "Wubin: kept, region unknown");
+    assert!(s.line().contains("1 conflicts"), "{}", s.line());
+
+    let history = |id: String, product: u8| {
+        let store = store.clone();
+        async move {
+            store.station_history(&id, product, date(2026, 8, 1), today).await.expect("read").expect("known")
+        }
+    };
+    assert_eq!(
+        history(live_station.digest.clone(), 1).await,
+        vec![
+            (date(2026, 8, 1), 1801),
+            (date(2026, 8, 2), 1802),
+            (date(2026, 8, 3), 1803),
+            (today, live_today)
+        ]
+    );
+    let closed = sha256_hex(b"archive|1 closed rd, cnr elm st|maddington");
+    assert_eq!(history(closed.clone(), 1).await.len(), 3);
+
+    // Twice: nothing changes.
+    let version = store.history_version().await.expect("version");
+    let mut again = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut again, &[august.clone(), september], &quiet).await.expect("import again");
+    assert_eq!((again.summary.written, again.summary.unchanged, again.summary.conflicts), (0, 7, 1));
+    assert_eq!(store.history_version().await.expect("version"), version, "no write at all");
+
+    // A bad header refuses its file whole, before anything of any file is written.
+    let bad = dir.path().join("FuelWatchRetail-10-2026.csv");
+    std::fs::write(&bad, "PUBLISH_DATE,TRADING_NAME,BRAND_DESCRIPTION,PRODUCT_DESCRIPTION,ADDRESS,LOCATION\r\n01/10/2026,a,BP,ULP,1 A St,PERTH\r\n").expect("write");
+    let fresh = dir.path().join("FuelWatchRetail-07-2026.csv");
+    std::fs::write(&fresh, format!("{HEADER}{}", closed_row("01/07/2026", "170.00"))).expect("write");
+    let stations_before = store.known_stations().await.expect("stations").len();
+    let mut refused = Importer::new(store.clone()).await.expect("importer");
+    let err = import_paths(&mut refused, &[fresh, bad.clone()], &quiet).await.expect_err("refused");
+    assert!(matches!(err, ImportError::Archive(_)), "{err}");
+    assert!(
+        err.to_string().contains("FuelWatchRetail-10-2026.csv") && err.to_string().contains("PRODUCT_PRICE"),
+        "{err}"
+    );
+    assert_eq!(store.history_version().await.expect("version"), version, "nothing written");
+    assert_eq!(store.known_stations().await.expect("stations").len(), stations_before);
+
+    // Over HTTP: the archive station has a history but is no station of today.
+    clock.advance(std::time::Duration::from_secs(2));
+    let router = wafuel::app::build_router(state.clone());
+    let app = TestApp { sim, clock, router, state, dir };
+    let r = app.get(&format!("/v1/stations/{closed}/history?product=1&from=2026-08-01")).await;
+    assert_eq!(r.status, 200);
+    let points = r.json()["data"]["attributes"]["points"].clone();
+    assert_eq!(points[0], serde_json::json!({"date": "2026-08-01", "price": 175.0}));
+    assert_eq!(app.get(&format!("/v1/stations/{closed}")).await.status, 404);
+    let stats = app.get("/v1/stats?product=1&from=2026-08-01&to=2026-08-03").await;
+    assert_eq!(stats.status, 200);
+    let days = stats.json()["data"]["attributes"]["days"].clone();
+    assert_eq!(days.as_array().map(Vec::len), Some(3));
+    assert_eq!(days[0]["stations"], 2, "the live station and the closed one");
+    assert_eq!(days[0]["min"], 175.0);
+}
+
+#[tokio::test]
+async fn a_small_archive_on_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    small_archive(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn a_small_archive_on_postgres() {
+    let Some(url) = postgres_url() else { return };
+    small_archive(postgres_store(&url).await).await;
+}
+
+/// Downloads from the simulated archive: months it has, a month it does not (404, noted),
+/// and a re-run that skips what was imported.
+#[tokio::test]
+async fn months_download_from_the_simulated_archive() {
+    let (sim, clock) = origin_at(fixture_morning(), Default::default()).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let store = sqlite_store(&dir).await;
+    let state = app_state(&sim, &clock, store.clone(), None);
+    wafuel::jobs::warm::warm_pass(&state.prices).await;
+    let base: url::Url = sim.archive_url().parse().expect("url");
+    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let months = [(2026, 8), (2026, 9)];
+    let mut importer = Importer::new(store.clone()).await.expect("importer");
+    import_months(&mut importer, &base, &months, Default::default(), &quiet).await.expect("import");
+    let s = importer.summary.clone();
+    assert_eq!(s.files, 1, "August; September is this month: not yet archived");
+    assert_eq!(s.missing, vec!["2026-09".to_string()]);
+    assert!(s.written > 31 * 900, "{s:?}");
+    assert_eq!(s.conflicts, 0, "the archive and the feed agree");
+    assert!(s.matched_stations > 900, "live stations matched by address: {s:?}");
+    assert_eq!(
+        s.archive_stations, 0,
+        "every station matched (the depot sells only what we do not map); {s:?}"
+    );
+    let mut again = Importer::new(store.clone()).await.expect("importer");
+    import_months(&mut again, &base, &months, Default::default(), &quiet).await.expect("again");
+    assert_eq!((again.summary.files, again.summary.already_imported, again.summary.written), (0, 1, 0));
+}
