@@ -331,9 +331,15 @@ async fn history(dir: &str) {
     for _ in 0..15 {
         let t = Instant::now();
         let rows = store.market(1, from, last).await.expect("market");
-        let m = wafuel::catalog::market::market(&rows, None, None);
-        let scope =
-            wafuel::render::market::StatsScope { product: 1, brands: None, regions: None, from, to: last };
+        let m = wafuel::catalog::market::market(&rows, Default::default());
+        let scope = wafuel::render::market::StatsScope {
+            product: 1,
+            brands: None,
+            regions: None,
+            from,
+            to: last,
+            interval: Default::default(),
+        };
         std::hint::black_box(
             wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()).expect("render"),
         );

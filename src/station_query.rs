@@ -9,6 +9,7 @@ use jiff::civil::Date;
 use crate::model::codes::{brand, is_region, product};
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
+use crate::model::stats::Interval;
 use crate::query::{
     MAX_COMBINATIONS, MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with,
 };
@@ -22,8 +23,9 @@ pub const DEFAULT_RADIUS_KM: f64 = 10.0;
 pub const MAX_RADIUS_KM: f64 = 100.0;
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 5_000;
-/// Longest history or statistics range, in days (three years).
-pub const MAX_RANGE_DAYS: i32 = crate::time::THREE_YEARS_DAYS;
+/// Longest range of daily statistics, in days (three years). Histories and weekly or monthly
+/// statistics take any range the store holds.
+pub const MAX_DAILY_STATS_DAYS: i32 = crate::time::THREE_YEARS_DAYS;
 /// Default history or statistics range, in days up to today.
 pub const DEFAULT_RANGE_DAYS: i32 = 90;
 
@@ -101,6 +103,7 @@ pub struct StatsQuery {
     pub regions: Option<Vec<u8>>,
     pub from: Date,
     pub to: Date,
+    pub interval: Interval,
 }
 
 /// A plain decimal (the feed's coordinate grammar: no exponent, `inf` or spaces), as a number.
@@ -237,10 +240,6 @@ fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, 
     if to > newest_published(now) {
         return Err(invalid("to is after the newest published day"));
     }
-    let days = (to - from).get_days() + 1;
-    if days > MAX_RANGE_DAYS {
-        return Err(invalid(format!("range of {days} days")));
-    }
     Ok((from, to))
 }
 
@@ -264,7 +263,7 @@ pub fn parse_history(id: &str, raw: &str, now: Timestamp) -> Result<HistoryQuery
 
 /// Parse `/v1/stats` at `now`.
 pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> {
-    let p = params(raw, &["product", "brand", "region", "from", "to"])?;
+    let p = params(raw, &["product", "brand", "region", "from", "to", "interval"])?;
     let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
     let product = one_product(get("product"))?;
     let brands = get("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
@@ -277,7 +276,17 @@ pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> 
         });
     }
     let (from, to) = range(get("from"), get("to"), now)?;
-    Ok(StatsQuery { product, brands, regions, from, to })
+    let interval = match get("interval").map(str::trim) {
+        None | Some("day") => Interval::Day,
+        Some("week") => Interval::Week,
+        Some("month") => Interval::Month,
+        Some(other) => return Err(invalid(format!("interval {other:?}"))),
+    };
+    let days = (to - from).get_days() + 1;
+    if interval == Interval::Day && days > MAX_DAILY_STATS_DAYS {
+        return Err(invalid(format!("{days} days of daily statistics")));
+    }
+    Ok(StatsQuery { product, brands, regions, from, to, interval })
 }
 
 #[cfg(test)]
@@ -359,7 +368,6 @@ mod tests {
             "product=1,2",
             "product=3",
             "product=1&from=2026-11-10&to=2026-11-01",
-            "product=1&from=2023-11-20",
             "product=1&from=20/11/2026",
             "product=1&from=2026-02-30",
             "product=1&to=2026-11-20&to=2026-11-19",
@@ -368,7 +376,8 @@ mod tests {
         for q in bad {
             assert!(parse_history(ID, q, at(10)).is_err(), "{q} should be rejected");
         }
-        assert!(parse_history(ID, "product=1&from=2023-11-21", at(10)).is_ok(), "exactly 1,096 days");
+        let quarter_century = parse_history(ID, "product=1&from=2001-01-01", at(10)).expect("any range");
+        assert_eq!(quarter_century.from, date(2001, 1, 1));
     }
 
     #[test]
@@ -380,6 +389,14 @@ mod tests {
         assert!(parse_stats("product=1&region=52", at(10)).is_err());
         assert!(parse_stats("product=1&expand=brand", at(10)).is_err());
         assert!(parse_stats("product=1&filter[brand]=5&brand=5", at(10)).is_err());
+        assert_eq!(q.interval, Interval::Day);
+        assert!(parse_stats("product=1&from=2023-11-21", at(10)).is_ok(), "exactly 1,096 days");
+        assert!(parse_stats("product=1&from=2023-11-20", at(10)).is_err(), "daily rows: three years");
+        let monthly = parse_stats("product=1&from=2001-01-01&interval=month", at(10)).expect("any range");
+        assert_eq!(monthly.interval, Interval::Month);
+        assert_eq!(parse_stats("product=1&interval=week", at(10)).expect("week").interval, Interval::Week);
+        assert!(parse_stats("product=1&interval=year", at(10)).is_err());
+        assert!(parse_stats("product=1&interval=month&interval=day", at(10)).is_err());
         let all: Vec<String> = (1..=30).map(|r| r.to_string()).collect();
         let many = parse_stats(&format!("product=1&region={}", all.join(",")), at(10));
         assert_eq!(many.expect_err("25+ regions").detail, crate::error_code::detail::TOO_MANY_COMBINATIONS);

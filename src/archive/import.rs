@@ -113,6 +113,7 @@ struct Known {
     first_seen: i64,
     last_seen: i64,
     archive: bool,
+    region: Option<u8>,
 }
 
 /// Imports files into one store, remembering what it matched across files.
@@ -167,6 +168,7 @@ impl Importer {
                         first_seen,
                         last_seen,
                         archive: true,
+                        region: row.region,
                     });
                 }
             }
@@ -205,10 +207,12 @@ impl Importer {
                     } else {
                         self.matched.insert(known.sid);
                     }
-                    if first < known.first_seen || last > known.last_seen {
+                    let new_region = known.region.is_none() && site.region.is_some();
+                    if first < known.first_seen || last > known.last_seen || new_region {
                         known.first_seen = known.first_seen.min(first);
                         known.last_seen = known.last_seen.max(last);
-                        batch.widen.push((known.sid, known.first_seen, known.last_seen));
+                        known.region = known.region.or(site.region);
+                        batch.widen.push((known.sid, known.first_seen, known.last_seen, known.region));
                     }
                     slots.push(Some(Slot::Known(known.sid)));
                 }
@@ -255,8 +259,13 @@ fn known_by_address(stations: &[KnownStation]) -> HashMap<(String, String), Know
     let mut known: HashMap<(String, String), Known> = HashMap::new();
     for s in stations {
         let key = (crate::model::key::fold_text(&s.street), crate::model::key::fold_text(&s.suburb));
-        let entry =
-            Known { sid: s.sid, first_seen: s.first_seen, last_seen: s.last_seen, archive: s.archive };
+        let entry = Known {
+            sid: s.sid,
+            first_seen: s.first_seen,
+            last_seen: s.last_seen,
+            archive: s.archive,
+            region: s.region,
+        };
         match known.get(&key) {
             // Several stations at one address: the most recently seen (a live one over an
             // archive one seen as late).
@@ -446,6 +455,7 @@ mod tests {
             first_seen: 20_200_101,
             last_seen,
             archive,
+            region: None,
         };
         let known = known_by_address(&[
             station(1, "1 Main St", 20_240_101, false),

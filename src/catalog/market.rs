@@ -10,7 +10,7 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::stats::Market;
+use crate::model::stats::{Interval, Market, Periods};
 use crate::store::StoreError;
 use crate::store::history::{DayPrices, HistoryStation, HistoryStore, MarketRows};
 
@@ -128,24 +128,65 @@ impl MarketDays {
     }
 }
 
-/// Statistics of stored prices, optionally only for some brands or some stations.
-pub fn market(rows: &MarketRows, brands: Option<&[u8]>, stations: Option<&HashSet<String>>) -> Market {
+/// Which stations statistics count: some brands, and some regions (a station is in a region
+/// when the source lists it there today, or when an archive row named that region for it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StationFilter<'a> {
+    pub brands: Option<&'a [u8]>,
+    pub regions: Option<(&'a [u8], &'a HashSet<String>)>,
+}
+
+impl StationFilter<'_> {
+    pub fn keeps(&self, st: &HistoryStation) -> bool {
+        self.brands.is_none_or(|b| b.contains(&st.brand))
+            && self.regions.is_none_or(|(regions, members)| {
+                members.contains(&st.station_id) || st.region.is_some_and(|r| regions.contains(&r))
+            })
+    }
+}
+
+/// Daily statistics of stored prices, for the stations `filter` keeps.
+pub fn market(rows: &MarketRows, filter: StationFilter<'_>) -> Market {
     let mut by_day: Vec<(Date, Vec<(&str, i64)>)> = Vec::with_capacity(rows.days.len());
     for (date, day) in &rows.days {
         let mut prices = Vec::with_capacity(day.len());
         for (sid, price) in day.iter() {
             let Some(st) = rows.stations.get(sid) else { continue };
-            if brands.is_some_and(|b| !b.contains(&st.brand)) {
-                continue;
+            if filter.keeps(st) {
+                prices.push((st.station_id.as_str(), *price));
             }
-            if stations.is_some_and(|set| !set.contains(&st.station_id)) {
-                continue;
-            }
-            prices.push((st.station_id.as_str(), *price));
         }
         if !prices.is_empty() {
             by_day.push((*date, prices));
         }
     }
     Market::of_days(&by_day)
+}
+
+/// Days of the daily series the cycle is computed from, in weekly or monthly statistics.
+pub const CYCLE_WINDOW_DAYS: usize = 365;
+
+/// Weekly or monthly statistics over any range, read from the store a day at a time (decades
+/// of prices never sit in memory at once, and are not held after).
+pub async fn periods(
+    store: &dyn HistoryStore,
+    (product, from, to): (u8, Date, Date),
+    interval: Interval,
+    filter: StationFilter<'_>,
+) -> Result<Market, StoreError> {
+    let stations = store.stations().await?;
+    let mut periods = Periods::new(interval, CYCLE_WINDOW_DAYS);
+    let mut prices: Vec<(&str, i64)> = Vec::new();
+    store
+        .each_day(product, from, to, &mut |date, day| {
+            prices.clear();
+            for (sid, price) in day {
+                if let Some(st) = stations.get(sid).filter(|st| filter.keeps(st)) {
+                    prices.push((st.station_id.as_str(), *price));
+                }
+            }
+            periods.add(date, &prices);
+        })
+        .await?;
+    Ok(periods.finish())
 }

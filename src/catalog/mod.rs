@@ -108,8 +108,17 @@ impl Catalog {
                 Some(data.quotes().map(|q| q.station.digest.clone()).collect())
             }
         };
+        let filter = market::StationFilter {
+            brands: query.brands.as_deref(),
+            regions: query.regions.as_deref().zip(members.as_ref()),
+        };
+        if query.interval != crate::model::stats::Interval::Day {
+            let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
+            let range = (query.product, query.from, query.to);
+            return Ok(market::periods(history.store.as_ref(), range, query.interval, filter).await?);
+        }
         let rows = held.rows(query.product, query.from, query.to, self.now()).await?;
-        Ok(market::market(&rows, query.brands.as_deref(), members.as_ref()))
+        Ok(market::market(&rows, filter))
     }
 
     /// One station's stored prices of `product` from `from` to `to`, as (date, tenths of a

@@ -257,6 +257,7 @@ impl Endpoint for Stats {
             regions: query.regions.as_deref(),
             from: query.from,
             to: query.to,
+            interval: query.interval,
         };
         Ok(stored_document(stats_jsonapi(&scope, &market, &state.meta)?, now))
     }

@@ -336,6 +336,7 @@ mod tests {
 /// The market over a range: statistics per day, weekday offsets and the cycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Market {
+    /// One row per day, or per week or month (`Interval`), dated by its first day.
     pub days: Vec<DayStats>,
     pub weekdays: Vec<(Weekday, f64)>,
     pub cycle: Option<Cycle>,
@@ -347,5 +348,147 @@ impl Market {
         let days: Vec<DayStats> = by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect();
         let medians: Vec<(Date, f64)> = days.iter().map(|d| (d.date, d.median)).collect();
         Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days }
+    }
+}
+
+/// How `/v1/stats` groups days.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Interval {
+    #[default]
+    Day,
+    /// ISO weeks (Monday first).
+    Week,
+    /// Calendar months.
+    Month,
+}
+
+impl Interval {
+    /// The first day of the period holding `date`.
+    pub fn start(self, date: Date) -> Date {
+        match self {
+            Interval::Day => date,
+            Interval::Week => {
+                let back = i64::from(date.weekday().to_monday_zero_offset());
+                date.checked_sub(jiff::Span::new().days(back)).unwrap_or(date)
+            }
+            Interval::Month => date.first_of_month(),
+        }
+    }
+}
+
+/// Days folded into week or month rows: `min`/`max` are the period's extremes, `p10`,
+/// `median`, `mean` and `p90` the means of its daily values, `stations` the distinct stations
+/// priced in it, `cheapest` up to three stations at its minimum. The daily medians of the
+/// last `cycle_days` days are kept for the cycle and the weekday pattern.
+pub struct Periods {
+    interval: Interval,
+    rows: Vec<DayStats>,
+    current: Option<Period>,
+    medians: std::collections::VecDeque<(Date, f64)>,
+    cycle_days: usize,
+}
+
+struct Period {
+    start: Date,
+    days: f64,
+    sums: [f64; 4],
+    min: i64,
+    max: i64,
+    cheapest: std::collections::BTreeSet<String>,
+    stations: std::collections::HashSet<String>,
+}
+
+impl Periods {
+    pub fn new(interval: Interval, cycle_days: usize) -> Self {
+        Self { interval, rows: Vec::new(), current: None, medians: Default::default(), cycle_days }
+    }
+
+    /// Add one day's (station id, tenths) pairs; days must come in ascending order.
+    pub fn add(&mut self, date: Date, prices: &[(&str, i64)]) {
+        let Some(day) = day_stats(date, prices) else { return };
+        self.medians.push_back((date, day.median));
+        while self.medians.len() > self.cycle_days {
+            self.medians.pop_front();
+        }
+        let start = self.interval.start(date);
+        if self.current.as_ref().is_some_and(|p| p.start != start) {
+            self.close();
+        }
+        let period = self.current.get_or_insert_with(|| Period {
+            start,
+            days: 0.0,
+            sums: [0.0; 4],
+            min: i64::MAX,
+            max: i64::MIN,
+            cheapest: Default::default(),
+            stations: Default::default(),
+        });
+        period.days += 1.0;
+        for (sum, value) in period.sums.iter_mut().zip([day.p10, day.median, day.mean, day.p90]) {
+            *sum += value;
+        }
+        let (min, max) =
+            prices.iter().fold((i64::MAX, i64::MIN), |(lo, hi), (_, p)| (lo.min(*p), hi.max(*p)));
+        if min < period.min {
+            period.min = min;
+            period.cheapest.clear();
+        }
+        if min == period.min {
+            period.cheapest.extend(prices.iter().filter(|(_, p)| *p == min).map(|(id, _)| (*id).to_string()));
+        }
+        period.max = period.max.max(max);
+        period.stations.extend(prices.iter().map(|(id, _)| (*id).to_string()));
+    }
+
+    fn close(&mut self) {
+        let Some(p) = self.current.take() else { return };
+        let mean = |i: usize| round1(p.sums[i] / p.days);
+        self.rows.push(DayStats {
+            date: p.start,
+            stations: p.stations.len(),
+            min: cents(p.min as f64),
+            p10: mean(0),
+            median: mean(1),
+            mean: mean(2),
+            p90: mean(3),
+            max: cents(p.max as f64),
+            cheapest: p.cheapest.into_iter().take(3).collect(),
+        });
+    }
+
+    /// The rows, with the cycle and weekday pattern of the kept daily medians.
+    pub fn finish(mut self) -> Market {
+        self.close();
+        let medians: Vec<(Date, f64)> = self.medians.into_iter().collect();
+        Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days: self.rows }
+    }
+}
+
+#[cfg(test)]
+mod period_tests {
+    use super::*;
+    use jiff::civil::date;
+
+    #[test]
+    fn weeks_and_months_fold_their_days() {
+        assert_eq!(
+            Interval::Week.start(date(2026, 11, 22)),
+            date(2026, 11, 16),
+            "a Sunday is in Monday's week"
+        );
+        assert_eq!(Interval::Week.start(date(2026, 11, 16)), date(2026, 11, 16));
+        assert_eq!(Interval::Month.start(date(2026, 11, 22)), date(2026, 11, 1));
+        let mut periods = Periods::new(Interval::Month, 365);
+        periods.add(date(2026, 10, 31), &[("a", 1900), ("b", 2000)]);
+        periods.add(date(2026, 11, 1), &[("a", 1800), ("b", 2000)]);
+        periods.add(date(2026, 11, 2), &[("b", 1800), ("c", 2200)]);
+        let market = periods.finish();
+        assert_eq!(market.days.len(), 2);
+        let (oct, nov) = (&market.days[0], &market.days[1]);
+        assert_eq!((oct.date, oct.stations, oct.min, oct.max), (date(2026, 10, 1), 2, 190.0, 200.0));
+        assert_eq!((nov.date, nov.stations), (date(2026, 11, 1), 3), "distinct stations of the month");
+        assert_eq!((nov.min, nov.max), (180.0, 220.0), "the month's extremes");
+        assert_eq!(nov.cheapest, vec!["a".to_string(), "b".to_string()], "every station at the minimum");
+        assert_eq!(nov.median, 195.0, "the mean of the daily medians 190 and 200");
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use super::{DocumentMeta, RenderError, csv_bytes};
 use crate::model::station::cents;
-use crate::model::stats::Market;
+use crate::model::stats::{Interval, Market};
 
 /// `meta` of history and statistics documents.
 #[derive(Serialize)]
@@ -128,6 +128,9 @@ struct StatsAttributes<'a> {
     brands: Option<&'a [u8]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     regions: Option<&'a [u8]>,
+    /// `week` or `month` when the rows are periods (absent: days).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interval: Option<&'static str>,
     days: Vec<DayOut<'a>>,
     weekdays: serde_json::Map<String, serde_json::Value>,
     cycle: Option<CycleOut>,
@@ -145,6 +148,7 @@ pub struct StatsScope<'a> {
     pub regions: Option<&'a [u8]>,
     pub from: Date,
     pub to: Date,
+    pub interval: Interval,
 }
 
 /// `/v1/stats` as JSON:API.
@@ -160,6 +164,14 @@ pub fn stats_jsonapi(
     }
     if let Some(r) = list(scope.regions) {
         id.push_str(&format!(":region={r}"));
+    }
+    let interval = match scope.interval {
+        Interval::Day => None,
+        Interval::Week => Some("week"),
+        Interval::Month => Some("month"),
+    };
+    if let Some(i) = interval {
+        id.push_str(&format!(":interval={i}"));
     }
     let days = market
         .days
@@ -198,6 +210,7 @@ pub fn stats_jsonapi(
                 product: scope.product,
                 brands: scope.brands,
                 regions: scope.regions,
+                interval,
                 days,
                 weekdays,
                 cycle,

@@ -23,6 +23,8 @@ pub struct KnownStation {
     pub last_seen: i64,
     /// Known only from the archive.
     pub archive: bool,
+    /// The region an archive row named for it.
+    pub region: Option<u8>,
 }
 
 /// A station only the archive knows, as one batch saw it.
@@ -63,9 +65,9 @@ pub struct ImportBatch {
     pub month: Option<((i16, i8), u64)>,
     pub stations: Vec<ArchiveStationRow>,
     pub prices: Vec<ImportPrice>,
-    /// (sid, first seen, last seen) of known stations the batch saw earlier or later than
-    /// the history had.
-    pub widen: Vec<(i64, i64, i64)>,
+    /// (sid, first seen, last seen, region) of known stations the batch saw earlier or later
+    /// than the history had, or in a region the history did not know for them.
+    pub widen: Vec<(i64, i64, i64, Option<u8>)>,
 }
 
 /// What one batch did.
@@ -93,7 +95,7 @@ pub trait ArchiveStore: Send + Sync + 'static {
 }
 
 pub const KNOWN_STATIONS: &str =
-    "SELECT sid, station_id, details, first_seen, last_seen, archive FROM history_stations";
+    "SELECT sid, station_id, details, first_seen, last_seen, archive, region FROM history_stations";
 pub const IMPORTED_MONTHS: &str = "SELECT month FROM history_imports";
 pub const UPSERT_ARCHIVE_STATIONS: &str =
     "INSERT INTO history_stations (station_id, brand, details, first_seen, last_seen, region, archive) ";
@@ -105,7 +107,8 @@ pub const UPSERT_ARCHIVE_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPD
      RETURNING sid, station_id";
 pub const WIDEN_STATION: &str = "UPDATE history_stations SET \
      first_seen = CASE WHEN $1 < first_seen THEN $1 ELSE first_seen END, \
-     last_seen = CASE WHEN $2 > last_seen THEN $2 ELSE last_seen END WHERE sid = $3";
+     last_seen = CASE WHEN $2 > last_seen THEN $2 ELSE last_seen END, \
+     region = CASE WHEN region IS NULL THEN $3 ELSE region END WHERE sid = $4";
 pub const PRICES_IN_RANGE: &str =
     "SELECT day, sid, price FROM price_history WHERE product = $1 AND day >= $2 AND day <= $3";
 pub const INSERT_PRICES: &str = "INSERT INTO price_history (product, day, sid, price) ";
@@ -153,6 +156,7 @@ macro_rules! impl_archive_store {
                         first_seen: r.try_get(3)?,
                         last_seen: r.try_get(4)?,
                         archive: r.try_get::<i64, _>(5)? == 1,
+                        region: r.try_get::<Option<i64>, _>(6)?.and_then(|r| u8::try_from(r).ok()),
                     });
                 }
                 Ok(out)
@@ -207,10 +211,11 @@ macro_rules! impl_archive_store {
                         batch.stations.get(i).and_then(|s| sids.get(&s.station_id).copied())
                     }
                 };
-                for (sid, first, last) in &batch.widen {
+                for (sid, first, last, region) in &batch.widen {
                     sqlx::query(a::WIDEN_STATION)
                         .bind(*first)
                         .bind(*last)
+                        .bind(region.map(i64::from))
                         .bind(*sid)
                         .execute(&mut *tx)
                         .await?;

@@ -34,6 +34,8 @@ pub struct DayExtract<'a> {
 pub struct HistoryStation {
     pub station_id: String,
     pub brand: u8,
+    /// The region an archive row named for it, when one did.
+    pub region: Option<u8>,
     pub first_seen: Date,
     pub last_seen: Date,
 }
@@ -75,6 +77,17 @@ pub trait HistoryStore: Send + Sync + 'static {
     ) -> Result<Option<Vec<(Date, i64)>>, StoreError>;
     /// Every station's price of a product between two dates (inclusive).
     async fn market(&self, product: u8, from: Date, to: Date) -> Result<MarketRows, StoreError>;
+    /// Every station of the history, by sid.
+    async fn stations(&self) -> Result<std::sync::Arc<HashMap<i64, HistoryStation>>, StoreError>;
+    /// Each day's prices of a product between two dates (inclusive), ascending by date, one
+    /// day at a time: a range of decades costs one day of memory.
+    async fn each_day(
+        &self,
+        product: u8,
+        from: Date,
+        to: Date,
+        each: &mut (dyn for<'d> FnMut(Date, &'d [(i64, i64)]) + Send),
+    ) -> Result<(), StoreError>;
     /// A number that changes with every write to the history (by any replica).
     async fn history_version(&self) -> Result<i64, StoreError>;
     /// Delete prices older than `before`, and stations last seen before it.
@@ -102,6 +115,8 @@ pub fn details(station: &Station) -> Result<String, StoreError> {
 pub const BATCH: usize = 500;
 
 pub const STATIONS: &str = "SELECT sid, station_id, brand, first_seen, last_seen FROM history_stations";
+pub const STATIONS_WITH_REGION: &str =
+    "SELECT sid, station_id, brand, first_seen, last_seen, region FROM history_stations";
 pub const UPSERT_STATIONS: &str =
     "INSERT INTO history_stations (station_id, brand, details, first_seen, last_seen) ";
 pub const UPSERT_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPDATE SET \
@@ -307,21 +322,7 @@ macro_rules! impl_history_store {
                 use sqlx::Row;
                 use $crate::store::history as h;
                 let mut out = h::MarketRows::default();
-                let mut stations = std::collections::HashMap::new();
-                for r in sqlx::query(h::STATIONS).fetch_all(&self.pool).await? {
-                    let first = h::from_day_number(r.try_get(3)?);
-                    let last = h::from_day_number(r.try_get(4)?);
-                    let (Some(first_seen), Some(last_seen)) = (first, last) else { continue };
-                    stations.insert(
-                        r.try_get(0)?,
-                        h::HistoryStation {
-                            station_id: r.try_get(1)?,
-                            brand: u8::try_from(r.try_get::<i64, _>(2)?).unwrap_or(0),
-                            first_seen,
-                            last_seen,
-                        },
-                    );
-                }
+                let stations = $crate::store::history::HistoryStore::stations(self).await?;
                 let rows = sqlx::query(h::MARKET)
                     .bind(i64::from(product))
                     .bind(h::day_number(from))
@@ -333,8 +334,62 @@ macro_rules! impl_history_store {
                     let pairs: String = r.try_get(1)?;
                     out.days.push((date, h::parse_pairs(&pairs).collect()));
                 }
-                out.stations = std::sync::Arc::new(stations);
+                out.stations = stations;
                 Ok(out)
+            }
+
+            async fn stations(
+                &self,
+            ) -> Result<
+                std::sync::Arc<std::collections::HashMap<i64, $crate::store::history::HistoryStation>>,
+                $crate::store::StoreError,
+            > {
+                use sqlx::Row;
+                use $crate::store::history as h;
+                let mut stations = std::collections::HashMap::new();
+                for r in sqlx::query(h::STATIONS_WITH_REGION).fetch_all(&self.pool).await? {
+                    let first = h::from_day_number(r.try_get(3)?);
+                    let last = h::from_day_number(r.try_get(4)?);
+                    let (Some(first_seen), Some(last_seen)) = (first, last) else { continue };
+                    let region: Option<i64> = r.try_get(5)?;
+                    stations.insert(
+                        r.try_get(0)?,
+                        h::HistoryStation {
+                            station_id: r.try_get(1)?,
+                            brand: u8::try_from(r.try_get::<i64, _>(2)?).unwrap_or(0),
+                            region: region.and_then(|r| u8::try_from(r).ok()),
+                            first_seen,
+                            last_seen,
+                        },
+                    );
+                }
+                Ok(std::sync::Arc::new(stations))
+            }
+
+            async fn each_day(
+                &self,
+                product: u8,
+                from: jiff::civil::Date,
+                to: jiff::civil::Date,
+                each: &mut (dyn for<'d> FnMut(jiff::civil::Date, &'d [(i64, i64)]) + Send),
+            ) -> Result<(), $crate::store::StoreError> {
+                use futures::TryStreamExt;
+                use sqlx::Row;
+                use $crate::store::history as h;
+                let mut rows = sqlx::query(h::MARKET)
+                    .bind(i64::from(product))
+                    .bind(h::day_number(from))
+                    .bind(h::day_number(to))
+                    .fetch(&self.pool);
+                let mut pairs: Vec<(i64, i64)> = Vec::new();
+                while let Some(r) = rows.try_next().await? {
+                    let Some(date) = h::from_day_number(r.try_get(0)?) else { continue };
+                    let text: &str = r.try_get(1)?;
+                    pairs.clear();
+                    pairs.extend(h::parse_pairs(text));
+                    each(date, &pairs);
+                }
+                Ok(())
             }
 
             async fn history_version(&self) -> Result<i64, $crate::store::StoreError> {

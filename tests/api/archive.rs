@@ -144,6 +144,24 @@ async fn small_archive(store: Arc<dyn Store>) {
     assert_eq!(days.as_array().map(Vec::len), Some(3));
     assert_eq!(days[0]["stations"], 2, "the live station and the closed one");
     assert_eq!(days[0]["min"], 175.0);
+
+    // Months over the whole range: August folds three archive days, September the live day.
+    let monthly = app.get("/v1/stats?product=1&from=2026-08-01&to=2026-09-29&interval=month").await;
+    assert_eq!(monthly.status, 200);
+    let doc = monthly.json();
+    assert_eq!(doc["data"]["attributes"]["interval"], "month");
+    let rows = doc["data"]["attributes"]["days"].as_array().cloned().unwrap_or_default();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!((rows[0]["date"].as_str(), rows[0]["stations"].as_u64()), (Some("2026-08-01"), Some(2)));
+    assert_eq!((rows[0]["min"].as_f64(), rows[0]["max"].as_f64()), (Some(175.0), Some(180.3)));
+    assert_eq!(rows[1]["date"], "2026-09-01");
+    assert!(rows[1]["stations"].as_u64().unwrap_or(0) > 100, "every live station of the 29th");
+    // A region filter counts the region an archive row named for a station.
+    let east = app.get("/v1/stats?product=1&from=2026-08-01&to=2026-08-01&region=27").await.json();
+    assert_eq!(east["data"]["attributes"]["days"][0]["min"], 175.0, "the closed station is East/Hills");
+    let north = app.get("/v1/stats?product=1&from=2026-08-01&to=2026-08-01&region=25").await.json();
+    let north_day = &north["data"]["attributes"]["days"][0];
+    assert_eq!((north_day["stations"].as_u64(), north_day["min"].as_f64()), (Some(1), Some(180.1)));
 }
 
 #[tokio::test]
