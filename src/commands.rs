@@ -81,11 +81,36 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         public_origin: args.public.public_origin.clone(),
         ..config
     };
+    // Two years of the archive, imported while the demo already serves.
+    let archive = tokio::spawn(demo_archive(store.clone(), sim.archive_url(), today));
     let result = serve_api(config, &args.listen, None).await;
+    archive.abort();
     drop(places);
     sim.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Months of the simulated archive the demo imports after it starts serving.
+const DEMO_ARCHIVE_MONTHS: i32 = 24;
+
+/// Import the last [`DEMO_ARCHIVE_MONTHS`] months of the simulated archive, logging each.
+async fn demo_archive(store: Arc<dyn crate::store::Store>, base: String, today: jiff::civil::Date) {
+    use crate::archive::import::{Importer, import_months, months};
+    let last = today.first_of_month().yesterday().unwrap_or(today);
+    let first = last.checked_sub(jiff::Span::new().months(DEMO_ARCHIVE_MONTHS - 1)).unwrap_or(last);
+    let planned = months((first.year(), first.month()), (last.year(), last.month()));
+    let (Ok(base), Ok(mut importer)) = (base.parse::<url::Url>(), Importer::new(store).await) else {
+        tracing::warn!("demo archive import could not start");
+        return;
+    };
+    let progress = |name: &str, write: &crate::store::archive::ImportWrite| {
+        tracing::info!(file = name, written = write.written, "demo archive month imported");
+    };
+    match import_months(&mut importer, &base, &planned, Default::default(), &progress).await {
+        Ok(()) => say!("{}", importer.summary.line()),
+        Err(e) => tracing::warn!(error = %e, "demo archive import stopped"),
+    }
 }
 
 /// `wafuel serve`: the API over the real source, with the jobs unless `--no-jobs`.
