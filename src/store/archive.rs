@@ -116,6 +116,54 @@ pub const INSERT_PRICES_TAIL: &str = " ON CONFLICT (product, day, sid) DO NOTHIN
 pub const RECORD_MONTH: &str = "INSERT INTO history_imports (month, rows, imported_at) VALUES ($1, $2, $3) \
      ON CONFLICT (month) DO UPDATE SET rows = excluded.rows, imported_at = excluded.imported_at";
 
+/// (product, day, sid, tenths of a cent) rows new to `price_history`.
+pub type PriceRows = [(u8, i64, i64, i64)];
+
+/// SQLite: multi-row `INSERT`s of [`super::history::BATCH`] rows, in the caller's transaction.
+pub async fn insert_prices_sqlite(
+    conn: &mut sqlx::SqliteConnection,
+    rows: &PriceRows,
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(super::history::BATCH) {
+        let mut qb = sqlx::QueryBuilder::<sqlx::Sqlite>::new(INSERT_PRICES);
+        qb.push_values(chunk, |mut b, (product, day, sid, price)| {
+            b.push_bind(i64::from(*product)).push_bind(*day).push_bind(*sid).push_bind(*price);
+        });
+        qb.push(INSERT_PRICES_TAIL);
+        qb.build().execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+pub const COPY_TABLE: &str = "CREATE TEMP TABLE IF NOT EXISTS import_prices \
+     (product BIGINT, day BIGINT, sid BIGINT, price BIGINT) ON COMMIT DELETE ROWS";
+pub const COPY_IN: &str = "COPY import_prices (product, day, sid, price) FROM STDIN";
+pub const COPY_MOVE: &str = "INSERT INTO price_history (product, day, sid, price) \
+     SELECT product, day, sid, price FROM import_prices ON CONFLICT (product, day, sid) DO NOTHING";
+
+/// PostgreSQL: `COPY` into a session table emptied at commit, then one `INSERT … SELECT` that
+/// skips a row a concurrent live write stored meanwhile.
+pub async fn insert_prices_postgres(
+    conn: &mut sqlx::PgConnection,
+    rows: &PriceRows,
+) -> Result<(), StoreError> {
+    use std::fmt::Write;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(COPY_TABLE).execute(&mut *conn).await?;
+    let mut text = String::with_capacity(rows.len() * 32);
+    for (product, day, sid, price) in rows {
+        // Writing into a String cannot fail.
+        let _ = writeln!(text, "{product}\t{day}\t{sid}\t{price}");
+    }
+    let mut copy = conn.copy_in_raw(COPY_IN).await?;
+    copy.send(text.into_bytes()).await?;
+    copy.finish().await?;
+    sqlx::query(COPY_MOVE).execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// `YYYY-MM`.
 pub fn month_text((year, month): (i16, i8)) -> String {
     format!("{year:04}-{month:02}")
@@ -134,9 +182,9 @@ pub fn street_and_suburb(details: &str) -> (String, String) {
 }
 
 /// Implement `ArchiveStore` for a store type holding `pool: sqlx::Pool<$db>`; `$begin` opens
-/// a writing transaction.
+/// a writing transaction, `$insert` writes new prices in bulk.
 macro_rules! impl_archive_store {
-    ($store:ty, $db:ty, $begin:expr) => {
+    ($store:ty, $db:ty, $begin:expr, $insert:path) => {
         #[async_trait::async_trait]
         impl $crate::store::archive::ArchiveStore for $store {
             async fn known_stations(
@@ -257,14 +305,9 @@ macro_rules! impl_archive_store {
                         }
                     }
                 }
-                for chunk in fresh.chunks(h::BATCH) {
-                    let mut qb = sqlx::QueryBuilder::<$db>::new(a::INSERT_PRICES);
-                    qb.push_values(chunk, |mut b, (product, day, sid, price)| {
-                        b.push_bind(i64::from(*product)).push_bind(*day).push_bind(*sid).push_bind(*price);
-                    });
-                    qb.push(a::INSERT_PRICES_TAIL);
-                    qb.build().execute(&mut *tx).await?;
-                }
+                // In primary-key order: the B-tree grows at its end instead of splitting pages.
+                fresh.sort_unstable();
+                $insert(&mut *tx, &fresh).await?;
                 report.written = fresh.len() as u64;
                 // The per-day summaries statistics read, for every day that gained prices.
                 for (product, day) in &touched {

@@ -207,8 +207,18 @@ enrich::impl_enrich_store!(PostgresStore);
 history::impl_history_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
 history::impl_history_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
 
-archive::impl_archive_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
-archive::impl_archive_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
+archive::impl_archive_store!(
+    SqliteStore,
+    sqlx::Sqlite,
+    sql::SQLITE_BEGIN_WRITE,
+    archive::insert_prices_sqlite
+);
+archive::impl_archive_store!(
+    PostgresStore,
+    sqlx::Postgres,
+    sql::POSTGRES_BEGIN_WRITE,
+    archive::insert_prices_postgres
+);
 
 /// Everything a process keeps in its store.
 pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore {}
