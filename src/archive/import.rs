@@ -40,14 +40,28 @@ struct ReadFile {
 
 fn read_file(name: &str, input: impl Read) -> Result<ReadFile, ArchiveError> {
     let mut sites: Vec<ArchiveSite> = Vec::new();
-    let mut index: HashMap<(String, String), u32> = HashMap::new();
+    // By the raw address and suburb first: a month repeats each station's text thousands of
+    // times, and normalising it (folding case and spaces) is the costly part.
+    let mut by_text: HashMap<String, u32> = HashMap::new();
+    let mut by_key: HashMap<(String, String), u32> = HashMap::new();
+    let mut text = String::new();
     let mut prices = Vec::new();
     let tally = read_prices(name, input, |price| {
-        let key = price.station.match_key();
-        let at = *index.entry(key).or_insert_with(|| {
-            sites.push(price.station.clone());
-            u32::try_from(sites.len() - 1).unwrap_or(u32::MAX)
-        });
+        text.clear();
+        text.push_str(&price.station.address);
+        text.push('\u{1}');
+        text.push_str(&price.station.suburb);
+        let at = match by_text.get(text.as_str()) {
+            Some(&at) => at,
+            None => {
+                let at = *by_key.entry(price.station.match_key()).or_insert_with(|| {
+                    sites.push(price.station.clone());
+                    u32::try_from(sites.len() - 1).unwrap_or(u32::MAX)
+                });
+                by_text.insert(text.clone(), at);
+                at
+            }
+        };
         prices.push((price.product, day_number(price.date), at, price.price));
     })?;
     Ok(ReadFile { sites, prices, tally })

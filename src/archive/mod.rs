@@ -199,10 +199,13 @@ pub const REGION_NAMES: [(u8, &str); 51] = [
     (51, "Ravensthorpe"),
 ];
 
+/// Region names folded once (lower case, single spaces) → code.
+static REGIONS_BY_NAME: std::sync::LazyLock<std::collections::HashMap<String, u8>> =
+    std::sync::LazyLock::new(|| REGION_NAMES.iter().map(|(code, name)| (fold_text(name), *code)).collect());
+
 /// The region code of an area text, matched without regard to case or spacing.
 pub fn region_for_area(text: &str) -> Option<u8> {
-    let folded = fold_text(text);
-    REGION_NAMES.iter().find(|(_, name)| fold_text(name) == folded).map(|(code, _)| *code)
+    REGIONS_BY_NAME.get(&fold_text(text)).copied()
 }
 
 /// `DD/MM/YYYY` (the archive's date form; a single-digit day or month is accepted).

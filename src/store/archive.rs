@@ -135,6 +135,9 @@ pub async fn insert_prices_sqlite(
     Ok(())
 }
 
+/// 32 MiB of page cache for the connection that imports.
+pub const SQLITE_IMPORT_CACHE: &str = "PRAGMA cache_size = -32768";
+
 pub const COPY_TABLE: &str = "CREATE TEMP TABLE IF NOT EXISTS import_prices \
      (product BIGINT, day BIGINT, sid BIGINT, price BIGINT) ON COMMIT DELETE ROWS";
 pub const COPY_IN: &str = "COPY import_prices (product, day, sid, price) FROM STDIN";
