@@ -175,14 +175,23 @@ pub async fn periods(
     filter: StationFilter<'_>,
 ) -> Result<Market, StoreError> {
     let stations = store.stations().await?;
+    // The kept stations' ids by sid (sids are small and dense): decades of days look each
+    // price's station up millions of times.
+    let size = stations.keys().copied().max().map_or(0, |m| usize::try_from(m).unwrap_or(0) + 1);
+    let mut kept: Vec<Option<&str>> = vec![None; size];
+    for (sid, st) in stations.iter() {
+        if let Some(slot) = usize::try_from(*sid).ok().and_then(|i| kept.get_mut(i)) {
+            *slot = filter.keeps(st).then_some(st.station_id.as_str());
+        }
+    }
     let mut periods = Periods::new(interval, CYCLE_WINDOW_DAYS);
     let mut prices: Vec<(&str, i64)> = Vec::new();
     store
         .each_day(product, from, to, &mut |date, day| {
             prices.clear();
             for (sid, price) in day {
-                if let Some(st) = stations.get(sid).filter(|st| filter.keeps(st)) {
-                    prices.push((st.station_id.as_str(), *price));
+                if let Some(id) = usize::try_from(*sid).ok().and_then(|i| kept.get(i).copied().flatten()) {
+                    prices.push((id, *price));
                 }
             }
             periods.add(date, &prices);

@@ -437,7 +437,12 @@ impl Periods {
             period.cheapest.extend(prices.iter().filter(|(_, p)| *p == min).map(|(id, _)| (*id).to_string()));
         }
         period.max = period.max.max(max);
-        period.stations.extend(prices.iter().map(|(id, _)| (*id).to_string()));
+        // A station is priced on most days of its period: allocate its id once per period.
+        for (id, _) in prices {
+            if !period.stations.contains(*id) {
+                period.stations.insert((*id).to_string());
+            }
+        }
     }
 
     fn close(&mut self) {
