@@ -200,17 +200,12 @@ fn nearby() {
     // Distinct points over the metro area, so nothing could be reused between queries.
     let points: Vec<(f64, f64)> =
         (0..200).map(|i| (-32.2 + (i % 20) as f64 * 0.025, 115.7 + (i / 20) as f64 * 0.03)).collect();
-    let mut k = 0;
-    let one = || {
-        k = (k + 1) % points.len();
-        let (lat, lon) = points[k];
-        let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
-        let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
-        let base: Vec<&Quote> = refs.iter().copied().filter(|q| q.product == 1).collect();
-        let rows = wafuel::render::stations::station_rows(&query, &base, None);
+    // Rows and the JSON:API document of nearby quotes, as the service writes them.
+    let render = |query: &wafuel::station_query::StationsQuery, base: &[&Quote]| {
+        let rows = wafuel::render::stations::station_rows(query, base, None);
         let date = query.selection.date.to_string();
         let doc = wafuel::render::stations::StationsDoc {
-            query: &query,
+            query,
             rows: &rows,
             fetched_at: perth_instant(now),
             status: PublicationStatus::Available,
@@ -222,6 +217,15 @@ fn nearby() {
             enrichment: &no_enrichment,
         };
         wafuel::render::stations::render_jsonapi(&doc, false).expect("render").len()
+    };
+    let mut k = 0;
+    let one = || {
+        k = (k + 1) % points.len();
+        let (lat, lon) = points[k];
+        let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
+        let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
+        let base: Vec<&Quote> = refs.iter().copied().filter(|q| q.product == 1).collect();
+        render(&query, &base)
     };
     let took = time(1000, one);
     // The same queries through the day catalogue's grid (as the service answers them): only
@@ -242,21 +246,7 @@ fn nearby() {
         let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
         let near = query.near.expect("near");
         let base = day.near(near, query.radius_m);
-        let rows = wafuel::render::stations::station_rows(&query, &base, None);
-        let date = query.selection.date.to_string();
-        let doc = wafuel::render::stations::StationsDoc {
-            query: &query,
-            rows: &rows,
-            fetched_at: perth_instant(now),
-            status: PublicationStatus::Available,
-            next: wafuel::render::stations::NextDay {
-                date: &date,
-                status: PublicationStatus::NotYetPublished,
-            },
-            meta: &meta,
-            enrichment: &no_enrichment,
-        };
-        wafuel::render::stations::render_jsonapi(&doc, false).expect("render").len()
+        render(&query, &base)
     };
     let took_grid = time(1000, grid);
     println!("catalogue_quotes {}", quotes.len());

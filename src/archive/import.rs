@@ -169,23 +169,16 @@ impl Importer {
         let read = tokio::task::spawn_blocking(move || read_file(&file, input))
             .await
             .map_err(|e| ImportError::Io { file: name.to_string(), reason: e.to_string() })??;
-        let batch = self.batch(&read, month);
+        let (batch, keys) = self.batch(&read, month);
         let write = self.store.import(&batch).await?;
-        for (station_id, sid) in &write.archive_sids {
-            self.archive.insert(*sid);
-            if let Some(row) = batch.stations.iter().find(|s| &s.station_id == station_id) {
-                let (first_seen, last_seen) = (row.first_seen, row.last_seen);
-                let key = sites_key(&read.sites, station_id);
-                if let Some(key) = key {
-                    self.known.entry(key).or_insert(Known {
-                        sid: *sid,
-                        first_seen,
-                        last_seen,
-                        archive: true,
-                        region: row.region,
-                    });
-                }
-            }
+        // The new archive stations become known, so the next file matches them by address.
+        let sids: HashMap<&str, i64> =
+            write.archive_sids.iter().map(|(id, sid)| (id.as_str(), *sid)).collect();
+        for (row, key) in batch.stations.iter().zip(keys) {
+            let Some(&sid) = sids.get(row.station_id.as_str()) else { continue };
+            self.archive.insert(sid);
+            let (first_seen, last_seen, region) = (row.first_seen, row.last_seen, row.region);
+            self.known.entry(key).or_insert(Known { sid, first_seen, last_seen, archive: true, region });
         }
         let s = &mut self.summary;
         s.files += 1;
@@ -198,8 +191,9 @@ impl Importer {
         Ok(write)
     }
 
-    /// The batch of one file: each site matched to a known station or made an archive one.
-    fn batch(&mut self, read: &ReadFile, month: Option<(i16, i8)>) -> ImportBatch {
+    /// The batch of one file: each site matched to a known station or made an archive one;
+    /// with the match key of each archive station of the batch, in its order.
+    fn batch(&mut self, read: &ReadFile, month: Option<(i16, i8)>) -> (ImportBatch, Vec<(String, String)>) {
         // Each site's days, to widen first and last seen.
         let mut span: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); read.sites.len()];
         for &(_, day, site, _) in &read.prices {
@@ -209,12 +203,14 @@ impl Importer {
         }
         let mut batch = ImportBatch { month: month.map(|m| (m, read.tally.rows)), ..Default::default() };
         let mut slots = Vec::with_capacity(read.sites.len());
+        let mut keys = Vec::new();
         for (site, &(first, last)) in read.sites.iter().zip(&span) {
             if first > last {
                 slots.push(None);
                 continue;
             }
-            match self.known.get_mut(&site.match_key()) {
+            let key = site.match_key();
+            match self.known.get_mut(&key) {
                 Some(known) => {
                     if known.archive {
                         self.archive.insert(known.sid);
@@ -232,6 +228,7 @@ impl Importer {
                 }
                 None => {
                     batch.stations.push(archive_row(site, first, last));
+                    keys.push(key);
                     slots.push(Some(Slot::Archive(batch.stations.len() - 1)));
                 }
             }
@@ -260,13 +257,8 @@ impl Importer {
                 .entry("another row for the same station and day".into())
                 .or_default() += duplicates;
         }
-        batch
+        (batch, keys)
     }
-}
-
-/// The match key of the site whose archive id is `station_id`.
-fn sites_key(sites: &[ArchiveSite], station_id: &str) -> Option<(String, String)> {
-    sites.iter().find(|s| s.archive_id().as_str() == station_id).map(ArchiveSite::match_key)
 }
 
 fn known_by_address(stations: &[KnownStation]) -> HashMap<(String, String), Known> {

@@ -64,8 +64,6 @@ const LOCATION: &str = "LOCATION";
 const POSTCODE: &str = "POSTCODE";
 const AREA: &str = "AREA_DESCRIPTION";
 
-const REQUIRED: [&str; 7] = [DATE, TRADING_NAME, BRAND, PRODUCT, PRICE, ADDRESS, LOCATION];
-
 /// One archive price, mapped to our codes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArchivePrice {
@@ -227,16 +225,50 @@ fn parse_price(text: &str) -> Option<i64> {
     (cents > 0.0 && cents < 10_000.0).then(|| crate::model::station::tenths(cents))
 }
 
+/// Where each column read sits in a file.
+struct Columns {
+    date: usize,
+    trading: usize,
+    brand: usize,
+    product: usize,
+    price: usize,
+    address: usize,
+    location: usize,
+    postcode: Option<usize>,
+    area: Option<usize>,
+}
+
+/// The columns of a header (names matched without regard to case, spaces or a byte-order
+/// mark), or the first required one it lacks.
+fn columns(name: &str, header: &csv::StringRecord) -> Result<Columns, ArchiveError> {
+    let find = |column: &str| {
+        header.iter().position(|h| h.trim_start_matches('\u{feff}').trim().eq_ignore_ascii_case(column))
+    };
+    let required = |column: &'static str| {
+        find(column).ok_or(ArchiveError::MissingColumn { file: name.to_string(), column })
+    };
+    Ok(Columns {
+        date: required(DATE)?,
+        trading: required(TRADING_NAME)?,
+        brand: required(BRAND)?,
+        product: required(PRODUCT)?,
+        price: required(PRICE)?,
+        address: required(ADDRESS)?,
+        location: required(LOCATION)?,
+        postcode: find(POSTCODE),
+        area: find(AREA),
+    })
+}
+
+fn csv_reader(input: impl Read) -> csv::Reader<impl Read> {
+    csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input)
+}
+
 /// Check a file's header alone: the required columns are there.
 pub fn check_header(name: &str, input: impl Read) -> Result<(), ArchiveError> {
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(input);
+    let mut reader = csv_reader(input);
     let header = reader.headers().map_err(|source| ArchiveError::Csv { file: name.to_string(), source })?;
-    for column in REQUIRED {
-        if !header.iter().any(|h| h.trim_start_matches('\u{feff}').trim().eq_ignore_ascii_case(column)) {
-            return Err(ArchiveError::MissingColumn { file: name.to_string(), column });
-        }
-    }
-    Ok(())
+    columns(name, header).map(drop)
 }
 
 /// Read one archive file (already decompressed), handing each price to `each` in file order.
@@ -247,20 +279,9 @@ pub fn read_prices(
     mut each: impl FnMut(ArchivePrice),
 ) -> Result<ReadTally, ArchiveError> {
     let csv_error = |source| ArchiveError::Csv { file: name.to_string(), source };
-    let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input);
-    let header = reader.headers().map_err(csv_error)?.clone();
-    let find = |column: &str| {
-        header.iter().position(|h| h.trim_start_matches('\u{feff}').trim().eq_ignore_ascii_case(column))
-    };
-    for column in REQUIRED {
-        if find(column).is_none() {
-            return Err(ArchiveError::MissingColumn { file: name.to_string(), column });
-        }
-    }
-    let at = |column: &str| find(column).unwrap_or(usize::MAX);
-    let (date, trading, brand, product, price) =
-        (at(DATE), at(TRADING_NAME), at(BRAND), at(PRODUCT), at(PRICE));
-    let (address, location, postcode, area) = (at(ADDRESS), at(LOCATION), find(POSTCODE), find(AREA));
+    let mut reader = csv_reader(input);
+    let Columns { date, trading, brand, product, price, address, location, postcode, area } =
+        columns(name, reader.headers().map_err(csv_error)?)?;
     let mut tally = ReadTally::default();
     let mut record = csv::StringRecord::new();
     while reader.read_record(&mut record).map_err(csv_error)? {

@@ -248,6 +248,29 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
     }
 }
 
+/// The default retention (0) keeps every day: the warm job prunes nothing, imported decades
+/// included.
+#[tokio::test]
+async fn the_default_retention_keeps_every_day() {
+    let app = seeded(10).await; // 19–28 September
+    let shared: wafuel::time::SharedClock = app.clock.clone();
+    let config = wafuel::app::AppConfig::new(
+        app.sim.feed_url().parse().expect("url"),
+        sqlite_store(&app.dir).await,
+        shared,
+    );
+    assert_eq!(config.history_days, 0, "the default");
+    let state =
+        wafuel::app::build_state(wafuel::app::AppConfig { limits: quick_limits(), ..config }).expect("state");
+    let report = wafuel::jobs::warm::warm_pass(&state.prices).await;
+    assert_eq!((report.refreshed, report.history_pruned), (7, 0), "{report:?}");
+    let rows =
+        sqlite_store(&app.dir).await.market(1, date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
+    let mut days: Vec<Date> = rows.prices().iter().map(|(d, _, _)| *d).collect();
+    days.dedup();
+    assert_eq!(days, (19..=29).map(|d| date(2026, 9, d)).collect::<Vec<_>>());
+}
+
 #[tokio::test]
 async fn statistics_and_the_fortnightly_cycle() {
     let app = seeded(60).await;
