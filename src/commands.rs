@@ -242,14 +242,7 @@ pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::R
         say!("the history knows no live station yet: reading today's catalogue from the source…");
         let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
         let state = build_state(config.with_store_args(&args.store))?;
-        let report = warm::warm_pass(&state.prices).await;
-        if !report.failed.is_empty() {
-            tracing::warn!(
-                failed = report.failed.len(),
-                "some catalogue extracts failed; unmatched rows become archive stations"
-            );
-        }
-        importer = Importer::new(store.clone()).await?;
+        importer.learn_live_stations(&state.prices).await?;
     }
     let planned = if args.files.is_empty() {
         let last_month = {

@@ -157,6 +157,24 @@ impl Importer {
         self.known.values().any(|k| !k.archive)
     }
 
+    /// Learn today's live stations, so archive rows can match them: one warm pass (today's
+    /// catalogue from the source, recorded into the history), then the stations read again.
+    /// An extract that fails leaves its stations unknown (their rows become archive stations).
+    pub async fn learn_live_stations(
+        &mut self,
+        prices: &Arc<crate::snapshot::PriceService>,
+    ) -> Result<(), StoreError> {
+        let report = crate::jobs::warm::warm_pass(prices).await;
+        if !report.failed.is_empty() {
+            tracing::warn!(
+                failed = report.failed.len(),
+                "some catalogue extracts failed; their stations stay unknown"
+            );
+        }
+        self.known = known_by_address(&self.store.known_stations().await?);
+        Ok(())
+    }
+
     /// Read `input` (one archive file, decompressed) and write it in one transaction;
     /// `month` is recorded as imported when given.
     pub async fn import<R: Read + Send + 'static>(

@@ -184,11 +184,14 @@ async fn months_download_from_the_simulated_archive() {
     let dir = tempfile::tempdir().expect("dir");
     let store = sqlite_store(&dir).await;
     let state = app_state(&sim, &clock, store.clone(), None);
-    wafuel::jobs::warm::warm_pass(&state.prices).await;
     let base: url::Url = sim.archive_url().parse().expect("url");
     let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
     let months = [(2026, 8), (2026, 9)];
+    // An empty history: the importer learns today's stations from the source first.
     let mut importer = Importer::new(store.clone()).await.expect("importer");
+    assert!(!importer.knows_live_stations());
+    importer.learn_live_stations(&state.prices).await.expect("learn");
+    assert!(importer.knows_live_stations());
     import_months(&mut importer, &base, &months, Default::default(), &quiet).await.expect("import");
     let s = importer.summary.clone();
     assert_eq!(s.files, 1, "August; September is this month: not yet archived");
@@ -203,4 +206,13 @@ async fn months_download_from_the_simulated_archive() {
     let mut again = Importer::new(store.clone()).await.expect("importer");
     import_months(&mut again, &base, &months, Default::default(), &quiet).await.expect("again");
     assert_eq!((again.summary.files, again.summary.already_imported, again.summary.written), (0, 1, 0));
+
+    // Any failure but a 404 stops the import, naming the month.
+    let closed: url::Url = "http://127.0.0.1:1/historical-reports/".parse().expect("url");
+    let mut failing = Importer::new(store.clone()).await.expect("importer");
+    let err = import_months(&mut failing, &closed, &[(2026, 7)], Default::default(), &quiet)
+        .await
+        .expect_err("unreachable archive");
+    assert!(matches!(err, ImportError::Download { .. }), "{err}");
+    assert!(err.to_string().starts_with("FuelWatchRetail-07-2026.csv: "), "{err}");
 }
