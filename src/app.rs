@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::catalog::events::EventHub;
 use crate::catalog::{Catalog, Profiles};
 use crate::http::{AppState, rendered};
 use crate::render::DocumentMeta;
@@ -24,6 +25,8 @@ pub struct AppConfig {
     pub public_origin: Option<url::Url>,
     /// Days of price history kept (`--history-days`).
     pub history_days: i32,
+    /// Concurrent `/v1/events` streams (`--max-streams`).
+    pub max_streams: usize,
 }
 
 impl AppConfig {
@@ -39,6 +42,7 @@ impl AppConfig {
             meta: DocumentMeta::default(),
             public_origin: None,
             history_days: crate::snapshot::DEFAULT_HISTORY_DAYS,
+            max_streams: crate::catalog::events::DEFAULT_MAX_STREAMS,
         }
     }
 
@@ -53,7 +57,9 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
     let history = crate::snapshot::History { store: config.store.clone(), days: config.history_days };
     let recheck = config.fill.recheck;
+    let clock = config.clock.clone();
     let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
+    let events = EventHub::new(config.store.clone(), prices.clone(), clock, config.max_streams);
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     Ok(AppState {
@@ -63,6 +69,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         meta: Arc::new(config.meta),
         public_origin: config.public_origin,
         front: Default::default(),
+        events,
     })
 }
 

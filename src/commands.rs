@@ -180,7 +180,13 @@ async fn serve_api(
     jobs: Option<&PlacesArgs>,
 ) -> anyhow::Result<ExitCode> {
     let store = config.store.clone();
-    let state = build_state(config)?;
+    let state = build_state(AppConfig { max_streams: listen.max_streams, ..config })?;
+    // The event reader runs whatever `--no-jobs` says: streams follow other replicas'
+    // publishes even where this one never fetches.
+    if let Err(e) = state.events.start().await {
+        tracing::warn!(error = %e, "event reader not started; the first stream will try again");
+    }
+    let events = state.events.clone();
     // A replica starting over a filled store decodes the day's stored extracts before it
     // serves, so its first answers read memory (the source is never asked here).
     let preloaded = state.catalog.preload(warm::warm_extracts(state.catalog.now())).await;
@@ -198,6 +204,7 @@ async fn serve_api(
     say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
     say!("  curl -s 'http://{public_addr}/v1/stations?near=-31.9523,115.8613&product=1&sort=price&limit=5'");
     say!("  curl -s 'http://{public_addr}/v1/stats?product=1'");
+    say!("  curl -N 'http://{public_addr}/v1/events?product=1'    (pushed when prices are published)");
     say!(
         "  curl -s 'http://{public_addr}/v1/stations?product=1&region=25' -H 'Accept: application/geo+json'"
     );
@@ -223,6 +230,7 @@ async fn serve_api(
             (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness))).into()),
         ],
         limits.clone(),
+        move || events.close(),
     )
     .await;
     for task in background {

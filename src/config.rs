@@ -72,6 +72,10 @@ pub struct ListenArgs {
     /// `Retry-After: 1` instead of queueing without bound.
     #[arg(long, env = "WAFUEL_MAX_CONCURRENCY", default_value_t = 4096)]
     pub max_concurrency: usize,
+    /// Concurrent `/v1/events` streams; past it a new stream is refused with 503 and
+    /// `Retry-After: 1`. Streams do not count against --max-concurrency.
+    #[arg(long, env = "WAFUEL_MAX_STREAMS", default_value_t = crate::catalog::events::DEFAULT_MAX_STREAMS)]
+    pub max_streams: usize,
 }
 
 /// Where snapshots live.

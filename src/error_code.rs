@@ -85,4 +85,7 @@ pub mod detail {
         "Request one of the representations this route offers (see the API documentation).";
     pub const STATION_NOT_FOUND: &str = "Station not found.";
     pub const HISTORY_UNAVAILABLE: &str = "The price history is temporarily unavailable.";
+    // Push (`/v1/events`).
+    pub const NOT_ACCEPTABLE_EVENTS: &str = "This route streams text/event-stream only.";
+    pub const EVENTS_UNAVAILABLE: &str = "The event stream is temporarily unavailable.";
 }

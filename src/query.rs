@@ -172,6 +172,48 @@ pub fn parse_selection_with(
     Ok((selection, extra_values))
 }
 
+/// The query of `/v1/events`: `product` (a comma list as on `/v1`; every product when absent)
+/// and `since` (the id of the last event seen, as `Last-Event-ID`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventsQuery {
+    pub products: Vec<u8>,
+    pub since: Option<i64>,
+}
+
+/// Parse and validate the query of `/v1/events`; any other parameter is refused.
+pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
+    if raw.len() > MAX_QUERY_LEN {
+        return Err(invalid(format!("query of {} characters", raw.len())));
+    }
+    let (mut products, mut since) = (None, None);
+    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
+        let lower = name.to_ascii_lowercase();
+        let slot = match lower.as_str() {
+            "product" | "filter[product]" => &mut products,
+            "since" => &mut since,
+            _ => return Err(invalid(format!("unsupported parameter {name:?}"))),
+        };
+        if slot.is_some() {
+            return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
+        }
+        *slot = Some(value.into_owned());
+    }
+    let products = match products {
+        Some(v) => codes(&v, "product", |c| product(c).is_some())?,
+        None => product_codes().collect(),
+    };
+    let since = since.map(|v| event_id(&v)).transpose()?;
+    Ok(EventsQuery { products, since })
+}
+
+/// An event id: decimal digits, as the stream wrote it (`since` and `Last-Event-ID`).
+pub fn event_id(text: &str) -> Result<i64, QueryError> {
+    if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid(format!("event id {text:?}")));
+    }
+    text.parse().map_err(|_| invalid(format!("event id {text:?}")))
+}
+
 impl Selection {
     /// Catalogue or source-filtered (docs/design.md).
     pub fn mode(&self) -> Mode {

@@ -222,10 +222,12 @@ async fn overloaded(_: tower::BoxError) -> axum::response::Response {
     crate::http::errors::ApiError::overloaded().into_response()
 }
 
-/// Serve routers on their listeners until a shutdown signal, then drain and return.
+/// Serve routers on their listeners until a shutdown signal, then call `on_signal` (which
+/// ends long-lived answers such as event streams, so draining can finish), drain and return.
 pub async fn serve_until_signal(
     listeners: Vec<(TcpListener, Site)>,
     limits: ServerLimits,
+    on_signal: impl FnOnce(),
 ) -> anyhow::Result<()> {
     let (tx, _) = tokio::sync::broadcast::channel::<()>(1);
     let mut tasks = Vec::new();
@@ -241,6 +243,7 @@ pub async fn serve_until_signal(
         }));
     }
     shutdown_signal().await;
+    on_signal();
     let _ = tx.send(());
     for task in tasks {
         task.await?;

@@ -1,15 +1,26 @@
 // wafuel explorer. Reads only the public API (/v1/stations, /v1/stations/{id}[/history],
-// /v1/stats, the brand logos), like any other client. No framework and no HTML strings: every
-// node is built with createElement, so the page runs under `default-src 'self'`.
+// /v1/stats, the brand logos), like any other client, and takes every fact about days from
+// it: which day is shown, whether tomorrow is published, when prices are valid. No framework
+// and no HTML strings: every node is built with createElement, so the page runs under
+// `default-src 'self'`.
 "use strict";
 
 const JSONAPI = "application/vnd.api+json";
 const FUELS = { 1: "Unleaded", 2: "Premium 95", 4: "Diesel", 5: "LPG", 6: "Premium 98", 10: "E85", 11: "Brand diesel" };
 // The API's bounds for `near`: Western Australia.
 const WA = { south: -36, north: -13, west: 112, east: 130 };
-// Radii tried for "cheapest near me", widening when nothing sells the fuel close by.
-const RADII = [10, 50, 100];
-const NEAR_LIMIT = 10;
+// Radii tried, widening, when the chosen one holds no station with the fuel.
+const RADII = [5, 10, 25, 50, 100];
+const PAGE_SIZE = 25;
+// How long the banner waits before asking the server again when it cannot be reached.
+const RETRY_SECONDS = 5;
+// While tomorrow is not yet published, ask again this often (the page never guesses from
+// its own clock; the API's meta says when the day is there).
+const RECHECK_MS = 5 * 60 * 1000;
+// FuelWatch's rule, not a fact of this browser's clock: tomorrow's prices appear at about
+// 14:30 Perth time.
+const PUBLISHED_AT = "2:30 pm";
+const ARCHIVE_START = "2001-01-01";
 const SVG = "http://www.w3.org/2000/svg";
 
 // An approximate outline of Western Australia (longitude, latitude), enough to place the dots.
@@ -26,10 +37,20 @@ const OUTLINE = [
   [121, -33.85], [121.9, -33.86], [123, -33.9], [123.9, -33.6], [124.7, -32.9], [125.9, -32.3],
   [127.2, -32], [128, -31.75], [129, -31.69],
 ];
+// Towns named at state zoom, placed where their own stations are (no outside map data).
+const TOWNS = [
+  "PERTH", "MANDURAH", "BUNBURY", "BUSSELTON", "ALBANY", "ESPERANCE", "KALGOORLIE", "GERALDTON",
+  "CARNARVON", "EXMOUTH", "KARRATHA", "PORT HEDLAND", "NEWMAN", "BROOME", "DERBY", "KUNUNURRA",
+  "NORTHAM", "MERREDIN", "KATANNING", "NARROGIN",
+];
 
 // Map projection: equirectangular, longitudes shortened by cos(25°) so the state keeps its shape.
+const MAP_W = 1700;
+const MAP_H = 2400;
 const project = (lng, lat) => [(lng - WA.west) * 90 + 40, (WA.north - lat) * 100 + 40];
-const VIEWS = { wa: { x: 0, y: 0, w: 1700, h: 2400 }, perth: { x: 361, y: 1895, w: 78, h: 110 } };
+const VIEWS = { wa: { x: 0, y: 0, w: MAP_W, h: MAP_H }, perth: { x: 361, y: 1895, w: 78, h: 110 } };
+// Viridis: readable with every common colour-vision deficiency and in greyscale.
+const VIRIDIS = ["#440154", "#482878", "#3e4a89", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
 
 const $ = (id) => document.getElementById(id);
 
@@ -38,11 +59,22 @@ const state = {
   day: "today",
   near: null, // { lat, lng, label }
   station: null,
-  stations: [], // the chosen fuel and day, all of WA
-  stats: null,
-  statsPromise: Promise.resolve(null),
+  sort: "price",
+  radius: 10,
+  count: PAGE_SIZE,
   view: { ...VIEWS.wa },
+  stationRange: "90",
+  marketRange: "90",
+  // The last good answers, kept whatever fails later: what the page shows.
+  shown: null, // { fuel, day, doc, waiting, stations: [{ s, x, y, price }], scale }
+  list: null, // { rows, radius, widened, sourceDate, near }
+  market: null, // the stats document drawn
   generation: 0,
+  listGeneration: 0,
+  marketGeneration: 0,
+  stationGeneration: 0,
+  opener: null,
+  roving: null, // key of the map item holding the map's one tab stop
 };
 
 // ---- small DOM helpers ---------------------------------------------------------------------
@@ -71,24 +103,38 @@ function fill(node, props, children) {
   return node;
 }
 
-function say(text, kind = "") {
-  const status = $("status");
-  status.textContent = text;
-  status.className = kind ? `status ${kind}` : "status";
-}
+const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+const narrow = () => window.matchMedia("(max-width: 899px)").matches;
+const reducedMotion = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
 // ---- formatting ----------------------------------------------------------------------------
 
 const cents = (v) => (typeof v === "number" ? v.toFixed(1) : "–");
 const fuelName = (code) => FUELS[code] || `Fuel ${code}`;
 const asDate = (iso) => new Date(`${iso}T00:00:00Z`);
+const isoDate = (time) => new Date(time).toISOString().slice(0, 10);
+const addDays = (iso, days) => isoDate(asDate(iso).getTime() + days * 86400000);
 const dateFormat = new Intl.DateTimeFormat("en-AU", { weekday: "long", day: "numeric", month: "short", timeZone: "UTC" });
 const shortDate = new Intl.DateTimeFormat("en-AU", { day: "numeric", month: "short", timeZone: "UTC" });
+const monthYear = new Intl.DateTimeFormat("en-AU", { month: "short", year: "numeric", timeZone: "UTC" });
+const perthTime = new Intl.DateTimeFormat("en-AU", { hour: "numeric", minute: "2-digit", timeZone: "Australia/Perth" });
+const perthDay = new Intl.DateTimeFormat("en-AU", { weekday: "short", timeZone: "Australia/Perth" });
 const weekdayOf = (iso) => asDate(iso).toLocaleDateString("en-AU", { weekday: "long", timeZone: "UTC" });
 const fmtDate = (iso) => dateFormat.format(asDate(iso));
+// Times read the way people write them ("6:00 am"), whatever space the browser's ICU puts
+// before the day period.
+const clock = (time) => perthTime.format(new Date(time)).replace(/\s/g, " ").toLowerCase();
+const titleCase = (s) => s.toLowerCase().replace(/\b[a-z]/g, (c) => c.toUpperCase());
 
 function distance(metres) {
   return metres < 1000 ? `${metres} m` : `${(metres / 1000).toFixed(metres < 10000 ? 1 : 0)} km`;
+}
+
+function minutesWords(minutes) {
+  if (minutes < 1) return "less than a minute";
+  if (minutes < 90) return `${Math.round(minutes)} min`;
+  const hours = minutes / 60;
+  return hours < 36 ? `${Math.round(hours)} h` : `${Math.round(hours / 24)} days`;
 }
 
 /// ▲ or ▼ with the cents tomorrow differs by, or "no change".
@@ -112,36 +158,122 @@ const brandOf = (attrs) => (typeof attrs.brand === "object" && attrs.brand ? att
 // ---- the API -------------------------------------------------------------------------------
 
 class ApiError extends Error {
-  constructor(status, message, code) {
+  constructor(status, message, code, retryAfter) {
     super(message);
     this.status = status;
     this.code = code;
+    this.retryAfter = retryAfter;
+  }
+  /// The server is unreachable or cannot answer now: the banner's business, not a fact
+  /// about the data.
+  get connection() {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
   }
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/// GET a JSON:API document. 503 and 504 are retried after `Retry-After` (twice), saying so.
+/// GET a JSON:API document; the server's `Date` rides along as `served` (milliseconds), so
+/// the age of a price is measured on the server's clock, not the browser's.
 async function api(path) {
-  for (let attempt = 0; ; attempt += 1) {
-    let response;
-    try {
-      response = await fetch(path, { headers: { Accept: JSONAPI } });
-    } catch {
-      throw new ApiError(0, "The price service could not be reached. Check the connection and reload.");
-    }
-    if (response.ok) return response.json();
-    const body = await response.json().catch(() => null);
-    const error = body && Array.isArray(body.errors) ? body.errors[0] : null;
-    const detail = (error && error.detail) || `The price service answered ${response.status}.`;
-    if ((response.status === 503 || response.status === 504) && attempt < 2) {
-      const seconds = Math.min(60, Number.parseInt(response.headers.get("retry-after") || "", 10) || (response.status === 503 ? 5 : 10));
-      say(`${detail} Retrying in ${seconds} s…`, "error");
-      await sleep(seconds * 1000);
-      continue;
-    }
-    throw new ApiError(response.status, detail, error && error.code);
+  let response;
+  try {
+    response = await fetch(path, { headers: { Accept: JSONAPI } });
+  } catch {
+    throw new ApiError(0, "The price service cannot be reached.");
   }
+  if (response.ok) {
+    const doc = await response.json();
+    doc.served = Date.parse(response.headers.get("date") || "") || null;
+    return doc;
+  }
+  const body = await response.json().catch(() => null);
+  const error = body && Array.isArray(body.errors) ? body.errors[0] : null;
+  const detail = (error && error.detail) || `The price service answered ${response.status}.`;
+  const retryAfter = Number.parseInt(response.headers.get("retry-after") || "", 10);
+  throw new ApiError(response.status, detail, error && error.code, Number.isFinite(retryAfter) ? retryAfter : null);
+}
+
+// ---- the one connection banner -------------------------------------------------------------
+// Every request that fails for want of the server lands here: its task is kept, the banner
+// says so once (never one message per request), and the tasks run again on their own until
+// they succeed. What was drawn before stays drawn.
+
+const failing = new Map(); // task name → function that runs it again
+let retryTimer = null;
+
+function trouble(name, error, again) {
+  failing.set(name, again);
+  const seconds = clamp(error.retryAfter || RETRY_SECONDS, 1, 60);
+  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
+  const what = error.status === 0 ? "The price service cannot be reached." : error.message;
+  $("banner-text").textContent = `${what}${kept} Retrying in ${seconds} s…`;
+  $("banner").hidden = false;
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(retryAll, seconds * 1000);
+}
+
+function recovered(name) {
+  failing.delete(name);
+  if (failing.size === 0) {
+    clearTimeout(retryTimer);
+    $("banner").hidden = true;
+  }
+}
+
+function retryAll() {
+  clearTimeout(retryTimer);
+  for (const again of [...failing.values()]) again();
+}
+
+// ---- pushed news: the API's event stream (/v1/events) ------------------------------------
+// One stream for the page, every fuel; a lost stream is one more task behind the banner (the
+// browser reconnects by itself, resuming with the last event id it saw).
+
+let events = null;
+
+function listen() {
+  if (events || !window.EventSource) return;
+  const source = new EventSource("/v1/events");
+  events = source;
+  source.addEventListener("open", () => recovered("events"));
+  source.addEventListener("error", () => {
+    if (source.readyState === EventSource.OPEN) return;
+    trouble("events", new ApiError(0, "The price service cannot be reached."), () => {
+      // Refused outright (the browser gave up): open a new one.
+      if (source.readyState === EventSource.CLOSED && events === source) {
+        events = null;
+        listen();
+      }
+    });
+  });
+  for (const kind of ["published", "updated"]) {
+    source.addEventListener(kind, (e) => news(JSON.parse(e.data)));
+  }
+  source.addEventListener("reset", () => loadStations());
+}
+
+/// A catalogue was published or changed: the day shown is reloaded; tomorrow, once out, is
+/// announced and offered. Which date is tomorrow comes from the API's meta.
+function news(data) {
+  const shown = state.shown;
+  if (!shown || String(data.product) !== shown.fuel) return;
+  const meta = shown.doc.meta;
+  const tomorrow = shown.waiting ? shown.waiting.sourceDate : meta.next && meta.next.sourceDate;
+  if (data.date === meta.sourceDate && !shown.waiting) {
+    loadStations();
+  } else if (data.date === tomorrow) {
+    $("news-text").textContent = `${fmtDate(data.date)}'s ${fuelName(shown.fuel)} prices are out.`;
+    $("news-show").hidden = state.day === "tomorrow";
+    $("news").hidden = false;
+    if (state.day === "tomorrow") loadStations();
+  }
+}
+
+function showTomorrow() {
+  $("news").hidden = true;
+  state.day = "tomorrow";
+  for (const radio of document.querySelectorAll("input[name=day]")) radio.checked = radio.value === "tomorrow";
+  writeHash();
+  loadStations();
 }
 
 // ---- page state in the address, so a view can be shared ------------------------------------
@@ -153,58 +285,131 @@ function readHash() {
   const near = (params.get("near") || "").split(",").map(Number);
   if (near.length === 2 && insideWa(near[0], near[1])) state.near = { lat: near[0], lng: near[1], label: "the chosen point" };
   if (/^[0-9a-f]{64}$/.test(params.get("station") || "")) state.station = params.get("station");
+  if (["price", "distance", "name"].includes(params.get("sort"))) state.sort = params.get("sort");
+  if (RADII.includes(Number(params.get("radius")))) state.radius = Number(params.get("radius"));
 }
 
 function writeHash() {
   const params = new URLSearchParams({ fuel: state.fuel, day: state.day });
   if (state.near) params.set("near", `${state.near.lat.toFixed(5)},${state.near.lng.toFixed(5)}`);
   if (state.station) params.set("station", state.station);
+  if (state.sort !== "price") params.set("sort", state.sort);
+  if (state.radius !== 10) params.set("radius", state.radius);
   history.replaceState(null, "", `#${params.toString().replaceAll("%2C", ",")}`);
 }
 
 const insideWa = (lat, lng) => lat >= WA.south && lat <= WA.north && lng >= WA.west && lng <= WA.east;
 
-// ---- loading -------------------------------------------------------------------------------
+// ---- where suburbs are: learnt from every station the API has listed ------------------------
 
-/// The first paint needs two requests: every station with the chosen fuel, and the market.
-async function loadAll() {
-  const generation = ++state.generation;
-  const fuel = state.fuel;
-  say(`Loading ${fuelName(fuel)} prices…`);
-  const stations = api(`/v1/stations?product=${fuel}&day=${state.day}&expand=brand`);
-  const stats = api(`/v1/stats?product=${fuel}`);
-  state.statsPromise = stats.catch(() => null);
-  try {
-    const doc = await stations;
-    if (generation !== state.generation) return;
-    state.stations = doc.data;
-    drawStations(doc);
-    describe(doc);
-  } catch (error) {
-    if (generation !== state.generation) return;
-    state.stations = [];
-    drawStations(null);
-    say(error.message, "error");
+const places = new Map(); // stationId → { suburb, lat, lng }
+let suburbIndex = new Map(); // SUBURB → { name, lat, lng, stations }
+
+function learnPlaces(doc) {
+  let learnt = false;
+  for (const s of doc.data) {
+    if (places.has(s.id)) continue;
+    const a = s.attributes;
+    places.set(s.id, { suburb: a.address.suburb.toUpperCase(), lat: a.latitude, lng: a.longitude });
+    learnt = true;
   }
-  stats.then(
-    (doc) => generation === state.generation && drawMarket(doc),
-    (error) => generation === state.generation && ($("cycle").textContent = error.message),
-  );
-  if (state.near) loadNear();
-  if (state.station) openStation(state.station);
+  if (!learnt) return;
+  const index = new Map();
+  for (const p of places.values()) {
+    const entry = index.get(p.suburb) || { name: titleCase(p.suburb), lat: 0, lng: 0, stations: 0 };
+    entry.lat += p.lat;
+    entry.lng += p.lng;
+    entry.stations += 1;
+    index.set(p.suburb, entry);
+  }
+  for (const entry of index.values()) {
+    entry.lat /= entry.stations;
+    entry.lng /= entry.stations;
+    [entry.x, entry.y] = project(entry.lng, entry.lat);
+  }
+  suburbIndex = index;
+  const names = [...index.values()].map((e) => e.name).sort();
+  $("suburbs").replaceChildren(...names.map((n) => el("option", { attrs: { value: n } })));
 }
 
-function describe(doc) {
-  const meta = doc.meta;
-  const when = fmtDate(meta.sourceDate);
-  if (meta.publicationStatus === "not_yet_published") {
-    say(`${when}'s prices are not published yet: FuelWatch publishes tomorrow's prices at about 2:30 pm.`);
-  } else if (doc.data.length === 0) {
-    say(`No station lists ${fuelName(state.fuel)} for ${when}.`);
-  } else {
-    const next = meta.next && meta.next.publicationStatus === "available" && state.day === "today" ? " Arrows show tomorrow's change." : "";
-    say(`${doc.data.length} stations with ${fuelName(state.fuel)} on ${when}.${next}`);
+// ---- loading -------------------------------------------------------------------------------
+
+const stationsPath = (fuel, day) => `/v1/stations?product=${fuel}&day=${day}&expand=brand`;
+
+let recheckTimer = null;
+
+/// Every station with the chosen fuel on the chosen day: the map, and the list when no place
+/// is chosen. Tomorrow before it is published shows today's, saying when tomorrow's come.
+async function loadStations() {
+  const generation = ++state.generation;
+  const { fuel, day } = state;
+  describe(`Loading ${fuelName(fuel)} prices…`);
+  try {
+    let doc = await api(stationsPath(fuel, day));
+    let waiting = null;
+    if (doc.meta.publicationStatus === "not_yet_published") {
+      waiting = doc.meta;
+      doc = await api(stationsPath(fuel, "today"));
+    }
+    if (generation !== state.generation) return;
+    recovered("stations");
+    learnPlaces(doc);
+    showStations(fuel, waiting ? "today" : day, doc, waiting);
+    listen();
+    loadList();
+    if (state.station) openStation(state.station, { focus: false });
+    clearTimeout(recheckTimer);
+    if (waiting) recheckTimer = setTimeout(loadStations, RECHECK_MS);
+  } catch (error) {
+    if (generation !== state.generation) return;
+    if (!(error instanceof ApiError)) throw error;
+    trouble("stations", error, loadStations);
+    describe();
   }
+}
+
+function showStations(fuel, day, doc, waiting) {
+  const stations = [];
+  for (const s of doc.data) {
+    const price = s.attributes.price.products[fuel];
+    if (typeof price !== "number") continue;
+    const [x, y] = project(s.attributes.longitude, s.attributes.latitude);
+    stations.push({ s, x, y, price });
+  }
+  state.shown = { fuel, day, doc, waiting, stations, scale: colourScale(stations.map((p) => p.price)) };
+  drawLegend();
+  renderMap();
+  describe();
+}
+
+/// The header's two lines: what is shown (and why, when it is not what was asked), and when
+/// those prices are valid and how old they are.
+function describe(loading) {
+  const shown = state.shown;
+  const status = $("status");
+  const validity = $("validity");
+  if (!shown) {
+    status.textContent = loading || "No prices loaded yet.";
+    validity.textContent = "";
+    return;
+  }
+  const meta = shown.doc.meta;
+  const parts = [];
+  if (shown.waiting && state.day === "tomorrow") {
+    parts.push(`${fmtDate(shown.waiting.sourceDate)}'s prices are not published yet: FuelWatch publishes tomorrow's prices at about ${PUBLISHED_AT} (Perth time). Showing today's.`);
+  }
+  if (shown.fuel !== state.fuel) parts.push(`Showing ${fuelName(shown.fuel)}: ${fuelName(state.fuel)} is not loaded yet.`);
+  if (shown.stations.length === 0) parts.push(`No station lists ${fuelName(shown.fuel)} for ${fmtDate(meta.sourceDate)}.`);
+  else {
+    const next = meta.next && meta.next.publicationStatus === "available" && shown.day === "today" ? " Arrows show tomorrow's change." : "";
+    parts.push(`${shown.stations.length} stations with ${fuelName(shown.fuel)} on ${fmtDate(meta.sourceDate)}.${next}`);
+  }
+  if (loading) parts.push(loading);
+  status.textContent = parts.join(" ");
+  const from = new Date(meta.validFrom);
+  const until = new Date(meta.validUntil);
+  const age = meta.fetchedAt && shown.doc.served ? ` (${minutesWords((shown.doc.served - Date.parse(meta.fetchedAt)) / 60000)} old when loaded)` : "";
+  validity.textContent = `Prices valid ${perthDay.format(from)} ${clock(from)} to ${perthDay.format(until)} ${clock(until)}, Perth time · fetched from FuelWatch at ${clock(meta.fetchedAt)}${age}`;
 }
 
 // ---- the map -------------------------------------------------------------------------------
@@ -212,14 +417,15 @@ function describe(doc) {
 function drawOutline() {
   const points = OUTLINE.map(([lng, lat]) => project(lng, lat).map((v) => v.toFixed(1)).join(",")).join(" ");
   const view = $("map-view");
-  view.append(svgEl("polygon", { class: "land", points }));
-  const [px, py] = project(115.86, -31.95);
-  view.append(svgEl("text", { class: "label", x: px + 30, y: py + 14, "font-size": 42 }, "Perth"));
-  view.append(svgEl("g", { id: "dots" }), svgEl("g", { id: "here" }));
+  view.append(
+    svgEl("polygon", { class: "land", points }),
+    svgEl("g", { id: "labels", "aria-hidden": "true" }),
+    svgEl("g", { id: "here" }),
+    svgEl("g", { id: "dots" }),
+  );
 }
 
-/// Price → colour: green for the cheapest, red for the dearest, by rank so one outlier does
-/// not wash the rest out.
+/// Price → colour along viridis, by rank so one outlier does not wash the rest out.
 function colourScale(prices) {
   const sorted = [...prices].sort((a, b) => a - b);
   const rank = (p) => {
@@ -232,45 +438,35 @@ function colourScale(prices) {
     }
     return sorted.length > 1 ? lo / (sorted.length - 1) : 0;
   };
-  return { sorted, colour: (p) => `hsl(${Math.round(130 * (1 - rank(p)))}, 75%, 42%)` };
+  return { sorted, colour: (p) => viridis(rank(p)), dark: (p) => rank(p) < 0.55 };
 }
 
-function drawStations(doc) {
-  const dots = $("dots");
-  dots.replaceChildren();
+function viridis(t) {
+  const at = clamp(t, 0, 1) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(at));
+  const mix = at - i;
+  const rgb = (hex) => [1, 3, 5].map((k) => Number.parseInt(hex.slice(k, k + 2), 16));
+  const a = rgb(VIRIDIS[i]);
+  const b = rgb(VIRIDIS[i + 1]);
+  return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * mix)).join(",")})`;
+}
+
+function drawLegend() {
   const legend = $("legend");
   legend.replaceChildren();
-  const suburbs = $("suburbs");
-  suburbs.replaceChildren();
-  if (!doc || doc.data.length === 0) return;
-  const fuel = state.fuel;
-  const prices = doc.data.map((s) => s.attributes.price.products[fuel]).filter((p) => typeof p === "number");
-  const scale = colourScale(prices);
-  const r = dotRadius();
-  for (const s of doc.data) {
-    const a = s.attributes;
-    const price = a.price.products[fuel];
-    const [cx, cy] = project(a.longitude, a.latitude);
-    dots.append(
-      svgEl(
-        "circle",
-        { class: s.id === state.station ? "station chosen" : "station", cx: cx.toFixed(2), cy: cy.toFixed(2), r, fill: scale.colour(price), "data-id": s.id },
-        svgEl("title", {}, `${a.name}, ${a.address.suburb}: ${cents(price)}`),
-      ),
-    );
+  const shown = state.shown;
+  if (!shown || shown.stations.length === 0) {
+    legend.append(svgEl("title", { id: "legend-text" }, "No prices to colour"));
+    return;
   }
-  drawLegend(scale.sorted);
-  const names = [...new Set(doc.data.map((s) => titleCase(s.attributes.address.suburb)))].sort();
-  suburbs.append(...names.map((n) => el("option", { attrs: { value: n } })));
-}
-
-function drawLegend(sorted) {
-  const legend = $("legend");
+  const sorted = shown.scale.sorted;
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))];
+  const words = `${fuelName(shown.fuel)} price colours: dark purple ${cents(at(0))} cheapest, teal ${cents(at(0.5))} median, yellow ${cents(at(1))} dearest`;
+  legend.append(svgEl("title", { id: "legend-text" }, words));
   const steps = 12;
   for (let i = 0; i < steps; i += 1) {
-    legend.append(svgEl("rect", { x: 10 + i * 25, y: 2, width: 25, height: 12, fill: `hsl(${Math.round(130 * (1 - i / (steps - 1)))}, 75%, 42%)` }));
+    legend.append(svgEl("rect", { x: 10 + i * 25, y: 2, width: 25, height: 12, fill: viridis(i / (steps - 1)) }));
   }
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))];
   legend.append(
     svgEl("text", { x: 10, y: 30 }, `${cents(at(0))} cheapest`),
     svgEl("text", { x: 160, y: 30, "text-anchor": "middle" }, `${cents(at(0.5))} median`),
@@ -278,33 +474,203 @@ function drawLegend(sorted) {
   );
 }
 
-const titleCase = (s) => s.toLowerCase().replace(/\b[a-z]/g, (c) => c.toUpperCase());
-const dotRadius = () => (state.view.w / 130).toFixed(2);
+/// Map units per CSS pixel of the map as drawn now.
+const unit = () => state.view.w / Math.max(1, $("map").clientWidth || 600);
 
-function setView(view) {
-  const w = Math.min(1700, Math.max(12, view.w));
-  const h = (w * 2400) / 1700;
-  const x = Math.min(1700 - w * 0.2, Math.max(-w * 0.8, view.x));
-  const y = Math.min(2400 - h * 0.2, Math.max(-h * 0.8, view.y));
-  state.view = { x, y, w, h };
-  $("map").setAttribute("viewBox", `${x.toFixed(2)} ${y.toFixed(2)} ${w.toFixed(2)} ${h.toFixed(2)}`);
-  const r = dotRadius();
-  for (const dot of $("dots").children) dot.setAttribute("r", r);
-  for (const label of $("map-view").querySelectorAll(".label")) label.setAttribute("font-size", (w / 40).toFixed(2));
+/// Stations in view, grouped by a grid in map units (so panning never regroups them): a
+/// cell with one station is that station's dot, a fuller cell is one numbered group. The
+/// open station always keeps its own dot.
+function mapItems() {
+  const shown = state.shown;
+  if (!shown) return [];
+  const v = state.view;
+  const u = unit();
+  const cell = (window.matchMedia("(pointer: coarse)").matches ? 44 : 34) * u;
+  const margin = 0.5;
+  const cells = new Map();
+  const items = [];
+  for (const p of shown.stations) {
+    if (p.x < v.x - v.w * margin || p.x > v.x + v.w * (1 + margin) || p.y < v.y - v.h * margin || p.y > v.y + v.h * (1 + margin)) continue;
+    if (p.s.id === state.station) {
+      items.push({ key: p.s.id, x: p.x, y: p.y, members: [p] });
+      continue;
+    }
+    const key = `${Math.floor(p.x / cell)}:${Math.floor(p.y / cell)}`;
+    const members = cells.get(key);
+    if (members) members.push(p);
+    else cells.set(key, [p]);
+  }
+  for (const [key, members] of cells) {
+    const x = members.reduce((sum, p) => sum + p.x, 0) / members.length;
+    const y = members.reduce((sum, p) => sum + p.y, 0) / members.length;
+    items.push({ key: members.length === 1 ? members[0].s.id : `group:${key}`, x, y, members });
+  }
+  // Reading order (top to bottom, then left to right) for screen readers.
+  items.sort((a, b) => a.y - b.y || a.x - b.x);
+  return items;
+}
+
+let renderQueued = false;
+function renderSoon() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    renderMap();
+  });
+}
+
+function renderMap() {
+  const dots = $("dots");
+  if (!dots) return;
+  const focused = document.activeElement && dots.contains(document.activeElement) ? document.activeElement : null;
+  const focusAt = focused ? { key: focused.dataset.key, x: Number(focused.getAttribute("cx")), y: Number(focused.getAttribute("cy")) } : null;
+  const shown = state.shown;
+  const items = mapItems();
+  const u = unit();
+  const coarse = window.matchMedia("(pointer: coarse)").matches;
+  const r = (coarse ? 12 : 7) * u;
+  const singles = items.filter((i) => i.members.length === 1).length;
+  const priceLabels = singles <= 150 && state.view.w < 300;
+  const nodes = [];
+  const labels = [];
+  for (const item of items) {
+    const prices = item.members.map((p) => p.price);
+    const low = Math.min(...prices);
+    const group = item.members.length > 1;
+    const words = group ? groupWords(item, low, Math.max(...prices)) : stationWords(item.members[0]);
+    const chosen = !group && item.key === state.station;
+    const circle = svgEl(
+      "circle",
+      {
+        class: `${group ? "group" : "station"}${chosen ? " chosen" : ""}`,
+        cx: item.x.toFixed(2),
+        cy: item.y.toFixed(2),
+        r: ((group ? (coarse ? 1 : 1.45) + Math.min(0.45, Math.log10(item.members.length) * 0.3) : 1) * r * (chosen ? 1.35 : 1)).toFixed(3),
+        fill: shown.scale.colour(low),
+        role: "button",
+        tabindex: "-1",
+        "aria-label": words,
+        "data-key": item.key,
+        "data-id": group ? undefined : item.key,
+        "data-count": item.members.length,
+      },
+      svgEl("title", {}, words),
+    );
+    nodes.push(circle);
+    if (group) {
+      labels.push(svgEl("text", { class: `count${shown.scale.dark(low) ? " on-dark" : ""}`, x: item.x.toFixed(2), y: (item.y + 4 * u).toFixed(2), "font-size": (11 * u).toFixed(3), "text-anchor": "middle", "aria-hidden": "true" }, String(item.members.length)));
+    } else if (priceLabels) {
+      labels.push(svgEl("text", { class: "price-label", x: (item.x + r * 1.2).toFixed(2), y: (item.y + 4 * u).toFixed(2), "font-size": (12 * u).toFixed(3), "aria-hidden": "true" }, cents(low)));
+    }
+  }
+  dots.replaceChildren(...nodes, ...labels);
+  drawPlaceLabels(items);
+  // One tab stop for the whole map: the open station, the item focused before, or the first.
+  let stop = nodes.find((n) => n.dataset.key === (focusAt ? focusAt.key : state.roving)) || nodes.find((n) => n.dataset.key === state.station);
+  if (!stop && focusAt) stop = nearestNode(nodes, focusAt.x, focusAt.y);
+  stop = stop || nodes[0];
+  if (stop) {
+    stop.setAttribute("tabindex", "0");
+    state.roving = stop.dataset.key;
+    if (focused) stop.focus({ preventScroll: true });
+  }
   drawHere();
 }
 
-/// Zoom by `factor` about a point of the map (its centre by default).
+function stationWords(p) {
+  const a = p.s.attributes;
+  return `${a.name}, ${titleCase(a.address.suburb)}: ${cents(p.price)}`;
+}
+
+function groupWords(item, low, high) {
+  const counts = new Map();
+  for (const p of item.members) {
+    const suburb = titleCase(p.s.attributes.address.suburb);
+    counts.set(suburb, (counts.get(suburb) || 0) + 1);
+  }
+  const around = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+  return `${item.members.length} stations around ${around}: ${cents(low)} to ${cents(high)}. Zoom in`;
+}
+
+function nearestNode(nodes, x, y) {
+  let best = null;
+  let bestD = Infinity;
+  for (const n of nodes) {
+    const d = Math.hypot(Number(n.getAttribute("cx")) - x, Number(n.getAttribute("cy")) - y);
+    if (d < bestD) {
+      best = n;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+/// Suburb names placed at the mean position of their own stations, the busiest first,
+/// skipping any that would overlap one already placed. At state zoom, only towns.
+function drawPlaceLabels(items) {
+  const labels = $("labels");
+  const v = state.view;
+  const u = unit();
+  const size = 13 * u;
+  const inView = (e) => e.x > v.x && e.x < v.x + v.w && e.y > v.y && e.y < v.y + v.h;
+  let candidates;
+  if (v.w > 500) candidates = TOWNS.map((t) => suburbIndex.get(t)).filter(Boolean);
+  else candidates = [...suburbIndex.values()].sort((a, b) => b.stations - a.stations);
+  const placed = [];
+  // Dots count as taken space too, so names do not sit on them.
+  const taken = items.map((i) => ({ x0: i.x - 8 * u, x1: i.x + 8 * u, y0: i.y - 8 * u, y1: i.y + 8 * u }));
+  const nodes = [];
+  for (const entry of candidates) {
+    if (!inView(entry) || nodes.length >= 24) continue;
+    const width = entry.name.length * size * 0.58;
+    const box = { x0: entry.x - width / 2, x1: entry.x + width / 2, y0: entry.y - size * 2.1, y1: entry.y - size * 0.9 };
+    const clash = (b) => b.x0 < box.x1 && box.x0 < b.x1 && b.y0 < box.y1 && box.y0 < b.y1;
+    if (placed.some(clash) || (v.w <= 500 && taken.some(clash))) continue;
+    placed.push(box);
+    nodes.push(svgEl("text", { class: "place", x: entry.x.toFixed(2), y: (entry.y - size * 1.1).toFixed(2), "font-size": size.toFixed(3), "text-anchor": "middle" }, entry.name));
+  }
+  labels.replaceChildren(...nodes);
+}
+
+function setView(view) {
+  const w = clamp(view.w, 12, MAP_W);
+  const h = (w * MAP_H) / MAP_W;
+  // The whole state in view is one fixed frame: zooming out at "All WA" never drifts.
+  const x = w >= MAP_W ? 0 : clamp(view.x, -w * 0.5, MAP_W - w * 0.5);
+  const y = w >= MAP_W ? 0 : clamp(view.y, -h * 0.5, MAP_H - h * 0.5);
+  const changedScale = Math.abs(w - state.view.w) > 1e-9;
+  state.view = { x, y, w, h };
+  $("map").setAttribute("viewBox", `${x.toFixed(2)} ${y.toFixed(2)} ${w.toFixed(2)} ${h.toFixed(2)}`);
+  if (changedScale) renderSoon();
+}
+
+/// Zoom by `factor` about a point of the map (its centre by default); the point stays put.
 function zoom(factor, about) {
   const v = state.view;
   const [ax, ay] = about || [v.x + v.w / 2, v.y + v.h / 2];
-  setView({ x: ax - (ax - v.x) * factor, y: ay - (ay - v.y) * factor, w: v.w * factor });
+  const w = clamp(v.w * factor, 12, MAP_W);
+  const f = w / v.w;
+  setView({ x: ax - (ax - v.x) * f, y: ay - (ay - v.y) * f, w });
+  renderSoon();
 }
 
 function viewAround(lat, lng, widthKm) {
   const [cx, cy] = project(lng, lat);
   const w = widthKm * 0.95; // about 0.95 map units per km east-west at Perth's latitude
-  setView({ x: cx - w / 2, y: cy - (w * 1.41) / 2, w });
+  setView({ x: cx - w / 2, y: cy - (w * MAP_H) / MAP_W / 2, w });
+  renderSoon();
+}
+
+/// Fit a group's stations in view (or zoom in three times about it).
+function zoomInto(item) {
+  const xs = item.members.map((p) => p.x);
+  const ys = item.members.map((p) => p.y);
+  const spanW = Math.max(...xs) - Math.min(...xs);
+  const spanH = ((Math.max(...ys) - Math.min(...ys)) * MAP_W) / MAP_H;
+  const w = clamp(Math.max(spanW, spanH) * 1.8, 12, state.view.w / 3);
+  setView({ x: item.x - w / 2, y: item.y - (w * MAP_H) / MAP_W / 2, w });
+  renderSoon();
 }
 
 function drawHere() {
@@ -313,25 +679,65 @@ function drawHere() {
   here.replaceChildren();
   if (!state.near) return;
   const [cx, cy] = project(state.near.lng, state.near.lat);
-  here.append(svgEl("circle", { class: "here", cx, cy, r: (state.view.w / 60).toFixed(2) }, svgEl("title", {}, "You are here")));
+  here.append(svgEl("circle", { class: "here", cx, cy, r: (14 * unit()).toFixed(3) }, svgEl("title", {}, `Near ${state.near.label}`)));
 }
 
-function mapPoint(event) {
+function mapPoint(clientX, clientY) {
   const svg = $("map");
   const point = svg.createSVGPoint();
-  point.x = event.clientX;
-  point.y = event.clientY;
+  point.x = clientX;
+  point.y = clientY;
   const p = point.matrixTransform(svg.getScreenCTM().inverse());
   return [p.x, p.y];
 }
 
+function activate(node) {
+  const key = node.dataset.key;
+  state.roving = key;
+  if (node.classList.contains("group")) {
+    const item = mapItems().find((i) => i.key === key);
+    if (item) zoomInto(item);
+    // Keep the keyboard on the map: the nearest dot after the regroup gets the focus.
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      const nodes = [...$("dots").querySelectorAll("circle")];
+      const next = nearestNode(nodes, Number(node.getAttribute("cx")), Number(node.getAttribute("cy")));
+      if (next && document.activeElement === document.body) next.focus({ preventScroll: true });
+    }));
+  } else {
+    openStation(key, { opener: node });
+  }
+}
+
 function wireMap() {
   const svg = $("map");
+  const pointers = new Map();
   let drag = null;
+  let pinch = null;
+  let suppressClick = false;
   svg.addEventListener("pointerdown", (e) => {
-    drag = { x: e.clientX, y: e.clientY, view: { ...state.view }, moved: false };
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (e.pointerType === "mouse" && e.button === 0) drag = { x: e.clientX, y: e.clientY, view: { ...state.view }, moved: false };
+    if (pointers.size === 2) {
+      const [a, b] = [...pointers.values()];
+      pinch = { distance: Math.hypot(a.x - b.x, a.y - b.y), view: { ...state.view }, mid: mapPoint((a.x + b.x) / 2, (a.y + b.y) / 2) };
+    }
   });
   svg.addEventListener("pointermove", (e) => {
+    if (pointers.has(e.pointerId)) pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pinch && pointers.size === 2) {
+      // Two fingers: zoom about the point first held between them, which follows the fingers.
+      const [a, b] = [...pointers.values()];
+      const now = Math.hypot(a.x - b.x, a.y - b.y);
+      const w = clamp((pinch.view.w * pinch.distance) / Math.max(1, now), 12, MAP_W);
+      const rect = svg.getBoundingClientRect();
+      const per = w / rect.width;
+      const mx = (a.x + b.x) / 2 - rect.left;
+      const my = (a.y + b.y) / 2 - rect.top;
+      setView({ x: pinch.mid[0] - mx * per, y: pinch.mid[1] - my * per, w });
+      suppressClick = true;
+      return;
+    }
+    // One finger scrolls the page (touch-action: pan-y); only a mouse drags the map.
     if (!drag) return;
     const scale = state.view.w / svg.clientWidth;
     const dx = e.clientX - drag.x;
@@ -343,79 +749,125 @@ function wireMap() {
     setView({ x: drag.view.x - dx * scale, y: drag.view.y - dy * scale, w: drag.view.w });
   });
   const end = (e) => {
+    pointers.delete(e.pointerId);
+    if (pointers.size < 2 && pinch) {
+      pinch = null;
+      renderSoon();
+    }
     if (drag && drag.moved) {
+      suppressClick = true;
       svg.classList.remove("dragging");
       if (svg.hasPointerCapture(e.pointerId)) svg.releasePointerCapture(e.pointerId);
-    } else {
-      const dot = e.target.closest && e.target.closest("circle.station");
-      if (dot) openStation(dot.getAttribute("data-id"));
+      renderSoon();
     }
     drag = null;
   };
   svg.addEventListener("pointerup", end);
-  svg.addEventListener("pointercancel", () => {
-    drag = null;
-    svg.classList.remove("dragging");
+  svg.addEventListener("pointercancel", end);
+  svg.addEventListener("click", (e) => {
+    if (suppressClick) {
+      suppressClick = false;
+      return;
+    }
+    const node = e.target.closest && e.target.closest("#dots circle");
+    if (node) activate(node);
   });
+  // A plain wheel scrolls the page; Ctrl + wheel (and a trackpad's pinch) zooms the map.
   svg.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey && !e.metaKey) return;
     e.preventDefault();
-    zoom(e.deltaY > 0 ? 1.25 : 0.8, mapPoint(e));
+    zoom(e.deltaY > 0 ? 1.25 : 0.8, mapPoint(e.clientX, e.clientY));
   }, { passive: false });
-  // Keyboard: arrows pan, + and − zoom.
-  svg.setAttribute("tabindex", "0");
-  svg.addEventListener("keydown", (e) => {
-    const v = state.view;
-    const step = { ArrowLeft: [-0.15, 0], ArrowRight: [0.15, 0], ArrowUp: [0, -0.15], ArrowDown: [0, 0.15] }[e.key];
-    if (step) setView({ x: v.x + step[0] * v.w, y: v.y + step[1] * v.h, w: v.w });
-    else if (e.key === "+" || e.key === "=") zoom(0.8);
-    else if (e.key === "-") zoom(1.25);
+  // The dots share one tab stop: arrows move to the nearest dot that way, Enter opens it,
+  // + and − zoom about it.
+  $("dots").addEventListener("keydown", (e) => {
+    const node = e.target.closest("circle");
+    if (!node) return;
+    const directions = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const x = Number(node.getAttribute("cx"));
+    const y = Number(node.getAttribute("cy"));
+    if (e.key === "Enter" || e.key === " ") activate(node);
+    else if (directions[e.key]) moveFocus(node, directions[e.key]);
+    else if (e.key === "+" || e.key === "=") zoom(0.67, [x, y]);
+    else if (e.key === "-" || e.key === "−") zoom(1.5, [x, y]);
     else return;
     e.preventDefault();
+  });
+  $("dots").addEventListener("focusin", (e) => {
+    const node = e.target.closest("circle");
+    if (!node) return;
+    for (const other of $("dots").querySelectorAll("circle[tabindex='0']")) if (other !== node) other.setAttribute("tabindex", "-1");
+    node.setAttribute("tabindex", "0");
+    state.roving = node.dataset.key;
   });
   for (const button of document.querySelectorAll(".zoom button")) {
     button.addEventListener("click", () => {
       const view = button.getAttribute("data-view");
       const direction = button.getAttribute("data-zoom");
       if (view === "near" && state.near) viewAround(state.near.lat, state.near.lng, 30);
-      else if (VIEWS[view]) setView({ ...VIEWS[view] });
-      else if (direction) zoom(direction === "in" ? 0.67 : 1.5);
+      else if (VIEWS[view]) {
+        setView({ ...VIEWS[view] });
+        renderSoon();
+      } else if (direction) zoom(direction === "in" ? 0.67 : 1.5);
     });
+  }
+  new ResizeObserver(() => renderSoon()).observe(svg);
+}
+
+function moveFocus(node, [dx, dy]) {
+  const x = Number(node.getAttribute("cx"));
+  const y = Number(node.getAttribute("cy"));
+  let best = null;
+  let bestScore = Infinity;
+  for (const other of $("dots").querySelectorAll("circle")) {
+    if (other === node) continue;
+    const ox = Number(other.getAttribute("cx")) - x;
+    const oy = Number(other.getAttribute("cy")) - y;
+    const along = ox * dx + oy * dy;
+    if (along <= 0) continue;
+    const across = Math.abs(ox * dy - oy * dx);
+    const score = along + across * 2;
+    if (score < bestScore) {
+      best = other;
+      bestScore = score;
+    }
+  }
+  if (best) {
+    best.focus();
+    const bx = Number(best.getAttribute("cx"));
+    const by = Number(best.getAttribute("cy"));
+    const v = state.view;
+    if (bx < v.x || bx > v.x + v.w || by < v.y || by > v.y + v.h) setView({ x: bx - v.w / 2, y: by - v.h / 2, w: v.w });
+  } else {
+    const v = state.view;
+    setView({ x: v.x + dx * 0.25 * v.w, y: v.y + dy * 0.25 * v.h, w: v.w });
+    renderSoon();
   }
 }
 
-// ---- cheapest near me ----------------------------------------------------------------------
+// ---- the station list ----------------------------------------------------------------------
 
 function locate() {
   if (!navigator.geolocation) {
-    $("near-status").textContent = "This browser cannot share a location; type a suburb instead.";
+    $("list-status").textContent = "This browser cannot share a location; type a suburb instead.";
     return;
   }
-  $("near-status").textContent = "Finding your location…";
+  $("list-status").textContent = "Finding your location…";
   navigator.geolocation.getCurrentPosition(
     (position) => {
       const { latitude, longitude } = position.coords;
       if (!insideWa(latitude, longitude)) {
-        $("near-status").textContent = "You seem to be outside Western Australia; type a WA suburb instead.";
+        $("list-status").textContent = "You seem to be outside Western Australia; type a WA suburb instead.";
         return;
       }
       setNear(latitude, longitude, "your location");
     },
     () => {
-      $("near-status").textContent = "No location allowed; type a suburb instead.";
+      $("list-status").textContent = "No location allowed; type a suburb instead.";
       $("suburb").focus();
     },
     { timeout: 10000, maximumAge: 600000 },
   );
-}
-
-/// A suburb's centre: the mean position of its stations in the loaded data.
-function findSuburb(name) {
-  const wanted = name.trim().replace(/\s+/g, " ").toUpperCase();
-  const inside = state.stations.filter((s) => s.attributes.address.suburb.toUpperCase() === wanted);
-  if (inside.length === 0) return null;
-  const lat = inside.reduce((sum, s) => sum + s.attributes.latitude, 0) / inside.length;
-  const lng = inside.reduce((sum, s) => sum + s.attributes.longitude, 0) / inside.length;
-  return { lat, lng };
 }
 
 function setNear(lat, lng, label) {
@@ -423,76 +875,182 @@ function setNear(lat, lng, label) {
   $("view-near").disabled = false;
   writeHash();
   viewAround(lat, lng, 30);
-  loadNear();
+  loadList();
 }
 
-async function loadNear() {
+/// The day the list and card ask for: the one shown (today while tomorrow is not published).
+const shownDay = () => (state.shown ? state.shown.day : state.day);
+
+/// The same query any client would send for stations near a point.
+function nearQuery(near, radius, sort) {
+  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand`;
+}
+
+/// Near a point: the API's own order within the radius, widening when nothing is that close.
+/// Without a point: every station shown on the map, cheapest (or by name) first.
+async function loadList() {
+  const shown = state.shown;
+  $("sort").querySelector("option[value=distance]").disabled = !state.near;
+  $("radius").disabled = !state.near;
+  if (!shown) return;
+  if (!state.near) {
+    if (state.sort === "distance") state.sort = "price";
+    $("sort").value = state.sort;
+    const rows = shown.stations.map((p) => p.s);
+    const price = (s) => s.attributes.price.products[shown.fuel];
+    rows.sort(state.sort === "name"
+      ? (a, b) => a.attributes.name.localeCompare(b.attributes.name)
+      : (a, b) => price(a) - price(b) || a.attributes.name.localeCompare(b.attributes.name));
+    state.list = { rows, near: null, fuel: shown.fuel, sourceDate: shown.doc.meta.sourceDate };
+    state.count = PAGE_SIZE;
+    renderList();
+    return;
+  }
+  const generation = ++state.listGeneration;
   const near = state.near;
-  const generation = state.generation;
-  $("view-near").disabled = false;
-  drawHere();
-  const list = $("near-list");
-  $("near-status").textContent = `Finding the cheapest ${fuelName(state.fuel)} near ${near.label}…`;
+  $("list-status").textContent = `Finding ${fuelName(state.fuel)} near ${near.label}…`;
   try {
     let doc = null;
-    let radius = RADII[0];
-    for (radius of RADII) {
-      doc = await api(nearQuery(near, radius));
+    let radius = state.radius;
+    for (radius of RADII.filter((r) => r >= state.radius)) {
+      doc = await api(nearQuery(near, radius, state.sort));
       if (doc.data.length > 0) break;
     }
-    if (generation !== state.generation || near !== state.near) return;
-    list.replaceChildren(...doc.data.map((s) => el("li", { attrs: { "data-id": s.id } }, stationRow(s, doc.meta.sourceDate))));
-    $("near-status").textContent = doc.data.length
-      ? `The ${doc.data.length} cheapest within ${radius} km of ${near.label}, ${fmtDate(doc.meta.sourceDate)}.`
-      : `No station sells ${fuelName(state.fuel)} within ${radius} km of ${near.label}.`;
+    if (generation !== state.listGeneration || near !== state.near) return;
+    recovered("list");
+    learnPlaces(doc);
+    state.list = { rows: doc.data, near, radius, widened: radius !== state.radius, fuel: state.fuel, sourceDate: doc.meta.sourceDate };
+    state.count = PAGE_SIZE;
+    renderList();
   } catch (error) {
-    if (generation !== state.generation) return;
-    list.replaceChildren();
-    $("near-status").textContent = error.message;
+    if (generation !== state.listGeneration) return;
+    if (!(error instanceof ApiError)) throw error;
+    trouble("list", error, loadList);
+    renderList();
   }
 }
 
-/// The same query any client would send; the browser test asks the API the same.
-function nearQuery(near, radius) {
-  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=price&product=${state.fuel}&day=${state.day}&limit=${NEAR_LIMIT}&expand=brand`;
+function renderList() {
+  const list = state.list;
+  const status = $("list-status");
+  const ol = $("station-list");
+  if (!list) return;
+  const rows = list.rows.slice(0, state.count);
+  ol.replaceChildren(...rows.map((s, i) => el("li", { attrs: { "data-id": s.id } }, stationRow(s, list, i))));
+  const more = $("more");
+  const left = list.rows.length - rows.length;
+  more.hidden = left <= 0;
+  more.textContent = `Show ${Math.min(PAGE_SIZE, left)} more of ${left}`;
+  const order = { price: "cheapest first", distance: "nearest first", name: "by name" }[state.sort];
+  const when = fmtDate(list.sourceDate);
+  const stale = list.fuel !== state.fuel ? ` (${fuelName(list.fuel)}: ${fuelName(state.fuel)} is not loaded yet)` : "";
+  if (!list.near) {
+    status.textContent = `${list.rows.length} stations in WA, ${order}, ${when}${stale}. Allow your location or type a suburb for the ones near you.`;
+  } else if (list.rows.length === 0) {
+    // Only a successful answer for a published day can say this.
+    status.textContent = `No station sells ${fuelName(list.fuel)} within ${list.radius} km of ${list.near.label} on ${when}.`;
+  } else {
+    const widened = list.widened ? ` (none within ${state.radius} km)` : "";
+    status.textContent = `${list.rows.length} stations within ${list.radius} km of ${list.near.label}${widened}, ${order}, ${when}${stale}.`;
+  }
 }
 
-function stationRow(s, sourceDate) {
+function stationRow(s, list, index) {
   const a = s.attributes;
   const brand = brandOf(a);
-  const price = a.price.products[state.fuel];
-  const delta = state.day === "today" && a.price.change ? a.price.change[state.fuel] : undefined;
-  const facts = [titleCase(a.address.suburb), distance(a.distance), hoursToday(a, sourceDate)].join(" · ");
+  const price = a.price.products[list.fuel];
+  const delta = shownDay() === "today" && a.price.change ? a.price.change[list.fuel] : undefined;
+  const facts = [titleCase(a.address.suburb), typeof a.distance === "number" ? distance(a.distance) : null, hoursToday(a, list.sourceDate)].filter(Boolean).join(" · ");
+  const rank = typeof a.rank === "number" ? a.rank : state.sort === "price" ? localRank(list, index) : index + 1;
   return el(
     "button",
-    { class: "row", attrs: { type: "button" }, on: { click: () => openStation(s.id) } },
+    { class: s.id === state.station ? "row chosen" : "row", attrs: { type: "button" }, on: { click: (e) => openStation(s.id, { opener: e.currentTarget }) } },
     el("img", { attrs: { src: brand.logo, alt: "", width: 32, height: 32 } }),
-    el("span", { class: "name" }, el("span", { class: "rank", text: `${a.rank}.` }), a.name),
+    el("span", { class: "name" }, el("span", { class: "rank", text: `${rank}.` }), a.name),
     el("span", { class: "price", text: cents(price) }),
     el("span", { class: "sub", text: facts }),
     change(delta) || el("span", { class: "change same", text: "" }),
   );
 }
 
+/// Equal prices share a rank (1, 2, 2, 4), as the API ranks them near a point.
+function localRank(list, index) {
+  const price = (s) => s.attributes.price.products[list.fuel];
+  let i = index;
+  while (i > 0 && price(list.rows[i - 1]) === price(list.rows[index])) i -= 1;
+  return i + 1;
+}
+
+function showMore() {
+  const first = state.count;
+  state.count += PAGE_SIZE;
+  renderList();
+  const next = $("station-list").children[first];
+  if (next) next.querySelector("button").focus();
+}
+
 // ---- the station card ----------------------------------------------------------------------
 
-async function openStation(id) {
+function openCardPanel(opener) {
+  const panel = $("card-panel");
+  if (opener) state.opener = opener;
+  panel.classList.add("open");
+  document.body.classList.add("sheet-open");
+}
+
+function closeCard() {
+  $("card-panel").classList.remove("open");
+  document.body.classList.remove("sheet-open");
+  state.station = null;
+  writeHash();
+  renderSoon();
+  for (const row of document.querySelectorAll("#station-list .row.chosen")) row.classList.remove("chosen");
+  const opener = state.opener;
+  state.opener = null;
+  if (opener && opener.isConnected) opener.focus();
+}
+
+/// Show the card now and move there: scrolled into view (a bottom sheet on a phone) with the
+/// focus on its heading, so the next Tab is inside the card.
+function bringCardIntoView(heading) {
+  const panel = $("card-panel");
+  if (!narrow()) panel.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "instant" });
+  heading.focus({ preventScroll: true });
+}
+
+async function openStation(id, { focus = true, opener = null } = {}) {
+  const generation = ++state.stationGeneration;
   state.station = id;
   writeHash();
-  for (const dot of $("dots").children) dot.classList.toggle("chosen", dot.getAttribute("data-id") === id);
+  for (const row of document.querySelectorAll("#station-list li")) row.firstChild.classList.toggle("chosen", row.dataset.id === id);
+  renderSoon();
+  openCardPanel(opener);
   const card = $("card");
   const fuel = state.fuel;
+  const day = shownDay();
   card.setAttribute("aria-busy", "true");
-  const history = api(`/v1/stations/${id}/history?product=${fuel}`).catch((error) => error);
   let doc;
   try {
-    doc = await api(`/v1/stations/${id}?expand=all`);
+    doc = await api(`/v1/stations/${id}?day=${day}&expand=all`);
   } catch (error) {
-    card.replaceChildren(el("p", { class: "hint", text: error.status === 404 ? "This station has no prices today." : error.message }));
+    if (generation !== state.stationGeneration) return;
     card.removeAttribute("aria-busy");
+    if (error instanceof ApiError && error.connection) {
+      trouble("card", error, () => openStation(id, { focus: false }));
+      return;
+    }
+    const heading = el("h3", { attrs: { tabindex: "-1" }, text: "Station not listed" });
+    card.replaceChildren(heading, el("p", { class: "hint", text: error.status === 404 ? `This station has no prices on ${day === "today" ? "today's" : "tomorrow's"} list.` : error.message }));
+    if (focus) bringCardIntoView(heading);
     return;
   }
-  if (state.station !== id) return;
+  if (generation !== state.stationGeneration) return;
+  recovered("card");
+  drawCard(doc, fuel, focus);
+}
+
+function drawCard(doc, fuel, focus) {
+  const card = $("card");
   const s = doc.data;
   const a = s.attributes;
   const brand = brandOf(a);
@@ -513,14 +1071,32 @@ async function openStation(id) {
     ),
   );
   const address = [a.address.street, `${titleCase(a.address.suburb)} ${a.address.postcode || ""}`.trim()].join(", ");
-  const chart = svgEl("svg", { class: "chart", viewBox: "0 0 640 220", role: "img", "aria-label": `${fuelName(fuel)} at ${a.name}, last 90 days, against the WA median` });
-  const chartNote = el("p", { class: "chart-key" }, "Loading price history…");
+  const heading = el("h3", { attrs: { tabindex: "-1", id: "station-name" }, text: a.name });
+  const range = el(
+    "fieldset",
+    { class: "range" },
+    el("legend", { text: "History" }),
+    ...[["90", "90 days"], ["365", "1 year"], ["all", "All"]].map(([value, label]) =>
+      el(
+        "label",
+        {},
+        el("input", {
+          attrs: { type: "radio", name: "station-range", value, checked: value === state.stationRange },
+          on: { change: () => {
+            state.stationRange = value;
+            loadHistory(s.id, fuel);
+          } },
+        }),
+        ` ${label}`,
+      ),
+    ),
+  );
   card.replaceChildren(
     el(
       "div",
       { class: "card-head" },
       el("img", { attrs: { src: brand.logo, alt: brand.name ? `${brand.name} logo` : "", width: 48, height: 48 } }),
-      el("div", {}, el("h3", { text: a.name }), el("span", { class: "hint", text: brand.name || "" })),
+      el("div", {}, heading, el("span", { class: "hint", text: brand.name || "" })),
     ),
     el("ul", { class: "prices", attrs: { "aria-label": `Prices on ${fmtDate(doc.meta.sourceDate)}` } }, products),
     el(
@@ -538,27 +1114,60 @@ async function openStation(id) {
       a.restrictions ? el("dd", { text: named(a.restrictions) }) : null,
     ),
     ...[attribution(a.enrichment)].filter(Boolean),
-    chart,
-    chartNote,
+    range,
+    svgEl("svg", { class: "chart", id: "station-chart", viewBox: "0 0 640 220", role: "img", "aria-label": `${fuelName(fuel)} at ${a.name} against the WA median` }),
+    el("p", { class: "chart-key", attrs: { id: "station-key" } }, "Loading price history…"),
+    el("details", { class: "numbers", attrs: { id: "station-numbers" } }, el("summary", { text: "The numbers behind this chart" })),
   );
   card.removeAttribute("aria-busy");
-  const result = await history;
-  const stats = await state.statsPromise;
-  if (state.station !== id) return;
+  if (focus) bringCardIntoView(heading);
+  loadHistory(s.id, fuel);
+}
+
+/// `from` for a range, counted back from the day shown (a fact from the API, not the clock).
+function rangeFrom(range) {
+  if (range === "all") return ARCHIVE_START;
+  const last = state.shown ? state.shown.doc.meta.sourceDate : null;
+  return last && range !== "90" ? addDays(last, -Number(range) + 1) : null;
+}
+
+async function loadHistory(id, fuel) {
+  const generation = state.stationGeneration;
+  const range = state.stationRange;
+  const from = rangeFrom(range);
+  const key = $("station-key");
+  key.textContent = "Loading price history…";
+  const history = api(`/v1/stations/${id}/history?product=${fuel}${from ? `&from=${from}` : ""}`).catch((error) => error);
+  // The WA median beside it: daily for 90 days, monthly (or weekly) over longer ranges.
+  const market = range === "90" ? Promise.resolve(state.market && state.market.range === "90" ? state.market.doc : null) : api(statsPath(fuel, range)).catch(() => null);
+  const [result, stats] = await Promise.all([history, market]);
+  if (generation !== state.stationGeneration || state.station !== id || !$("station-chart")) return;
   if (result instanceof Error) {
-    chartNote.textContent = result.status === 404 ? `No ${fuelName(fuel)} price history for this station.` : result.message;
+    if (result instanceof ApiError && result.connection) {
+      trouble("history", result, () => loadHistory(id, fuel));
+      key.textContent = "Price history could not be loaded yet.";
+    } else {
+      key.textContent = result.status === 404 ? `No ${fuelName(fuel)} price history for this station.` : result.message;
+    }
     return;
   }
+  recovered("history");
   const points = result.data.attributes.points;
-  const median = stats && stats.data.attributes.product === Number(fuel) ? stats.data.attributes.days.map((d) => [d.date, d.median]) : [];
   const first = points.length ? points[0].date : null;
-  drawChart(chart, {
+  const median = stats && stats.data.attributes.product === Number(fuel)
+    ? stats.data.attributes.days.filter((d) => !first || d.date >= first).map((d) => [d.date, d.median])
+    : [];
+  drawChart($("station-chart"), {
     lines: [
-      { cls: "median-line", points: median.filter(([d]) => !first || d >= first) },
+      { cls: "median-line", points: median },
       { cls: "series", points: points.map((p) => [p.date, p.price]) },
     ],
   });
-  chartNote.replaceChildren(el("span", { class: "key station" }), " this station ", el("span", { class: "key dashed" }), " WA median");
+  const period = stats && stats.data.attributes.interval ? ` (${stats.data.attributes.interval}ly mean)` : "";
+  key.replaceChildren(el("span", { class: "key station" }), " this station ", el("span", { class: "key dashed" }), ` WA median${period}`);
+  const medians = new Map(median);
+  numbers($("station-numbers"), `${fuelName(fuel)} at this station, ${points.length} days with a price`, ["Date", "Price", "WA median"],
+    points.map((p) => [p.date, cents(p.price), medians.has(p.date) ? cents(medians.get(p.date)) : ""]));
 }
 
 function attribution(enrichment) {
@@ -575,19 +1184,35 @@ function attribution(enrichment) {
 }
 
 // ---- charts --------------------------------------------------------------------------------
+// Drawn in CSS pixels of the chart as laid out (the viewBox is its own size), so the text is
+// 12 px on a phone as on a desktop; redrawn when the chart's width changes.
+
+const charts = new Map(); // svg → its last spec
+const chartSizes = new ResizeObserver((entries) => {
+  for (const entry of entries) {
+    const spec = charts.get(entry.target);
+    if (spec) drawChart(entry.target, spec);
+  }
+});
 
 /// A date axis and a price axis, lines of [date, price] and an optional band of [date, lo, hi].
-function drawChart(svg, { lines = [], band = null }) {
+function drawChart(svg, spec) {
+  if (!charts.has(svg)) chartSizes.observe(svg);
+  charts.set(svg, spec);
+  const { lines = [], band = null } = spec;
+  const width = Math.max(240, Math.round(svg.clientWidth || 640));
+  const height = Math.max(160, Math.round(svg.clientHeight || 220));
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.replaceChildren();
   const all = [...lines.flatMap((l) => l.points), ...(band || []).flatMap(([d, lo, hi]) => [[d, lo], [d, hi]])];
   if (all.length === 0) {
-    svg.append(svgEl("text", { x: 320, y: 110, "text-anchor": "middle" }, "No data for this range."));
+    svg.append(svgEl("text", { x: width / 2, y: height / 2, "text-anchor": "middle" }, "No data for this range."));
     return;
   }
-  const left = 48;
-  const right = 628;
+  const left = 44;
+  const right = width - 14;
   const top = 10;
-  const bottom = 190;
+  const bottom = height - 28;
   const times = all.map(([d]) => asDate(d).getTime());
   const t0 = Math.min(...times);
   const t1 = Math.max(...times);
@@ -603,11 +1228,12 @@ function drawChart(svg, { lines = [], band = null }) {
     svg.append(svgEl("line", { class: "axis", x1: left, x2: right, y1: y(v).toFixed(1), y2: y(v).toFixed(1) }));
     svg.append(svgEl("text", { x: left - 6, y: (y(v) + 4).toFixed(1), "text-anchor": "end" }, step < 1 ? v.toFixed(1) : v.toFixed(0)));
   }
-  const first = new Date(t0).toISOString().slice(0, 10);
-  const last = new Date(t1).toISOString().slice(0, 10);
-  const middle = new Date((t0 + t1) / 2).toISOString().slice(0, 10);
-  for (const [d, anchor] of [[first, "start"], [middle, "middle"], [last, "end"]]) {
-    svg.append(svgEl("text", { x: x(d).toFixed(1), y: 210, "text-anchor": anchor }, shortDate.format(asDate(d))));
+  const long = t1 - t0 > 400 * 86400000;
+  const label = (d) => (long ? monthYear : shortDate).format(asDate(d));
+  const ticks = width < 420 ? [[t0, "start"], [t1, "end"]] : [[t0, "start"], [(t0 + t1) / 2, "middle"], [t1, "end"]];
+  for (const [t, anchor] of ticks) {
+    const d = isoDate(t);
+    svg.append(svgEl("text", { x: x(d).toFixed(1), y: height - 8, "text-anchor": anchor }, label(d)));
   }
   if (band && band.length) {
     const upper = band.map(([d, , h]) => `${x(d).toFixed(1)},${y(h).toFixed(1)}`);
@@ -623,34 +1249,80 @@ function drawChart(svg, { lines = [], band = null }) {
 
 function niceStep(raw) {
   const power = 10 ** Math.floor(Math.log10(raw));
-  const unit = raw / power;
-  return (unit <= 1 ? 1 : unit <= 2 ? 2 : unit <= 5 ? 5 : 10) * power;
+  const unitStep = raw / power;
+  return (unitStep <= 1 ? 1 : unitStep <= 2 ? 2 : unitStep <= 5 ? 5 : 10) * power;
+}
+
+/// The table behind a chart, inside its `<details>`: the same numbers as text.
+function numbers(details, caption, head, rows) {
+  const summary = details.querySelector("summary");
+  const table = el(
+    "table",
+    {},
+    el("caption", { text: caption }),
+    el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { attrs: { scope: "col" }, text: h })))),
+    el("tbody", {}, ...rows.map((r) => el("tr", {}, el("th", { attrs: { scope: "row" }, text: r[0] }), ...r.slice(1).map((c) => el("td", { text: c }))))),
+  );
+  details.replaceChildren(summary, el("div", { class: "table-wrap", attrs: { tabindex: "0", role: "region", "aria-label": caption } }, table));
 }
 
 // ---- the market panel ----------------------------------------------------------------------
 
-function drawMarket(doc) {
-  state.stats = doc;
-  const { days, cycle } = doc.data.attributes;
+/// Daily rows for 90 days, weekly for a year, monthly back to 2001.
+function statsPath(fuel, range) {
+  if (range === "all") return `/v1/stats?product=${fuel}&interval=month&from=${ARCHIVE_START}`;
+  if (range === "365") return `/v1/stats?product=${fuel}&interval=week&from=${rangeFrom("365")}`;
+  return `/v1/stats?product=${fuel}`;
+}
+
+async function loadMarket() {
+  const generation = ++state.marketGeneration;
+  const fuel = state.fuel;
+  const range = state.marketRange;
+  try {
+    const doc = await api(statsPath(fuel, range));
+    if (generation !== state.marketGeneration) return;
+    recovered("market");
+    state.market = { doc, range };
+    drawMarket(doc, range);
+  } catch (error) {
+    if (generation !== state.marketGeneration) return;
+    if (!(error instanceof ApiError)) throw error;
+    if (error.connection) trouble("market", error, loadMarket);
+    else $("cycle").textContent = error.message;
+  }
+}
+
+function drawMarket(doc, range) {
+  const { days, cycle, product, interval } = doc.data.attributes;
+  const fuel = String(product);
+  const span = { 90: "last 90 days", 365: "last year, weekly", all: "since 2001, monthly" }[range];
+  // Every label comes from the document drawn, so a failed switch never mislabels it.
+  $("market-title").textContent = `The market: ${fuelName(fuel)}, ${span}`;
+  $("market-chart").setAttribute("aria-label", `Statewide ${fuelName(fuel)} price, ${span}: lowest to highest band and median line; the numbers are in the table below.`);
   drawChart($("market-chart"), {
     band: days.map((d) => [d.date, d.min, d.max]),
     lines: [{ cls: "market-median", points: days.map((d) => [d.date, d.median]) }],
   });
-  $("cycle").textContent = cycleWords(days, cycle);
+  $("cycle").textContent = cycleWords(fuel, days, cycle, interval);
+  const first = interval ? { week: "Week of", month: "Month of" }[interval] : "Date";
+  numbers($("market-numbers"), `${fuelName(fuel)} across WA, ${span}`, [first, "Lowest", "Median", "Highest", "Stations"],
+    days.map((d) => [d.date, cents(d.min), cents(d.median), cents(d.max), String(d.stations)]));
 }
 
-/// The detected cycle in words, e.g. "Prices rise about every 14 days; last rise Wednesday
-/// 18 Nov; cheapest day usually Tuesday."
-function cycleWords(days, cycle) {
-  const fuel = fuelName(state.fuel);
+/// The detected cycle in words, e.g. "Unleaded prices rise about every 14 days; last rise
+/// Wednesday 18 Nov; cheapest day usually Tuesday."
+function cycleWords(fuel, days, cycle, interval) {
+  const name = fuelName(fuel);
   const latest = days.length ? days[days.length - 1] : null;
-  const today = latest ? ` On ${fmtDate(latest.date)} the WA median was ${cents(latest.median)} c/L (lowest ${cents(latest.min)}).` : "";
+  const what = interval ? `the ${interval} of ${fmtDate(latest ? latest.date : "2001-01-01")}` : latest ? fmtDate(latest.date) : "";
+  const today = latest ? ` In ${interval ? what : `WA on ${what}`} the median was ${cents(latest.median)} c/L (lowest ${cents(latest.min)}).` : "";
   if (!cycle) {
-    const why = days.length < 28 ? ` (${days.length} days of data are too few to tell)` : "";
-    return `${fuel} shows no regular price cycle over these ${days.length} days${why}.${today}`;
+    const why = !interval && days.length < 28 ? ` (${days.length} days of data are too few to tell)` : "";
+    return `${name} shows no regular price cycle${why}.${today}`;
   }
   const cheapest = cycle.cheapestWeekday ? `; cheapest day usually ${cycle.cheapestWeekday}` : "";
-  return `${fuel} prices rise about every ${cycle.periodDays} days; last rise ${fmtDate(cycle.lastPeak)}${cheapest}.${today}`;
+  return `${name} prices rise about every ${cycle.periodDays} days; last rise ${fmtDate(cycle.lastPeak)}${cheapest}.${today}`;
 }
 
 // ---- start ---------------------------------------------------------------------------------
@@ -658,36 +1330,70 @@ function cycleWords(days, cycle) {
 function start() {
   readHash();
   $("fuel").value = state.fuel;
+  $("sort").value = state.sort;
+  $("radius").value = String(state.radius);
   for (const radio of document.querySelectorAll("input[name=day]")) radio.checked = radio.value === state.day;
   drawOutline();
   wireMap();
-  if (state.near) viewAround(state.near.lat, state.near.lng, 30);
+  if (state.near) {
+    $("view-near").disabled = false;
+    viewAround(state.near.lat, state.near.lng, 30);
+  }
   $("fuel").addEventListener("change", () => {
     state.fuel = $("fuel").value;
     writeHash();
-    loadAll();
+    loadStations();
+    loadMarket();
   });
   for (const radio of document.querySelectorAll("input[name=day]")) {
     radio.addEventListener("change", () => {
       state.day = radio.value;
+      if (state.day === "tomorrow") $("news").hidden = true;
       writeHash();
-      loadAll();
+      loadStations();
     });
   }
+  for (const radio of document.querySelectorAll("input[name=market-range]")) {
+    radio.addEventListener("change", () => {
+      state.marketRange = radio.value;
+      loadMarket();
+    });
+  }
+  $("sort").addEventListener("change", () => {
+    state.sort = $("sort").value;
+    writeHash();
+    loadList();
+  });
+  $("radius").addEventListener("change", () => {
+    state.radius = Number($("radius").value);
+    writeHash();
+    loadList();
+  });
+  $("more").addEventListener("click", showMore);
+  $("card-close").addEventListener("click", closeCard);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && $("card-panel").classList.contains("open") && narrow()) closeCard();
+  });
+  $("retry").addEventListener("click", retryAll);
+  $("news-show").addEventListener("click", showTomorrow);
+  window.addEventListener("online", retryAll);
   $("controls").addEventListener("submit", (e) => e.preventDefault());
   $("locate").addEventListener("click", locate);
   $("near-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    const name = $("suburb").value;
-    if (!name.trim()) return;
-    const centre = findSuburb(name);
-    if (!centre) {
-      $("near-status").textContent = `No station with ${fuelName(state.fuel)} in “${name.trim()}”. Pick a suburb from the list.`;
+    const name = $("suburb").value.trim().replace(/\s+/g, " ");
+    if (!name) return;
+    const place = suburbIndex.get(name.toUpperCase());
+    if (!place) {
+      $("list-status").textContent = state.shown
+        ? `“${name}” is not a suburb with a fuel station that we know of. Pick one from the suggestions.`
+        : "Suburbs are known once prices have loaded.";
       return;
     }
-    setNear(centre.lat, centre.lng, titleCase(name.trim()));
+    setNear(place.lat, place.lng, place.name);
   });
-  loadAll();
+  loadStations();
+  loadMarket();
   // Use the location without asking only when the visitor has already allowed it.
   if (!state.near && navigator.permissions) {
     navigator.permissions.query({ name: "geolocation" }).then(

@@ -5,6 +5,7 @@
 
 pub mod day;
 pub mod documents;
+pub mod events;
 pub mod market;
 pub mod profiles;
 

@@ -54,18 +54,10 @@ pub fn respond(
 /// The coding `Accept-Encoding` asks for, and whether `If-None-Match` names its ETag.
 fn choose(headers: &HeaderMap, doc: &Rendered) -> (Coding, bool) {
     let coding = negotiate_encoding(text(headers, &header::ACCEPT_ENCODING));
-    let etag = &doc.etags[coding_index(coding)];
+    let etag = &doc.etags[coding.index()];
     let not_modified = text(headers, &header::IF_NONE_MATCH)
         .is_some_and(|inm| if_none_match_matches(inm, etag.to_str().unwrap_or("")));
     (coding, not_modified)
-}
-
-fn coding_index(coding: Coding) -> usize {
-    match coding {
-        Coding::Identity => 0,
-        Coding::Gzip => 1,
-        Coding::Br => 2,
-    }
 }
 
 /// The answer with its headers: 304 and HEAD without a body.
@@ -100,7 +92,7 @@ fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cac
             h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
         }
     }
-    h.insert(header::ETAG, doc.etags[coding_index(coding)].clone());
+    h.insert(header::ETAG, doc.etags[coding.index()].clone());
     h.insert(header::CACHE_CONTROL, cache_control(served.max_age));
     h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
     if served.fuel_headers {
@@ -132,7 +124,7 @@ impl Heads {
     }
 
     fn get(&self, doc: &Rendered, coding: Coding, not_modified: bool) -> &HeaderMap {
-        self.maps[coding_index(coding) * 2 + usize::from(not_modified)]
+        self.maps[coding.index() * 2 + usize::from(not_modified)]
             .get_or_init(|| head(doc, &self.served, coding, not_modified, true))
     }
 }

@@ -1,9 +1,11 @@
 //! Files built into the binary (brand logos, the explorer page): GET and HEAD with a strong
-//! ETag, `If-None-Match` → 304, and 405 for any other method.
+//! ETag per coding, gzip or brotli as `Accept-Encoding` allows, `If-None-Match` → 304, and
+//! 405 for any other method.
 
 use super::conditional::if_none_match_matches;
 use super::errors::ApiError;
 use crate::render::asset::Asset;
+use crate::render::representation::negotiate_encoding;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -15,14 +17,17 @@ pub fn serve(
     headers: &HeaderMap,
     extra: &[(HeaderName, &'static str)],
 ) -> Response {
+    let coding = negotiate_encoding(headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
+    let etag = asset.etag(coding);
     let not_modified = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|inm| if_none_match_matches(inm, &asset.etag));
+        .is_some_and(|inm| if_none_match_matches(inm, etag));
+    let body = asset.repr.body(coding);
     let mut response = if not_modified || *method == Method::HEAD {
         Response::new(Body::empty())
     } else {
-        Response::new(Body::from(asset.body.clone()))
+        Response::new(Body::from(body.clone()))
     };
     if not_modified {
         *response.status_mut() = StatusCode::NOT_MODIFIED;
@@ -30,11 +35,15 @@ pub fn serve(
     let h = response.headers_mut();
     if !not_modified {
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from(asset.body.len()));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        if let Some(encoding) = coding.header() {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+        }
     }
-    if let Ok(v) = HeaderValue::from_str(&asset.etag) {
+    if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(asset.cache_control));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     for (name, value) in extra {

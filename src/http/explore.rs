@@ -30,7 +30,7 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; base-uri 'none'; 
 const PERMISSIONS_POLICY: &str = "geolocation=(self), camera=(), microphone=()";
 
 static FILES: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
-    let file = |body: &str, kind| Asset::new(body.to_string(), kind, crate::cache_policy::STATIC_ASSET);
+    let file = |body: &str, kind| Asset::new(body, kind, crate::cache_policy::STATIC_ASSET);
     HashMap::from([
         ("app.js", file(SCRIPT, "text/javascript; charset=utf-8")),
         ("app.css", file(STYLE, "text/css; charset=utf-8")),
@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn the_page_names_its_files_by_version() {
-        let html = std::str::from_utf8(&PAGE.body).expect("utf8");
+        let html = std::str::from_utf8(&PAGE.repr.identity).expect("utf8");
         for name in ["app.js", "app.css"] {
             let version = FILES[name].version();
             assert_eq!(version.len(), 8);
@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn no_inline_code_that_the_policy_would_block() {
-        let html = std::str::from_utf8(&PAGE.body).expect("utf8");
+        let html = std::str::from_utf8(&PAGE.repr.identity).expect("utf8");
         // Scripts only by src, styles only by link, no inline handlers or style attributes.
         assert!(!html.contains("<script>") && !html.contains("<style"));
         assert!(!html.contains(" style=") && !html.contains(" onclick="));

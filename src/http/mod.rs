@@ -6,6 +6,7 @@ pub mod conditional;
 pub mod documents;
 pub mod endpoint;
 pub mod errors;
+pub mod events;
 pub mod explore;
 pub mod front;
 pub mod headers;
@@ -43,6 +44,8 @@ pub struct AppState {
     pub public_origin: Option<url::Url>,
     /// Request target → finished document, in front of the rendered cache.
     pub front: Arc<front::FrontCache>,
+    /// `/v1/events`: this replica's fan-out of the store's events.
+    pub events: Arc<crate::catalog::events::EventHub>,
 }
 
 /// The answer to a request the front cache can give as it stands, with its route (as

@@ -77,6 +77,20 @@ pub fn accepts_json_api(accept: Option<&str>) -> bool {
     false
 }
 
+/// Whether an `Accept` header permits `text/event-stream` (`/v1/events`): absent or empty,
+/// the exact type, else `text/*`, else `*/*`, with q above 0.
+pub fn accepts_event_stream(accept: Option<&str>) -> bool {
+    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else { return true };
+    let ranges: Vec<MediaRange> = split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect();
+    for essence in ["text/event-stream", "text/*", "*/*"] {
+        let matching: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == essence).collect();
+        if !matching.is_empty() {
+            return matching.iter().any(|r| r.q > 0.0);
+        }
+    }
+    false
+}
+
 /// The representations of the station API's routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Media {
@@ -152,6 +166,28 @@ pub fn unsupported_content_type(content_type: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_stream_acceptance() {
+        for ok in [
+            None,
+            Some(""),
+            Some("*/*"),
+            Some("text/*"),
+            Some("text/event-stream"),
+            Some("application/json;q=0.9, */*;q=0.1"),
+        ] {
+            assert!(accepts_event_stream(ok), "{ok:?}");
+        }
+        for refused in [
+            Some("application/json"),
+            Some("text/event-stream;q=0, */*"),
+            Some("text/html"),
+            Some("text/*;q=0"),
+        ] {
+            assert!(!accepts_event_stream(refused), "{refused:?}");
+        }
+    }
 
     #[test]
     fn accept_vectors() {

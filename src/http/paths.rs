@@ -8,6 +8,7 @@ pub const STATIONS: &str = "/v1/stations";
 pub const STATION: &str = "/v1/stations/{station_id}";
 pub const STATION_HISTORY: &str = "/v1/stations/{station_id}/history";
 pub const STATS: &str = "/v1/stats";
+pub const EVENTS: &str = "/v1/events";
 pub const LOGO: &str = "/static/image/brand/{filename}";
 pub const EXPLORE: &str = "/explore";
 pub const EXPLORE_FILE: &str = "/explore/{file}";

@@ -111,7 +111,7 @@ pub fn rendered_from(repr: Representation, facts: &Facts, now: Timestamp) -> Ren
     let header = |text: String| HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static(""));
     let fetched_at_text = format_perth(&facts.fetched_at.to_zoned(perth()));
     Rendered {
-        etags: [Coding::Identity, Coding::Gzip, Coding::Br].map(|c| header(repr.etag(c))),
+        etags: Coding::ALL.map(|c| header(repr.etag(c))),
         source_date_header: header(facts.date.to_string()),
         fetched_at_header: header(fetched_at_text),
         repr,

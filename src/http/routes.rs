@@ -36,7 +36,7 @@ impl Route {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [Route; 10] = [
+pub const PUBLIC: [Route; 11] = [
     Route::other(ROOT, super::root_methods),
     Route::document::<doc::V1>(),
     Route::document::<doc::Legacy>(),
@@ -44,6 +44,7 @@ pub const PUBLIC: [Route; 10] = [
     Route::document::<doc::Station>(),
     Route::document::<doc::History>(),
     Route::document::<doc::Stats>(),
+    Route::other(EVENTS, super::events::methods),
     Route::other(LOGO, super::logo_methods),
     Route::other(EXPLORE, super::explore::page_methods),
     Route::other(EXPLORE_FILE, super::explore::file_methods),

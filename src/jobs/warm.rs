@@ -98,22 +98,17 @@ pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
     report
 }
 
-/// Run a pass at minute 0 of every Perth hour, once across replicas (job lease per hour).
+/// Run a pass at minute 0 of every Perth hour and at 14:31 and 14:45 (just after FuelWatch
+/// publishes tomorrow), once across replicas (a job lease per run).
 pub async fn run_hourly(prices: Arc<PriceService>) {
     let owner = format!("warm-{:016x}", rand::random::<u64>());
     loop {
         let now = prices.clock().now();
-        let here = perth_now(now);
-        let hour_start =
-            here.with().time(Time::new(here.hour(), 0, 0, 0).unwrap_or(Time::midnight())).build();
-        let next = hour_start
-            .ok()
-            .and_then(|h| h.timestamp().checked_add(SignedDuration::from_hours(1)).ok())
-            .unwrap_or(now);
+        let next = next_warm(now);
         let wait = next.duration_since(now).unsigned_abs();
         tokio::time::sleep(wait.max(Duration::from_millis(10))).await;
         let now = prices.clock().now();
-        let name = format!("warm:{}", perth_now(now).strftime("%Y-%m-%dT%H"));
+        let name = format!("warm:{}", perth_now(now).strftime("%Y-%m-%dT%H:%M"));
         let until = now.saturating_add(SignedDuration::from_hours(1)).unwrap_or(now);
         match prices.store().claim_job(&name, &owner, now, until).await {
             Ok(true) => {
@@ -125,6 +120,28 @@ pub async fn run_hourly(prices: Arc<PriceService>) {
     }
 }
 
+/// Minutes past FuelWatch's 14:30 publication when the warm job also runs, so tomorrow's
+/// prices are in the store (and pushed to `/v1/events`) soon after they appear, not at 15:00.
+const AFTER_PUBLICATION: [i8; 2] = [31, 45];
+
+/// The next time the warm job runs after `now`: the top of each hour, and 14:31 and 14:45.
+fn next_warm(now: Timestamp) -> Timestamp {
+    let here = perth_now(now);
+    let at = |hour: i8, minute: i8| {
+        Time::new(hour, minute, 0, 0)
+            .ok()
+            .and_then(|t| here.with().time(t).build().ok())
+            .map(|z| z.timestamp())
+    };
+    let next_hour =
+        at(here.hour(), 0).and_then(|h| h.checked_add(SignedDuration::from_hours(1)).ok()).unwrap_or(now);
+    AFTER_PUBLICATION
+        .iter()
+        .filter_map(|&minute| at(PUBLICATION_TIME.hour(), minute))
+        .filter(|&t| t > now)
+        .fold(next_hour, Timestamp::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +150,16 @@ mod tests {
 
     fn keys(h: i8, m: i8) -> Vec<String> {
         warm_extracts(perth_instant(date(2026, 9, 29).at(h, m, 0, 0))).into_iter().map(|e| e.key).collect()
+    }
+
+    #[test]
+    fn warms_hourly_and_just_after_publication() {
+        let at = |h, m| perth_instant(date(2026, 9, 29).at(h, m, 0, 0));
+        assert_eq!(next_warm(at(9, 10)), at(10, 0));
+        assert_eq!(next_warm(at(14, 0)), at(14, 31));
+        assert_eq!(next_warm(at(14, 31)), at(14, 45));
+        assert_eq!(next_warm(at(14, 45)), at(15, 0));
+        assert_eq!(next_warm(at(23, 30)), perth_instant(date(2026, 9, 30).at(0, 0, 0, 0)));
     }
 
     #[test]

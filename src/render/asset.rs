@@ -1,27 +1,33 @@
-//! A file built into the binary, with its strong validator. Pure: HTTP serving is in
-//! `http::asset`.
+//! A file built into the binary, with its strong validators and its gzip and brotli codings
+//! (made the first time a client asks for one). Pure: HTTP serving is in `http::asset`.
 
-use bytes::Bytes;
+use super::representation::{Coding, Representation};
 
 /// One file served from memory.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Asset {
-    pub body: Bytes,
-    /// Quoted strong tag from the body's SHA-256.
-    pub etag: String,
+    pub repr: Representation,
     pub content_type: &'static str,
     pub cache_control: &'static str,
+    /// The ETag of each coding, made once (identity, gzip, br).
+    etags: [String; 3],
 }
 
 impl Asset {
-    pub fn new(body: impl Into<Bytes>, content_type: &'static str, cache_control: &'static str) -> Self {
-        let body = body.into();
-        let etag = format!("\"{}\"", crate::model::key::sha256_hex(&body));
-        Self { body, etag, content_type, cache_control }
+    pub fn new(body: impl Into<Vec<u8>>, content_type: &'static str, cache_control: &'static str) -> Self {
+        let repr = Representation::build(body.into());
+        let etags = Coding::ALL.map(|c| repr.etag(c));
+        Self { repr, content_type, cache_control, etags }
     }
 
-    /// The first eight hex digits of the ETag: a version for URLs that reference this file.
+    /// The strong ETag of the file in one coding (`"<sha256>"`, `"<sha256>-gzip"`, …).
+    pub fn etag(&self, coding: Coding) -> &str {
+        &self.etags[coding.index()]
+    }
+
+    /// The first eight hex digits of the body's SHA-256: a version for URLs that reference
+    /// this file.
     pub fn version(&self) -> &str {
-        self.etag.get(1..9).unwrap_or("")
+        self.repr.digest.get(..8).unwrap_or("")
     }
 }

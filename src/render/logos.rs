@@ -76,10 +76,10 @@ mod tests {
         assert_eq!(names().count(), BRANDS.len() + 1);
         for b in BRANDS {
             let logo = find(&brand_logo_file(b.code)).expect("logo");
-            assert!(logo.body.starts_with(b"<svg"));
+            assert!(logo.repr.identity.starts_with(b"<svg"));
         }
         let dunning = find("dunning_s.svg").expect("dunning");
-        assert!(std::str::from_utf8(&dunning.body).expect("utf8").contains("Dunning&apos;s"));
+        assert!(std::str::from_utf8(&dunning.repr.identity).expect("utf8").contains("Dunning&apos;s"));
         assert!(find("generic.svg").is_some());
         assert!(find("GENERIC.svg").is_none());
         for n in names() {

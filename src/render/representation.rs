@@ -25,6 +25,18 @@ pub enum Coding {
 }
 
 impl Coding {
+    /// Every coding, in the order of [`Coding::index`].
+    pub const ALL: [Coding; 3] = [Coding::Identity, Coding::Gzip, Coding::Br];
+
+    /// This coding's place in a per-coding array (ETags, prepared headers).
+    pub fn index(self) -> usize {
+        match self {
+            Coding::Identity => 0,
+            Coding::Gzip => 1,
+            Coding::Br => 2,
+        }
+    }
+
     /// The `Content-Encoding` value, if any.
     pub fn header(self) -> Option<&'static str> {
         match self {

@@ -66,6 +66,15 @@ impl HeldSnapshots {
         self.cache.insert(key, Held { confirmed_at: now, ..held });
     }
 
+    /// The store may hold something newer for `key` (another replica's publish was announced):
+    /// the next read confirms the held snapshot by its stamp at once instead of trusting it
+    /// for the rest of the recheck interval.
+    pub fn doubt(&self, key: &str) {
+        if let Some(held) = self.cache.get(key) {
+            self.cache.insert(key.to_string(), Held { confirmed_at: Timestamp::UNIX_EPOCH, ..held });
+        }
+    }
+
     pub fn forget(&self, key: &str) {
         self.cache.invalidate(key);
     }

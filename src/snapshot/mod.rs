@@ -92,10 +92,15 @@ pub fn plan(selection: &Selection) -> Vec<Extract> {
     }]
 }
 
+/// The snapshot key of the complete extract of one product for one Perth date.
+pub fn catalogue_key(product: u8, date: Date) -> String {
+    format!("extract:{product}:{date}")
+}
+
 /// The complete extract of one product for one Perth date.
 pub fn catalogue_extract(product: u8, day: Day, date: Date) -> Extract {
     Extract {
-        key: format!("extract:{product}:{date}"),
+        key: catalogue_key(product, date),
         date,
         products: vec![product],
         requests: vec![SourceRequest::extract(product, day)],
@@ -235,6 +240,13 @@ impl PriceService {
     /// Quotes of the decoded snapshots held in memory.
     pub fn held_quotes(&self) -> u64 {
         self.held.weight()
+    }
+
+    /// Another replica published the day catalogue of `product` for `date` (its push event
+    /// says so): the held snapshot is confirmed by its stamp on the next read, the same check
+    /// the recheck interval would make a moment later.
+    pub fn catalogue_published(&self, product: u8, date: Date) {
+        self.held.doubt(&catalogue_key(product, date));
     }
 
     pub fn clock(&self) -> &SharedClock {
@@ -393,7 +405,7 @@ impl PriceService {
             }
         };
         metrics::counter!("wafuel_snapshot_total", "result" => "miss").increment(1);
-        match self.store.publish(&fresh, owner).await {
+        match self.store.publish_catalogue(&fresh, owner, extract.catalogue_product()).await {
             Ok(true) => {
                 self.record_history(extract, &fresh).await;
                 Ok((self.held.hold(fresh, self.clock.now()), SnapshotCache::Miss))

@@ -5,6 +5,7 @@
 pub mod archive;
 pub mod codec;
 pub mod enrich;
+pub mod events;
 pub mod history;
 mod sql;
 
@@ -101,7 +102,17 @@ pub trait SnapshotStore: Send + Sync + 'static {
     ) -> Result<bool, StoreError>;
     /// Publish under the lease and release it. False when the lease was lost (expired and
     /// taken): the snapshot is then not written.
-    async fn publish(&self, snapshot: &Snapshot, owner: &str) -> Result<bool, StoreError>;
+    async fn publish(&self, snapshot: &Snapshot, owner: &str) -> Result<bool, StoreError> {
+        self.publish_catalogue(snapshot, owner, None).await
+    }
+    /// [`publish`](Self::publish), and when the snapshot is the day catalogue of `product`,
+    /// the push event it makes (`events::event_for`), in the same transaction.
+    async fn publish_catalogue(
+        &self,
+        snapshot: &Snapshot,
+        owner: &str,
+        product: Option<u8>,
+    ) -> Result<bool, StoreError>;
     /// Give up the lease without publishing.
     async fn release(&self, key: &str, owner: &str) -> Result<(), StoreError>;
     /// Delete snapshots expired before `before` and stale lease-only rows, sparing leased rows.
@@ -200,8 +211,10 @@ impl PostgresStore {
     }
 }
 
-sql::impl_store!(SqliteStore, sqlx::Sqlite);
-sql::impl_store!(PostgresStore, sqlx::Postgres);
+sql::impl_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE, None);
+sql::impl_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE, Some(events::POSTGRES_NOTIFY));
+events::impl_event_store!(SqliteStore, sqlx::Sqlite, events::no_waker);
+events::impl_event_store!(PostgresStore, sqlx::Postgres, events::pg_waker);
 enrich::impl_enrich_store!(SqliteStore);
 enrich::impl_enrich_store!(PostgresStore);
 history::impl_history_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
@@ -221,8 +234,18 @@ archive::impl_archive_store!(
 );
 
 /// Everything a process keeps in its store.
-pub trait Store: SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore {}
-impl<T: SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore> Store for T {}
+pub trait Store:
+    SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore + events::EventStore
+{
+}
+impl<T> Store for T where
+    T: SnapshotStore
+        + enrich::EnrichStore
+        + history::HistoryStore
+        + archive::ArchiveStore
+        + events::EventStore
+{
+}
 
 fn millis(t: Timestamp) -> i64 {
     t.as_millisecond()

@@ -42,9 +42,10 @@ pub const PING: &str = "SELECT 1 FROM snapshots LIMIT 1";
 pub const SQLITE_BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
 pub const POSTGRES_BEGIN_WRITE: &str = "BEGIN";
 
-/// Implement `SnapshotStore` for a store type holding `pool: sqlx::Pool<$db>`.
+/// Implement `SnapshotStore` for a store type holding `pool: sqlx::Pool<$db>`, opening write
+/// transactions with `$begin` and sending `$notify` (if any) with each event.
 macro_rules! impl_store {
-    ($store:ty, $db:ty) => {
+    ($store:ty, $db:ty, $begin:expr, $notify:expr) => {
         #[async_trait::async_trait]
         impl $crate::store::SnapshotStore for $store {
             async fn load(
@@ -126,24 +127,76 @@ macro_rules! impl_store {
                 })
             }
 
-            async fn publish(
+            async fn publish_catalogue(
                 &self,
                 snapshot: &$crate::store::Snapshot,
                 owner: &str,
+                product: Option<u8>,
             ) -> Result<bool, $crate::store::StoreError> {
+                use sqlx::Row;
+                use $crate::store::events as e;
                 let (payload, checksum) =
                     $crate::store::codec::encode(&snapshot.quotes).map_err($crate::store::StoreError::Encoding)?;
+                let date = snapshot.date.to_string();
+                // The write lock first (SQLite). A day catalogue's news is decided against what
+                // the store holds inside this transaction (never a copy read before the lease):
+                // whether its (date, product) was published before, and only then the catalogue
+                // this publish replaces, to count the stations that changed.
+                let mut tx = self.pool.begin_with($begin).await?;
+                let mut published_before = false;
+                let mut previous = None;
+                if let Some(product) = product {
+                    published_before = sqlx::query(e::PUBLISHED_BEFORE)
+                        .bind(&date)
+                        .bind(i32::from(product))
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .is_some();
+                    if published_before
+                        && let Some(row) =
+                            sqlx::query($crate::store::sql::LOAD).bind(&snapshot.key).fetch_optional(&mut *tx).await?
+                    {
+                        let payload: Vec<u8> = row.try_get(3)?;
+                        let checksum: String = row.try_get(4)?;
+                        // A corrupt row counts as nothing published before it.
+                        previous = $crate::store::codec::decode(&payload, &checksum).ok();
+                    }
+                }
                 let done = sqlx::query($crate::store::sql::PUBLISH)
-                    .bind(snapshot.date.to_string())
+                    .bind(&date)
                     .bind($crate::store::millis(snapshot.fetched_at))
                     .bind($crate::store::millis(snapshot.expires_at))
                     .bind(payload)
                     .bind(checksum)
                     .bind(&snapshot.key)
                     .bind(owner)
-                    .execute(&self.pool)
+                    .execute(&mut *tx)
                     .await?;
-                Ok(done.rows_affected() == 1)
+                if done.rows_affected() != 1 {
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                if let Some(product) = product {
+                    let code = i32::from(product);
+                    if let Some((kind, data)) = e::event_for(previous.as_deref(), published_before, snapshot, product) {
+                        let id: i64 = sqlx::query(e::NEXT_ID).bind(e::EVENTS_COUNTER).fetch_one(&mut *tx).await?.try_get(0)?;
+                        sqlx::query(e::INSERT)
+                            .bind(id)
+                            .bind(kind.as_str())
+                            .bind(&date)
+                            .bind(code)
+                            .bind(data)
+                            .bind($crate::store::millis(snapshot.fetched_at))
+                            .execute(&mut *tx)
+                            .await?;
+                        let notify: Option<&str> = $notify;
+                        if let Some(notify) = notify {
+                            sqlx::query(notify).execute(&mut *tx).await?;
+                        }
+                    }
+                }
+                tx.commit().await?;
+                Ok(true)
             }
 
             async fn release(&self, key: &str, owner: &str) -> Result<(), $crate::store::StoreError> {

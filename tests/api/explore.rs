@@ -63,3 +63,42 @@ async fn assert_conditional(app: &TestApp, url: &str) {
     let other = app.call("GET", url, &[("if-none-match", "\"other\"")]).await;
     assert_eq!(other.status, 200, "{url}");
 }
+
+/// The page's own files go compressed to a browser that takes brotli or gzip, each coding with
+/// its own strong ETag (a cache never mixes them), and plain to a client that asks for none.
+#[tokio::test]
+async fn the_page_and_its_files_are_sent_compressed() {
+    use std::io::Read;
+    let app = TestApp::new().await;
+    let html = String::from_utf8(app.get("/explore").await.body.to_vec()).expect("utf8");
+    let script = html.find("/explore/app.js?v=").expect("script linked");
+    let script: String = html[script..].chars().take_while(|c| *c != '"').collect();
+    for url in ["/explore", script.as_str(), "/explore/app.css"] {
+        let plain = app.get(url).await;
+        assert!(plain.header("content-encoding").is_empty(), "{url}: no coding unless asked");
+        assert_eq!(plain.header("vary"), "Accept-Encoding", "{url}");
+
+        let br = app.call("GET", url, &[("accept-encoding", "gzip, deflate, br")]).await;
+        assert_eq!(br.status, 200, "{url}");
+        assert_eq!(br.header("content-encoding"), "br", "{url}");
+        let mut unpacked = Vec::new();
+        brotli::Decompressor::new(&br.body[..], 4096).read_to_end(&mut unpacked).expect("brotli");
+        assert_eq!(unpacked, plain.body.to_vec(), "{url}: the same bytes");
+        assert!(
+            br.body.len() * 2 < plain.body.len(),
+            "{url}: {} of {} bytes",
+            br.body.len(),
+            plain.body.len()
+        );
+        assert_ne!(br.header("etag"), plain.header("etag"), "{url}: one ETag per coding");
+        let revalidated =
+            app.call("GET", url, &[("accept-encoding", "br"), ("if-none-match", br.header("etag"))]).await;
+        assert_eq!(revalidated.status, 304, "{url}");
+
+        let gz = app.call("GET", url, &[("accept-encoding", "gzip")]).await;
+        assert_eq!(gz.header("content-encoding"), "gzip", "{url}");
+        let mut unzipped = Vec::new();
+        flate2::read::GzDecoder::new(&gz.body[..]).read_to_end(&mut unzipped).expect("gzip");
+        assert_eq!(unzipped, plain.body.to_vec(), "{url}");
+    }
+}

@@ -279,3 +279,53 @@ async fn front_cache_hits_carry_request_ids_and_are_counted() {
     assert_ne!(ids[0], ids[1], "each request its own id");
     assert!(count() >= before + 3, "three hits counted: {} then {}", before, count());
 }
+
+/// An event stream is a long answer, not a slow request: the whole-request timeout, the
+/// header-read timeout and the concurrency limit (which counts requests until their answer
+/// starts) never cut a healthy stream, and an event still arrives after all of them passed.
+#[tokio::test]
+async fn event_streams_outlive_the_request_limits() {
+    let app = TestApp::new().await;
+    let limits = ServerLimits {
+        request_timeout: Duration::from_millis(300),
+        header_read_timeout: Duration::from_millis(300),
+        max_concurrency: 1,
+        ..ServerLimits::default()
+    };
+    let addr = listen(&app, limits).await;
+    // One at a time: with a limit of one, a stream still waiting for its answer to start
+    // rightly sheds the next; once its head is sent it no longer counts.
+    let mut streams = Vec::new();
+    let mut buf = [0u8; 4096];
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+            .await
+            .expect("write");
+        let mut seen = String::new();
+        while !seen.contains("\r\n\r\n") {
+            let n = tokio::time::timeout(Duration::from_secs(8), s.read(&mut buf))
+                .await
+                .expect("the head arrives")
+                .expect("read");
+            assert!(n > 0, "the stream was closed: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        streams.push((s, seen));
+    }
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // Past every limit: a normal request is still served, then a publish reaches every stream.
+    let answer = raw(addr, b"GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
+    assert_eq!(status_of(&answer), 200, "{answer}");
+    for (s, seen) in &mut streams {
+        while !seen.contains("event: published") {
+            let n = tokio::time::timeout(Duration::from_secs(8), s.read(&mut buf))
+                .await
+                .expect("the event arrives")
+                .expect("read");
+            assert!(n > 0, "the stream was closed: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    }
+}

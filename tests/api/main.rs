@@ -6,6 +6,7 @@ mod browser;
 mod catalog;
 mod consumers;
 mod enrich;
+mod events;
 mod explore;
 mod feed_fixtures;
 mod golden;

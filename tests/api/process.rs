@@ -28,12 +28,15 @@ fn start_demo() -> Running {
 
 /// Start `wafuel` with these arguments; it must print its `public:` and `admin:` URLs.
 pub fn start(args: &[&str]) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wafuel"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("wafuel starts");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wafuel"));
+    command.args(args).stderr(Stdio::piped());
+    start_command(command)
+}
+
+/// Start a command that runs `wafuel` (perhaps under a wrapper such as `faketime`); it must
+/// print its `public:` and `admin:` URLs. Its stderr is the caller's choice.
+pub fn start_command(mut command: Command) -> Running {
+    let mut child = command.stdout(Stdio::piped()).spawn().expect("wafuel starts");
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     let (mut public, mut admin) = (None, None);
@@ -77,9 +80,22 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     assert!(text.contains("wafuel_http_request_duration_seconds_bucket"));
     assert!(text.contains("status=\"404\""));
 
+    // An open event stream does not hold the drain up: it ends with a comment telling the
+    // client to reconnect elsewhere (without it, the drain would wait its whole 30 s).
+    let mut stream = client.get(format!("{}/v1/events", run.public)).send().await.expect("stream");
+    assert_eq!(stream.status(), 200);
+    let first = stream.chunk().await.expect("chunk").expect("the stream's first bytes");
+    assert!(first.starts_with(b"retry: "), "{first:?}");
+
     // SIGTERM: drain and exit 0.
     let status = Command::new("kill").args(["-TERM", &run.child.id().to_string()]).status().expect("kill");
     assert!(status.success());
+    let mut rest = Vec::new();
+    while let Ok(Some(bytes)) = stream.chunk().await {
+        rest.extend_from_slice(&bytes);
+    }
+    let rest = String::from_utf8_lossy(&rest).to_string();
+    assert!(rest.contains(": server shutting down; reconnect with Last-Event-ID"), "{rest:?}");
     let exit = wait_with_timeout(&mut run.child, Duration::from_secs(10));
     assert!(exit.success(), "{exit:?}");
 

@@ -224,14 +224,13 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
     let app = seeded(10).await; // 19–28 September, before the clock's 29 September 10:00
     let shared: wafuel::time::SharedClock = app.clock.clone();
     let state = wafuel::app::build_state(wafuel::app::AppConfig {
-        source_url: app.sim.feed_url().parse().expect("url"),
         limits: quick_limits(),
-        store: sqlite_store(&app.dir).await,
-        fill: wafuel::snapshot::FillConfig::default(),
-        clock: shared,
-        meta: wafuel::render::DocumentMeta::default(),
-        public_origin: None,
         history_days: 5,
+        ..wafuel::app::AppConfig::new(
+            app.sim.feed_url().parse().expect("url"),
+            sqlite_store(&app.dir).await,
+            shared,
+        )
     })
     .expect("state");
     let report = wafuel::jobs::warm::warm_pass(&state.prices).await;

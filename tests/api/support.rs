@@ -94,9 +94,20 @@ impl TestApp {
     }
 
     pub async fn with(at: DateTime, faults: Faults, public_origin: Option<&str>) -> Self {
-        let (sim, clock) = origin_at(at, faults).await;
         let dir = tempfile::tempdir().expect("temp dir");
         let store = sqlite_store(&dir).await;
+        Self::over(store, dir, at, faults, public_origin).await
+    }
+
+    /// The app over a store the test opened (PostgreSQL, or a second handle on a file).
+    pub async fn over(
+        store: Arc<dyn wafuel::store::Store>,
+        dir: tempfile::TempDir,
+        at: DateTime,
+        faults: Faults,
+        public_origin: Option<&str>,
+    ) -> Self {
+        let (sim, clock) = origin_at(at, faults).await;
         let state = app_state(&sim, &clock, store, public_origin);
         Self { router: wafuel::app::build_router(state.clone()), state, sim, clock, dir }
     }

@@ -1,0 +1,234 @@
+//! Push events for `/v1/events` (docs/api.md): one reader per replica tails the store's events
+//! table and fans each event out to every stream of this replica through one broadcast
+//! channel, so a thousand clients cost one query, not a thousand. PostgreSQL wakes the reader
+//! with `LISTEN/NOTIFY` (a slow poll stays as the fallback); SQLite is polled every second.
+//! A client resuming (`Last-Event-ID`) reads what it missed from the store once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use jiff::SignedDuration;
+use tokio::sync::{broadcast, watch};
+
+use crate::snapshot::PriceService;
+pub use crate::store::events::{EventKind, StoredEvent as Event};
+use crate::store::events::{EventStore, EventWaker};
+use crate::time::SharedClock;
+
+use super::CatalogError;
+
+/// How far back a client can resume (docs/api.md: 7 days). Events are pruned a day after
+/// that, so a client exactly at the edge still resumes; an id pruned away gets a `reset`.
+const RESUME_WINDOW: SignedDuration = SignedDuration::from_hours(7 * 24);
+const PRUNE_MARGIN: SignedDuration = SignedDuration::from_hours(24);
+/// The default `--max-streams`.
+pub const DEFAULT_MAX_STREAMS: usize = 10_000;
+/// Events a stream may fall behind by before it is dropped (a client that does not read).
+const LAG_LIMIT: usize = 256;
+/// How often the reader looks without a notification: SQLite's only way to learn of a
+/// publish, PostgreSQL's fallback should a notification be lost.
+const POLL: Duration = Duration::from_secs(1);
+const POLL_WITH_NOTIFY: Duration = Duration::from_secs(5);
+/// Most events read (or replayed to a resuming client) per query.
+const PAGE: i64 = 1_000;
+
+/// The replica's event fan-out.
+pub struct EventHub {
+    store: Arc<dyn EventStore>,
+    /// Told of every catalogue another replica publishes, so held prices follow at once.
+    prices: Arc<PriceService>,
+    clock: SharedClock,
+    sender: broadcast::Sender<Arc<Event>>,
+    started: tokio::sync::OnceCell<()>,
+    streams: AtomicUsize,
+    max_streams: usize,
+    closing: watch::Sender<bool>,
+    /// The newest id this replica's reader has fanned out.
+    read_through: AtomicI64,
+}
+
+/// A stream's place under `--max-streams`, given back when the stream ends.
+pub struct StreamSlot(Arc<EventHub>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::AcqRel);
+        metrics::gauge!("wafuel_event_streams").decrement(1.0);
+    }
+}
+
+/// Where a new stream starts: what it missed (in id order), or a reset to the newest id when
+/// what it asks for is gone; then live events from `live` after `after`. This replica's reader
+/// may be behind the store (it polls), so a live event the client already has (from the
+/// replay, or from the replica it came from) is skipped by id.
+pub struct Resume {
+    pub missed: Vec<Arc<Event>>,
+    pub reset_to: Option<i64>,
+    pub after: i64,
+    pub live: broadcast::Receiver<Arc<Event>>,
+}
+
+impl EventHub {
+    pub fn new(
+        store: Arc<dyn EventStore>,
+        prices: Arc<PriceService>,
+        clock: SharedClock,
+        max_streams: usize,
+    ) -> Arc<Self> {
+        let (sender, _) = broadcast::channel(LAG_LIMIT);
+        let (closing, _) = watch::channel(false);
+        Arc::new(Self {
+            store,
+            prices,
+            clock,
+            sender,
+            started: tokio::sync::OnceCell::new(),
+            streams: AtomicUsize::new(0),
+            max_streams,
+            closing,
+            read_through: AtomicI64::new(0),
+        })
+    }
+
+    /// Start the reader once, from the newest id in the store now (later calls return at
+    /// once). `serve` starts it at boot whatever `--no-jobs` says; otherwise the first stream
+    /// does, before it subscribes, so every event committed after that reaches it.
+    pub async fn start(self: &Arc<Self>) -> Result<(), CatalogError> {
+        self.started
+            .get_or_try_init(|| async {
+                let last = self.store.last_event_id().await?;
+                tokio::spawn(self.clone().read(last));
+                Ok::<(), CatalogError>(())
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// A slot for one more stream, or `None` at `--max-streams`.
+    pub fn open(self: &Arc<Self>) -> Option<StreamSlot> {
+        let taken = self.streams.fetch_add(1, Ordering::AcqRel);
+        if taken >= self.max_streams {
+            self.streams.fetch_sub(1, Ordering::AcqRel);
+            metrics::counter!("wafuel_event_streams_refused_total").increment(1);
+            return None;
+        }
+        metrics::gauge!("wafuel_event_streams").increment(1.0);
+        Some(StreamSlot(self.clone()))
+    }
+
+    /// Streams open now.
+    pub fn streams(&self) -> usize {
+        self.streams.load(Ordering::Acquire)
+    }
+
+    /// The newest event id this replica has fanned out (also the `wafuel_events_read_through`
+    /// gauge: replicas that differ for long have a reader that cannot read the store).
+    pub fn read_through(&self) -> i64 {
+        self.read_through.load(Ordering::Acquire)
+    }
+
+    /// Subscribe, then read what a client that last saw `since` missed: subscribing first
+    /// means an event committed meanwhile comes both ways (and is sent once), never neither.
+    pub async fn resume(&self, since: Option<i64>) -> Result<Resume, CatalogError> {
+        let live = self.sender.subscribe();
+        let Some(since) = since else {
+            return Ok(Resume { missed: Vec::new(), reset_to: None, after: 0, live });
+        };
+        let newest = self.store.last_event_id().await?;
+        let pruned = self.store.events_pruned_through().await?;
+        if since > newest || since < pruned {
+            // From another deployment, or older than the window: start from now, saying so.
+            return Ok(Resume { missed: Vec::new(), reset_to: Some(newest), after: newest, live });
+        }
+        let missed = self.all_after(since).await?;
+        let after = missed.last().map_or(since, |e| e.id);
+        Ok(Resume { missed, reset_to: None, after, live })
+    }
+
+    /// Every stored event after `after`, a page at a time, in id order.
+    async fn all_after(&self, after: i64) -> Result<Vec<Arc<Event>>, crate::store::StoreError> {
+        let mut all: Vec<Arc<Event>> = Vec::new();
+        loop {
+            let from = all.last().map_or(after, |e| e.id);
+            let page = self.store.events_after(from, PAGE).await?;
+            let full = page.len() as i64 == PAGE;
+            all.extend(page.into_iter().map(Arc::new));
+            if !full {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Resolves when the server is shutting down: streams end with a last comment, so clients
+    /// reconnect (to another replica) with their `Last-Event-ID`.
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// Shut every stream.
+    pub fn close(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// The reader: every event after `last`, in order, to every stream.
+    async fn read(self: Arc<Self>, mut last: i64) {
+        let mut closing = self.closing();
+        let mut waker = self.store.event_waker().await;
+        let mut next_prune = tokio::time::Instant::now();
+        loop {
+            if tokio::time::Instant::now() >= next_prune {
+                self.prune().await;
+                next_prune = tokio::time::Instant::now() + Duration::from_secs(3600);
+            }
+            match self.all_after(last).await {
+                Ok(events) => {
+                    for event in events {
+                        last = event.id;
+                        // The store's own "newer catalogue" signal, heard now rather than at
+                        // the next recheck: the held snapshot is confirmed by its stamp.
+                        self.prices.catalogue_published(event.product, event.date);
+                        metrics::counter!("wafuel_events_total", "kind" => event.kind.as_str()).increment(1);
+                        // No stream listening is no error.
+                        let _ = self.sender.send(event);
+                    }
+                    self.read_through.store(last, Ordering::Release);
+                    metrics::gauge!("wafuel_events_read_through").set(last as f64);
+                }
+                Err(e) => tracing::warn!(error = %e, "event reader cannot read the store"),
+            }
+            tokio::select! {
+                woke = wait(&mut waker) => if let Err(e) = woke {
+                    // The listening connection is gone (PostgreSQL restarting): poll meanwhile;
+                    // the listener reconnects on its next wait.
+                    tracing::debug!(error = %e, "event notifications interrupted");
+                    tokio::time::sleep(POLL).await;
+                },
+                _ = closing.changed() => return,
+            }
+        }
+    }
+
+    async fn prune(&self) {
+        let Some(before) = self.clock.now().checked_sub(RESUME_WINDOW + PRUNE_MARGIN).ok() else { return };
+        match self.store.prune_events(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "old events pruned"),
+            Err(e) => tracing::warn!(error = %e, "old events could not be pruned"),
+        }
+    }
+}
+
+/// The next notification, or the poll interval.
+async fn wait(waker: &mut Option<Box<dyn EventWaker>>) -> Result<(), crate::store::StoreError> {
+    match waker {
+        Some(w) => tokio::select! {
+            woke = w.wait() => woke,
+            () = tokio::time::sleep(POLL_WITH_NOTIFY) => Ok(()),
+        },
+        None => {
+            tokio::time::sleep(POLL).await;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! `GET /v1/events`: Server-Sent Events (docs/api.md, "Push"). The query is checked first
+//! (400), then `Accept` (406), then the stream limit (503); a stream then replays what a
+//! resuming client missed, or a `reset`, and follows this replica's fan-out. A heartbeat
+//! comment every 15 s keeps proxies from closing an idle stream; on shutdown each stream ends
+//! with a comment so the client reconnects (to another replica) with its `Last-Event-ID`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+use futures::stream::{self, Stream, StreamExt};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::AppState;
+use super::errors::{ApiError, Flavor};
+use super::headers::apply_cors;
+use super::negotiate::accepts_event_stream;
+use crate::catalog::events::{Event, Resume, StreamSlot};
+use crate::error_code::{ErrorCode, detail};
+use crate::query::{EventsQuery, event_id, parse_events};
+
+/// How often an idle stream sends a comment.
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
+/// What a client should wait before reconnecting (the `retry:` field), in milliseconds.
+const RECONNECT_MS: u64 = 3_000;
+
+pub fn methods() -> MethodRouter<Arc<AppState>> {
+    get(events)
+        .options(|request: Request| async move { super::preflight(request.headers()) })
+        .fallback(|| async { ApiError::method_not_allowed().respond(Flavor::JsonApi) })
+}
+
+async fn events(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let request = request.into_parts().0;
+    match open(&state, &request).await {
+        Ok(response) => response,
+        Err(e) => e.respond(Flavor::JsonApi),
+    }
+}
+
+async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
+    let query = parse_events(request.uri.query().unwrap_or(""))?;
+    let accept = request.headers.get(header::ACCEPT).map(|v| v.to_str().unwrap_or("\u{0}"));
+    if !accepts_event_stream(accept) {
+        return Err(ApiError::refused(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE_EVENTS));
+    }
+    // A browser reconnecting sends the id it saw last; it wins over the `since` it began with.
+    let since = match request.headers.get("last-event-id") {
+        Some(v) => Some(event_id(v.to_str().unwrap_or("")).map_err(ApiError::from)?),
+        None => query.since,
+    };
+    let slot = state.events.open().ok_or_else(ApiError::overloaded)?;
+    state.events.start().await.map_err(unavailable)?;
+    let resume = state.events.resume(since).await.map_err(unavailable)?;
+    let closing = state.events.closing();
+    let stream = event_stream(query, resume, closing, slot);
+    let mut response =
+        Sse::new(stream).keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat")).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // Proxies such as nginx would otherwise hold events back in their buffers.
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    apply_cors(h);
+    Ok(response)
+}
+
+/// The store cannot say where a stream starts: 503, retry in a few seconds.
+fn unavailable(e: crate::catalog::CatalogError) -> ApiError {
+    tracing::warn!(error = %e, "event stream refused: the store is unavailable");
+    ApiError::Refused {
+        code: ErrorCode::UpstreamUnavailable,
+        detail: detail::EVENTS_UNAVAILABLE,
+        retry_after: Some(5),
+    }
+}
+
+/// One stream's state as it unfolds.
+struct Follow {
+    query: EventsQuery,
+    /// Highest id sent: an event that arrives both by replay and live goes out once.
+    sent: i64,
+    pending: std::vec::IntoIter<SseEvent>,
+    live: tokio::sync::broadcast::Receiver<Arc<Event>>,
+    closing: tokio::sync::watch::Receiver<bool>,
+    done: bool,
+    _slot: StreamSlot,
+}
+
+fn event_stream(
+    query: EventsQuery,
+    resume: Resume,
+    closing: tokio::sync::watch::Receiver<bool>,
+    slot: StreamSlot,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    let mut first = vec![SseEvent::default().retry(Duration::from_millis(RECONNECT_MS))];
+    if let Some(newest) = resume.reset_to {
+        first.push(
+            SseEvent::default()
+                .id(newest.to_string())
+                .event("reset")
+                .data(format!("{{\"lastEventId\":{newest}}}")),
+        );
+    }
+    first.extend(resume.missed.iter().filter(|e| wanted(&query, e)).map(|e| sse(e)));
+    let follow = Follow {
+        query,
+        sent: resume.after,
+        pending: first.into_iter(),
+        live: resume.live,
+        closing,
+        done: false,
+        _slot: slot,
+    };
+    stream::unfold(follow, next).map(Ok)
+}
+
+async fn next(mut f: Follow) -> Option<(SseEvent, Follow)> {
+    if let Some(event) = f.pending.next() {
+        return Some((event, f));
+    }
+    if f.done {
+        return None;
+    }
+    // Opened while the server was already shutting down: no change will come to wake it.
+    if *f.closing.borrow() {
+        f.done = true;
+        return Some((goodbye(), f));
+    }
+    loop {
+        tokio::select! {
+            received = f.live.recv() => match received {
+                Ok(event) => {
+                    if event.id <= f.sent {
+                        continue;
+                    }
+                    f.sent = event.id;
+                    if wanted(&f.query, &event) {
+                        return Some((sse(&event), f));
+                    }
+                }
+                // Fell too far behind (the client does not read): end the stream rather than
+                // buffer without bound; the client resumes with its Last-Event-ID.
+                Err(RecvError::Lagged(_)) => {
+                    metrics::counter!("wafuel_event_streams_dropped_total").increment(1);
+                    return None;
+                }
+                Err(RecvError::Closed) => return None,
+            },
+            changed = f.closing.changed() => {
+                if changed.is_err() || *f.closing.borrow() {
+                    f.done = true;
+                    return Some((goodbye(), f));
+                }
+            }
+        }
+    }
+}
+
+/// The last thing a stream says when the server stops.
+fn goodbye() -> SseEvent {
+    SseEvent::default().comment("server shutting down; reconnect with Last-Event-ID")
+}
+
+fn wanted(query: &EventsQuery, event: &Event) -> bool {
+    query.products.contains(&event.product)
+}
+
+fn sse(event: &Event) -> SseEvent {
+    SseEvent::default().id(event.id.to_string()).event(event.kind.as_str()).data(event.data.as_str())
+}

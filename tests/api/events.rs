@@ -1,0 +1,488 @@
+//! `GET /v1/events` over real stores: two replicas share one SQLite file (polled) or one
+//! PostgreSQL schema (woken by LISTEN/NOTIFY); publishes go through the real fill path
+//! against the simulated origin, or straight into the store for a repricing the origin cannot
+//! make. Streams are read frame by frame from the real router.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+use wafuel::store::Store;
+
+use crate::support::{TestApp, app_state, postgres_url, sqlite_store};
+
+/// Long enough for a reader that polls every second; the test fails, never hangs.
+const ARRIVES: Duration = Duration::from_secs(8);
+/// How long "nothing else comes" is watched.
+const QUIET: Duration = Duration::from_millis(2_500);
+
+/// One event as read off the wire.
+#[derive(Debug, Clone, PartialEq)]
+struct Received {
+    id: i64,
+    kind: String,
+    data: Value,
+}
+
+/// A stream being read.
+struct EventStream {
+    body: Body,
+    buffer: String,
+}
+
+impl EventStream {
+    /// The next event (comments, heartbeats and `retry:` skipped), or `None` when `wait` ends
+    /// first or the stream does.
+    async fn next(&mut self, wait: Duration) -> Option<Received> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let (mut id, mut kind, mut data) = (None, None, None);
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = v.parse().ok();
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        kind = Some(v.to_string());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        assert!(data.is_none(), "one data line per event: {block:?}");
+                        data = Some(serde_json::from_str(v).expect("data is JSON"));
+                    } else {
+                        assert!(
+                            line.is_empty() || line.starts_with(':') || line.starts_with("retry: "),
+                            "unexpected line {line:?}"
+                        );
+                    }
+                }
+                if let (Some(id), Some(kind), Some(data)) = (id, kind, data) {
+                    return Some(Received { id, kind, data });
+                }
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame()).await.ok()??;
+            if let Ok(data) = frame.expect("frame").into_data() {
+                self.buffer.push_str(std::str::from_utf8(&data).expect("utf8"));
+            }
+        }
+    }
+
+    /// Every event until `wait` passes without one.
+    async fn drain(&mut self, wait: Duration) -> Vec<Received> {
+        let mut all = Vec::new();
+        while let Some(e) = self.next(wait).await {
+            all.push(e);
+        }
+        all
+    }
+}
+
+async fn open(
+    router: &axum::Router,
+    uri: &str,
+    headers: &[(&str, &str)],
+) -> (u16, axum::http::HeaderMap, EventStream) {
+    let mut request = axum::http::Request::builder().uri(uri);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response =
+        router.clone().oneshot(request.body(Body::empty()).expect("request")).await.expect("infallible");
+    let (parts, body) = response.into_parts();
+    (parts.status.as_u16(), parts.headers, EventStream { body, buffer: String::new() })
+}
+
+async fn stream(router: &axum::Router, uri: &str) -> EventStream {
+    let (status, headers, stream) = open(router, uri, &[]).await;
+    assert_eq!(status, 200, "{uri}");
+    assert_eq!(headers["content-type"], "text/event-stream");
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    stream
+}
+
+/// Two replicas over one store: the test app (replica A) and a second state on `second`.
+fn replica(app: &TestApp, second: Arc<dyn Store>) -> axum::Router {
+    wafuel::app::build_router(app_state(&app.sim, &app.clock, second, None))
+}
+
+/// Publish the day catalogue of `product` by asking replica A for it.
+async fn publish(app: &TestApp, product: u8) {
+    let r = app.get(&format!("/v1?product={product}")).await;
+    assert_eq!(r.status, 200);
+}
+
+async fn a_publish_reaches_every_replica_once(app: TestApp, b: axum::Router) {
+    let mut on_a = stream(&app.router, "/v1/events?product=1").await;
+    let mut on_b = stream(&b, "/v1/events?product=1").await;
+    let mut everything_b = stream(&b, "/v1/events").await;
+    publish(&app, 1).await;
+    let a_events = on_a.drain(QUIET.max(ARRIVES / 2)).await;
+    assert_eq!(a_events.len(), 1, "{a_events:?}");
+    let first = &a_events[0];
+    assert_eq!(first.kind, "published");
+    assert_eq!(first.data["product"], 1);
+    assert_eq!(first.data["publicationStatus"], "available");
+    assert!(first.data["stations"].as_u64().is_some_and(|n| n > 0));
+    let date = first.data["date"].as_str().expect("date");
+    assert_eq!(date.len(), 10);
+    assert_eq!(on_b.next(ARRIVES).await.as_ref(), Some(first), "the same event on the other replica");
+    // Replica B reads the stored catalogue: no new publish, no event. Another product's
+    // publish reaches only the stream that asked for every product.
+    let r =
+        b.clone().oneshot(axum::http::Request::get("/v1?product=1").body(Body::empty()).expect("req")).await;
+    assert_eq!(r.expect("infallible").status(), 200);
+    publish(&app, 4).await;
+    let all = everything_b.drain(QUIET.max(ARRIVES / 2)).await;
+    let kinds: Vec<(i64, &str, &Value)> =
+        all.iter().map(|e| (e.id, e.kind.as_str(), &e.data["product"])).collect();
+    assert_eq!(
+        kinds,
+        vec![(first.id, "published", &Value::from(1)), (first.id + 1, "published", &Value::from(4))]
+    );
+    assert_eq!(on_b.next(QUIET).await, None, "product 4 is not product 1");
+    assert_eq!(on_a.next(QUIET).await, None);
+}
+
+#[tokio::test]
+async fn sqlite_a_publish_reaches_every_replica_once() {
+    let app = TestApp::new().await;
+    let b = replica(&app, sqlite_store(&app.dir).await);
+    a_publish_reaches_every_replica_once(app, b).await;
+}
+
+#[tokio::test]
+async fn postgres_a_publish_reaches_every_replica_once() {
+    let Some(url) = postgres_url() else { return };
+    // Two replicas on one schema: two connections (and LISTENers) to one database.
+    let schema = crate::support::fresh_schema(&url).await;
+    let store = || async {
+        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("pg"))
+            as Arc<dyn Store>
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let app =
+        TestApp::over(store().await, dir, crate::support::fixture_morning(), Default::default(), None).await;
+    let b = replica(&app, store().await);
+    a_publish_reaches_every_replica_once(app, b).await;
+}
+
+/// Republish the stored catalogue of `key` with `change` applied to its quotes, under a lease
+/// as the warm job would.
+async fn republish(
+    store: &Arc<dyn Store>,
+    key: &str,
+    product: u8,
+    change: impl FnOnce(&mut Vec<wafuel::model::station::Quote>),
+) {
+    let old = store.load(key).await.expect("load").expect("a stored catalogue");
+    let mut quotes = (*old.quotes).clone();
+    change(&mut quotes);
+    let fetched_at = old.fetched_at.checked_add(jiff::SignedDuration::from_secs(60)).expect("time");
+    let newer = wafuel::store::Snapshot { fetched_at, quotes: Arc::new(quotes), ..(*old).clone() };
+    assert!(
+        store
+            .claim(
+                key,
+                "test",
+                fetched_at,
+                fetched_at.checked_add(jiff::SignedDuration::from_secs(60)).expect("t"),
+                true
+            )
+            .await
+            .expect("claim")
+    );
+    assert!(store.publish_catalogue(&newer, "test", Some(product)).await.expect("publish"));
+}
+
+#[tokio::test]
+async fn a_republish_with_changed_prices_is_updated_with_the_count() {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let mut events = stream(&app.router, "/v1/events?product=1").await;
+    publish(&app, 1).await;
+    let published = events.next(ARRIVES).await.expect("published");
+    let key = format!("extract:1:{}", published.data["date"].as_str().expect("date"));
+    // Two stations repriced and one gone: three changed.
+    republish(&store, &key, 1, |quotes| {
+        quotes[0].price += 1.0;
+        quotes[1].price -= 0.5;
+        quotes.pop();
+    })
+    .await;
+    let updated = events.next(ARRIVES).await.expect("updated");
+    assert_eq!(updated.kind, "updated");
+    assert_eq!(updated.id, published.id + 1);
+    assert_eq!(updated.data["changed"], 3);
+    assert_eq!(updated.data["stations"], published.data["stations"].as_u64().expect("n") - 1);
+    assert_eq!(updated.data["date"], published.data["date"]);
+    // The same prices again are no news.
+    republish(&store, &key, 1, |_| {}).await;
+    assert_eq!(events.next(QUIET).await, None);
+}
+
+#[tokio::test]
+async fn resume_replays_what_was_missed_and_nothing_else() {
+    let app = TestApp::new().await;
+    let mut live = stream(&app.router, "/v1/events").await;
+    for product in [1, 2, 4] {
+        publish(&app, product).await;
+    }
+    let seen = live.drain(QUIET.max(ARRIVES / 2)).await;
+    let ids: Vec<i64> = seen.iter().map(|e| e.id).collect();
+    assert_eq!(ids.len(), 3, "{seen:?}");
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    // A client that saw the first event resumes with the other two, in order, then nothing.
+    let (status, _, mut resumed) =
+        open(&app.router, "/v1/events", &[("last-event-id", &ids[0].to_string())]).await;
+    assert_eq!(status, 200);
+    assert_eq!(resumed.drain(QUIET).await, seen[1..].to_vec());
+    // `since` does the same (a first connection that knows where it was); the header wins.
+    let mut since = stream(&app.router, &format!("/v1/events?since={}", ids[1])).await;
+    assert_eq!(since.drain(QUIET).await, seen[2..].to_vec());
+    let (_, _, mut both) =
+        open(&app.router, &format!("/v1/events?since={}", ids[0]), &[("last-event-id", &ids[2].to_string())])
+            .await;
+    assert_eq!(both.drain(QUIET).await, vec![]);
+    // Filtered by product on replay too.
+    let mut two = stream(&app.router, &format!("/v1/events?product=2&since={}", ids[0] - 1)).await;
+    assert_eq!(two.drain(QUIET).await, vec![seen[1].clone()]);
+    // An id this store never gave: start from now with a reset naming the newest id.
+    let mut ahead = stream(&app.router, "/v1/events?since=999").await;
+    let reset = ahead.next(ARRIVES).await.expect("reset");
+    assert_eq!((reset.kind.as_str(), reset.id), ("reset", ids[2]));
+    assert_eq!(reset.data["lastEventId"], ids[2]);
+    assert_eq!(ahead.next(QUIET).await, None);
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_before_anything_else() {
+    let app = TestApp::new().await;
+    for uri in [
+        "/v1/events?product=99",
+        "/v1/events?product=1,1x",
+        "/v1/events?since=abc",
+        "/v1/events?since=-1",
+        "/v1/events?since=1&since=2",
+        "/v1/events?day=today",
+    ] {
+        let (status, headers, _) = open(&app.router, uri, &[]).await;
+        assert_eq!(status, 400, "{uri}");
+        assert_eq!(headers["content-type"], "application/vnd.api+json", "{uri}");
+    }
+    let (status, _, _) = open(&app.router, "/v1/events", &[("last-event-id", "x1")]).await;
+    assert_eq!(status, 400, "a malformed Last-Event-ID");
+    for accept in ["application/json", "text/html", "text/event-stream;q=0"] {
+        let (status, _, _) = open(&app.router, "/v1/events", &[("accept", accept)]).await;
+        assert_eq!(status, 406, "{accept}");
+    }
+    for accept in ["text/event-stream", "text/*", "*/*"] {
+        let (status, _, _) = open(&app.router, "/v1/events", &[("accept", accept)]).await;
+        assert_eq!(status, 200, "{accept}");
+    }
+    let post = app.call("POST", "/v1/events", &[]).await;
+    assert_eq!(post.status, 405);
+    let preflight = app
+        .call(
+            "OPTIONS",
+            "/v1/events",
+            &[("origin", "https://example.org"), ("access-control-request-method", "GET")],
+        )
+        .await;
+    assert_eq!(preflight.status, 204);
+    assert_eq!(app.source_requests(), 0, "nothing was fetched for a stream");
+}
+
+#[tokio::test]
+async fn streams_past_the_limit_are_refused_with_503() {
+    let app = TestApp::new().await;
+    let shared: wafuel::time::SharedClock = app.clock.clone();
+    let state = wafuel::app::build_state(wafuel::app::AppConfig {
+        max_streams: 2,
+        ..wafuel::app::AppConfig::new(
+            app.sim.feed_url().parse().expect("url"),
+            sqlite_store(&app.dir).await,
+            shared,
+        )
+    })
+    .expect("state");
+    let router = wafuel::app::build_router(state.clone());
+    let first = stream(&router, "/v1/events").await;
+    let _second = stream(&router, "/v1/events").await;
+    let (status, headers, _) = open(&router, "/v1/events", &[]).await;
+    assert_eq!(status, 503);
+    assert_eq!(headers["retry-after"], "1");
+    assert_eq!(state.events.streams(), 2);
+    // A closed stream gives its place back.
+    drop(first);
+    assert_eq!(state.events.streams(), 1);
+    let _third = stream(&router, "/v1/events").await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_streams_with_a_comment() {
+    let app = TestApp::new().await;
+    let (_, _, s) = open(&app.router, "/v1/events", &[]).await;
+    app.state.events.close();
+    let rest = tokio::time::timeout(ARRIVES, s.body.collect()).await.expect("the stream ends").expect("body");
+    let text = String::from_utf8(rest.to_bytes().to_vec()).expect("utf8");
+    assert!(text.contains(": server shutting down; reconnect with Last-Event-ID"), "{text:?}");
+    // A stream asked for while the server is stopping says the same and ends at once.
+    let (status, _, late) = open(&app.router, "/v1/events", &[]).await;
+    assert_eq!(status, 200);
+    let rest = tokio::time::timeout(ARRIVES, late.body.collect()).await.expect("it ends").expect("body");
+    let text = String::from_utf8(rest.to_bytes().to_vec()).expect("utf8");
+    assert!(text.contains(": server shutting down; reconnect with Last-Event-ID"), "{text:?}");
+}
+
+async fn get_json(router: &axum::Router, uri: &str) -> Value {
+    let response = router
+        .clone()
+        .oneshot(axum::http::Request::get(uri).body(Body::empty()).expect("request"))
+        .await
+        .expect("infallible");
+    assert_eq!(response.status(), 200, "{uri}");
+    serde_json::from_slice(&response.into_body().collect().await.expect("body").to_bytes()).expect("json")
+}
+
+/// The event is also the replica's "newer catalogue in the store" signal: prices it holds in
+/// memory follow another replica's publish at once, not after the recheck interval (the test's
+/// clock never moves, so without the event replica B would keep its held prices).
+#[tokio::test]
+async fn an_announced_publish_reaches_held_prices_at_once() {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let b = replica(&app, store.clone());
+    let mut on_b = stream(&b, "/v1/events?product=1").await;
+    publish(&app, 1).await;
+    let published = on_b.next(ARRIVES).await.expect("published");
+    let first = get_json(&b, "/v1/stations?product=1&limit=1").await;
+    let station = first["data"][0]["id"].as_str().expect("id").to_string();
+    let before = first["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("price");
+    let key = format!("extract:1:{}", published.data["date"].as_str().expect("date"));
+    republish(&store, &key, 1, |quotes| {
+        let q = quotes.iter_mut().find(|q| q.station.digest == station).expect("the station's quote");
+        q.price += 5.0;
+    })
+    .await;
+    let updated = on_b.next(ARRIVES).await.expect("updated");
+    assert_eq!((updated.kind.as_str(), &updated.data["changed"]), ("updated", &Value::from(1)));
+    let after = get_json(&b, &format!("/v1/stations/{station}")).await;
+    let now = after["data"]["attributes"]["price"]["products"]["1"].as_f64().expect("price");
+    assert!((now - (before + 5.0)).abs() < 1e-9, "replica B answers {now}, before {before}");
+}
+
+/// A store that cannot say what a resuming client missed: 503 with `Retry-After`, never a
+/// stream that silently skips events.
+#[tokio::test]
+async fn a_resume_the_store_cannot_answer_is_503() {
+    use sqlx::Connection;
+    let app = TestApp::new().await;
+    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("sqlite");
+    sqlx::raw_sql("DROP TABLE events").execute(&mut conn).await.expect("drop");
+    let (status, headers, _) = open(&app.router, "/v1/events?since=0", &[]).await;
+    assert_eq!(status, 503);
+    assert_eq!(headers["retry-after"], "5");
+    let body = app.get("/v1/events?since=0").await.json();
+    assert_eq!(body["errors"][0]["code"], "upstream_unavailable");
+    assert_eq!(body["errors"][0]["detail"], "The event stream is temporarily unavailable.");
+}
+
+/// A client that comes from another replica with the newest id, before this replica's reader
+/// has polled that event: the reader's late broadcast of it is not sent again.
+#[tokio::test]
+async fn a_resume_ahead_of_this_replicas_reader_gets_no_repeat() {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let b = replica(&app, store.clone());
+    // B's reader runs from here; it polls the SQLite store once a second.
+    let mut started = stream(&b, "/v1/events").await;
+    publish(&app, 1).await;
+    // At once, to B with the id just committed (as a client coming from A would).
+    let newest = store.last_event_id().await.expect("read");
+    assert!(newest > 0);
+    let (status, _, mut resumed) = open(&b, "/v1/events", &[("last-event-id", &newest.to_string())]).await;
+    assert_eq!(status, 200);
+    // B's reader broadcasts the event a moment later: the stream that was open gets it, the
+    // resumed one, which had it, does not get it again.
+    assert_eq!(started.next(ARRIVES).await.map(|e| e.id), Some(newest));
+    assert_eq!(resumed.drain(QUIET).await, vec![], "nothing after {newest} and nothing again");
+}
+
+/// Events older than the window are pruned; a client asking for them starts again from the
+/// newest id with a `reset`, never a stream with a silent gap.
+#[tokio::test]
+async fn a_resume_older_than_what_is_kept_is_reset() {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let mut live = stream(&app.router, "/v1/events").await;
+    for product in [1, 2] {
+        publish(&app, product).await;
+    }
+    let seen = live.drain(QUIET.max(ARRIVES / 2)).await;
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let later = wafuel::time::Clock::now(&*app.clock)
+        .checked_add(jiff::SignedDuration::from_hours(9 * 24))
+        .expect("t");
+    assert_eq!(store.prune_events(later).await.expect("prune"), 2);
+    assert_eq!(store.events_pruned_through().await.expect("read"), seen[1].id);
+    let mut old = stream(&app.router, &format!("/v1/events?since={}", seen[0].id)).await;
+    let reset = old.next(ARRIVES).await.expect("reset");
+    assert_eq!((reset.kind.as_str(), reset.id), ("reset", seen[1].id));
+    assert_eq!(old.next(QUIET).await, None);
+    // The newest id itself is still a place to resume from: nothing missed, no reset.
+    let mut current = stream(&app.router, &format!("/v1/events?since={}", seen[1].id)).await;
+    assert_eq!(current.next(QUIET).await, None);
+}
+
+/// A client that does not read falls behind by more than the fan-out keeps (256 events): its
+/// stream ends rather than grow without bound, and resuming with its last id gets everything.
+#[tokio::test]
+async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let (status, _, idle) = open(&app.router, "/v1/events?product=1", &[]).await;
+    assert_eq!(status, 200);
+    publish(&app, 1).await;
+    let first = store.last_event_id().await.expect("read");
+    let key = format!("extract:1:{}", app.state.catalog.now().to_zoned(wafuel::time::perth()).date());
+    // Five stations, then one repriced at a time: 300 `updated` events, cheap to write.
+    republish(&store, &key, 1, |quotes| quotes.truncate(5)).await;
+    for _ in 1..300 {
+        republish(&store, &key, 1, |quotes| quotes[0].price += 0.1).await;
+    }
+    let newest = store.last_event_id().await.expect("read");
+    assert_eq!(newest, first + 300);
+    // Once the reader has fanned all of them out, the idle stream is read: it ends.
+    let deadline = tokio::time::Instant::now() + ARRIVES;
+    while app.state.events.read_through() < newest {
+        assert!(tokio::time::Instant::now() < deadline, "the reader never caught up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let body =
+        tokio::time::timeout(ARRIVES, idle.body.collect()).await.expect("the stream ends").expect("body");
+    let text = String::from_utf8(body.to_bytes().to_vec()).expect("utf8");
+    assert!(!text.contains("event: updated"), "nothing after the lag: {text:?}");
+    // The client resumes from the last id it had, and gets every event once, in order.
+    let (_, _, mut resumed) =
+        open(&app.router, "/v1/events?product=1", &[("last-event-id", &first.to_string())]).await;
+    let ids: Vec<i64> = resumed.drain(QUIET).await.iter().map(|e| e.id).collect();
+    assert_eq!(ids, ((first + 1)..=newest).collect::<Vec<_>>());
+}
+
+/// An idle stream hears a comment every 15 s, so proxies keep it open.
+#[tokio::test]
+async fn an_idle_stream_has_a_heartbeat() {
+    let app = TestApp::new().await;
+    let (_, _, mut s) = open(&app.router, "/v1/events", &[]).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !s.buffer.contains(": heartbeat") {
+        let frame = tokio::time::timeout_at(deadline, s.body.frame()).await.expect("a heartbeat within 20 s");
+        if let Ok(data) = frame.expect("open").expect("frame").into_data() {
+            s.buffer.push_str(std::str::from_utf8(&data).expect("utf8"));
+        }
+    }
+}
