@@ -245,6 +245,66 @@ async fn axe_violations(client: &Client) -> Vec<Value> {
 }
 
 /// Click what `locator` finds (a real pointer click through WebDriver), or fail naming `what`.
+/// Touch points as DevTools takes them.
+fn touches(points: &[(f64, f64)]) -> Value {
+    Value::Array(points.iter().enumerate().map(|(i, (x, y))| json!({ "x": x, "y": y, "id": i })).collect())
+}
+
+/// A gesture of one or two fingers from `from` to `to` in `steps` moves, then lifted.
+async fn gesture(client: &Client, driver: &Driver, from: &[(f64, f64)], to: &[(f64, f64)], steps: u32) {
+    cdp(
+        client,
+        driver,
+        "Input.dispatchTouchEvent",
+        json!({ "type": "touchStart", "touchPoints": touches(from) }),
+    )
+    .await;
+    for step in 1..=steps {
+        let t = f64::from(step) / f64::from(steps);
+        let at: Vec<(f64, f64)> =
+            from.iter().zip(to).map(|(a, b)| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t)).collect();
+        cdp(
+            client,
+            driver,
+            "Input.dispatchTouchEvent",
+            json!({ "type": "touchMove", "touchPoints": touches(&at) }),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(16)).await;
+    }
+    cdp(client, driver, "Input.dispatchTouchEvent", json!({ "type": "touchEnd", "touchPoints": [] })).await;
+}
+
+async fn pinch_zooms_the_map(client: &Client, driver: &Driver) {
+    let rect = run(
+        client,
+        "const m = document.getElementById('map'); m.scrollIntoView({ block: 'center' });
+         const r = m.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2, r.width]",
+    )
+    .await;
+    let [cx, cy, width] = [0, 1, 2].map(|i| rect[i].as_f64().expect("a number"));
+    let width_of_view =
+        "return parseFloat(document.getElementById('map').getAttribute('viewBox').split(' ')[2])";
+    let before = run(client, width_of_view).await.as_f64().expect("a viewBox");
+    // One finger sideways: the page's to scroll (pan-y), the map stays put.
+    gesture(client, driver, &[(cx - 40.0, cy)], &[(cx + 40.0, cy)], 8).await;
+    let after_one = run(client, width_of_view).await.as_f64().expect("a viewBox");
+    assert!((after_one - before).abs() < 1e-6, "one finger moved the map: {before} → {after_one}");
+    // Two fingers from 40 px apart to most of the map's width apart: about 5× closer.
+    let spread = width * 0.4;
+    gesture(client, driver, &[(cx - 20.0, cy), (cx + 20.0, cy)], &[(cx - spread, cy), (cx + spread, cy)], 12)
+        .await;
+    wait_until(
+        client,
+        &format!(
+            "return parseFloat(document.getElementById('map').getAttribute('viewBox').split(' ')[2]) < {}",
+            before / 2.0
+        ),
+        "the map zoomed in by a pinch",
+    )
+    .await;
+}
+
 async fn click(client: &Client, locator: Locator<'_>, what: &str) {
     let found = client.find(locator).await.unwrap_or_else(|e| panic!("no {what} on the page: {e}"));
     found.click().await.unwrap_or_else(|e| panic!("{what} cannot be clicked: {e}"));
@@ -641,6 +701,10 @@ async fn the_explorer_on_a_phone() {
     )
     .await;
     assert!(smallest.as_f64().is_some_and(|w| w >= 23.5), "the smallest dot is {smallest} px across");
+
+    // Two fingers spreading apart over the map zoom it in (real touch input through DevTools,
+    // so the browser's own gesture handling and `touch-action` apply); one finger does not.
+    pinch_zooms_the_map(&phone, &driver).await;
 
     // A station from the list opens as a bottom sheet, heading in view, focus inside.
     let name =
