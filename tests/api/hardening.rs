@@ -296,21 +296,13 @@ async fn event_streams_outlive_the_request_limits() {
     // One at a time: with a limit of one, a stream still waiting for its answer to start
     // rightly sheds the next; once its head is sent it no longer counts.
     let mut streams = Vec::new();
-    let mut buf = [0u8; 4096];
     for _ in 0..3 {
         let mut s = TcpStream::connect(addr).await.expect("connect");
         s.write_all(b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
             .await
             .expect("write");
         let mut seen = String::new();
-        while !seen.contains("\r\n\r\n") {
-            let n = tokio::time::timeout(Duration::from_secs(8), s.read(&mut buf))
-                .await
-                .expect("the head arrives")
-                .expect("read");
-            assert!(n > 0, "the stream was closed: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
+        read_until(&mut s, &mut seen, "\r\n\r\n").await;
         streams.push((s, seen));
     }
     tokio::time::sleep(Duration::from_millis(1_200)).await;
@@ -318,14 +310,20 @@ async fn event_streams_outlive_the_request_limits() {
     let answer = raw(addr, b"GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
     assert_eq!(status_of(&answer), 200, "{answer}");
     for (s, seen) in &mut streams {
-        while !seen.contains("event: published") {
-            let n = tokio::time::timeout(Duration::from_secs(8), s.read(&mut buf))
-                .await
-                .expect("the event arrives")
-                .expect("read");
-            assert!(n > 0, "the stream was closed: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
+        read_until(s, seen, "event: published").await;
         assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    }
+}
+
+/// Read from a raw stream into `seen` until it holds `wanted` (8 s at most for each read).
+async fn read_until(s: &mut TcpStream, seen: &mut String, wanted: &str) {
+    let mut buf = [0u8; 4096];
+    while !seen.contains(wanted) {
+        let n = tokio::time::timeout(Duration::from_secs(8), s.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("{wanted:?} never arrived: {seen}"))
+            .expect("read");
+        assert!(n > 0, "the stream was closed: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
 }
