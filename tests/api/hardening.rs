@@ -327,3 +327,78 @@ async fn read_until(s: &mut TcpStream, seen: &mut String, wanted: &str) {
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
 }
+
+/// A connection that opens with `GET /v1/events` is answered outside hyper (to free hyper's
+/// per-connection buffers): the same layers answer it, the stream is chunked and closes the
+/// connection, a client that hangs up gives its stream back at once, and refusals are framed
+/// by length. Openings it does not take whole (a body header, HTTP/1.0, a first packet cut
+/// short) are still served, by hyper.
+#[tokio::test]
+async fn event_streams_on_their_own_connections() {
+    let app = TestApp::new().await;
+    // With the layers `serve` adds (request ids and logs), as a real server has them.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let limits = ServerLimits::default();
+    let site = wafuel::app::public_site(app.state.clone(), &limits);
+    let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
+    tokio::spawn(async move { serve_connections(listener, site, &limits, std::future::pending()).await });
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: sse-1\r\n\r\n")
+        .await
+        .expect("write");
+    let mut seen = String::new();
+    read_until(&mut s, &mut seen, "retry: 3000").await;
+    let head = seen.split("\r\n\r\n").next().expect("a head").to_ascii_lowercase();
+    for line in [
+        "http/1.1 200 ok",
+        "content-type: text/event-stream",
+        "transfer-encoding: chunked",
+        "connection: close",
+        "x-request-id: sse-1",
+        "access-control-allow-origin: *",
+        "cache-control: no-store",
+        "date: ",
+    ] {
+        assert!(head.contains(line), "{line:?} missing from {head}");
+    }
+    let body = seen.split_once("\r\n\r\n").expect("a body").1;
+    let (size, chunk) = body.split_once("\r\n").expect("a chunk");
+    let size = usize::from_str_radix(size, 16).expect("a chunk size");
+    assert!(chunk.len() >= size && chunk[..size].starts_with("retry: 3000"), "{body:?}");
+    assert_eq!(app.state.events.streams(), 1);
+    drop(s);
+    let gone = Instant::now();
+    while app.state.events.streams() > 0 {
+        assert!(gone.elapsed() < Duration::from_secs(5), "the closed stream was never given back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // A refusal: its length, then the connection closes.
+    let refused = raw(addr, b"GET /v1/events?product=zz HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert_eq!(status_of(&refused), 400, "{refused}");
+    let (head, body) = refused.split_once("\r\n\r\n").expect("head and body");
+    let length = head.lines().find_map(|l| l.strip_prefix("content-length: ")).expect("a length");
+    assert_eq!(length.parse::<usize>().expect("a number"), body.len(), "{refused}");
+    assert!(body.contains("invalid_query"), "{body}");
+
+    // Not taken here, still served.
+    for opening in [
+        &b"GET /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"[..],
+        b"GET /v1/events HTTP/1.0\r\nHost: x\r\n\r\n",
+    ] {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(opening).await.expect("write");
+        let mut seen = String::new();
+        read_until(&mut s, &mut seen, "retry: 3000").await;
+        assert!(seen.starts_with("HTTP/1."), "{seen}");
+        assert!(status_of(&seen) == 200 && !seen.contains("connection: close"), "{seen}");
+    }
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(b"GET /v1/ev").await.expect("write");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.write_all(b"ents HTTP/1.1\r\nHost: x\r\n\r\n").await.expect("write");
+    let mut seen = String::new();
+    read_until(&mut s, &mut seen, "retry: 3000").await;
+    assert_eq!(status_of(&seen), 200, "{seen}");
+}

@@ -1,5 +1,7 @@
 //! Listening, middleware common to every listener, graceful shutdown, and the admin port.
 
+mod event_connection;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -44,7 +46,12 @@ impl From<Router> for Site {
 #[derive(Clone)]
 struct SiteService(Site);
 
-impl hyper::service::Service<axum::http::Request<hyper::body::Incoming>> for SiteService {
+/// Over any request body: hyper's, and the empty one of a request read by `event_connection`.
+impl<B> hyper::service::Service<axum::http::Request<B>> for SiteService
+where
+    B: axum::body::HttpBody<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     type Response = axum::response::Response;
     type Error = std::convert::Infallible;
     type Future = futures::future::Either<
@@ -52,7 +59,7 @@ impl hyper::service::Service<axum::http::Request<hyper::body::Incoming>> for Sit
         axum::routing::future::RouteFuture<std::convert::Infallible>,
     >;
 
-    fn call(&self, request: axum::http::Request<hyper::body::Incoming>) -> Self::Future {
+    fn call(&self, request: axum::http::Request<B>) -> Self::Future {
         use tower::Service as _;
         let started = std::time::Instant::now();
         let request = match &self.0.shortcut {
@@ -264,6 +271,8 @@ pub async fn serve_connections(
     let app = SiteService(app.into());
 
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Connections not (or not yet) served by hyper: told when draining starts, and waited for.
+    let (draining_tx, _) = tokio::sync::watch::channel(false);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .header_read_timeout(limits.header_read_timeout)
@@ -285,9 +294,30 @@ pub async fn serve_connections(
                 let _ = stream.set_nodelay(true);
                 let mut builder = builder.clone();
                 builder.timer(HeaderTimer::default());
-                let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), app.clone()));
+                let watcher = graceful.watcher();
+                let mut draining = draining_tx.subscribe();
+                let app = app.clone();
+                let (header_read, max_head) = (limits.header_read_timeout, limits.max_header_bytes);
                 tokio::spawn(async move {
-                    if let Err(e) = connection.await {
+                    use hyper::service::Service as _;
+                    let opening = tokio::select! {
+                        opening = event_connection::open(stream, crate::http::paths::EVENTS, header_read, max_head) => opening,
+                        // Nothing asked yet: close, as hyper closes an idle connection.
+                        _ = draining.changed() => return,
+                    };
+                    let io = match opening {
+                        event_connection::Opening::Hyper(io) => io,
+                        event_connection::Opening::Closed => return,
+                        event_connection::Opening::Here(stream, request) => {
+                            // `draining` is held until the answer ends: the drain waits for it
+                            // (the stream itself ends when the server's `on_signal` closes it).
+                            let Ok(response) = app.call(*request).await;
+                            event_connection::answer(stream, response).await;
+                            return;
+                        }
+                    };
+                    drop(draining);
+                    if let Err(e) = watcher.watch(builder.serve_connection(TokioIo::new(io), app)).await {
                         tracing::debug!(error = %e, "connection ended with an error");
                     }
                 });
@@ -296,8 +326,12 @@ pub async fn serve_connections(
         }
     }
     drop(listener);
+    let _ = draining_tx.send(true);
+    let drained = async {
+        tokio::join!(graceful.shutdown(), draining_tx.closed());
+    };
     tokio::select! {
-        () = graceful.shutdown() => {}
+        () = drained => {}
         () = tokio::time::sleep(Duration::from_secs(30)) => tracing::warn!("connections still open after 30 s; closing"),
     }
 }
