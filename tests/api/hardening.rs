@@ -14,9 +14,13 @@ use crate::support::*;
 /// Serve a test app's public port as `serve` builds it (limits, front-cache hits first) on a
 /// random local port.
 async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
+    let site = wafuel::app::public_site(app.state.clone(), &limits);
+    serve_site(site, limits).await
+}
+
+async fn serve_site(site: wafuel::server::Site, limits: ServerLimits) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let site = wafuel::app::public_site(app.state.clone(), &limits);
     tokio::spawn(async move { serve_connections(listener, site, &limits, std::future::pending()).await });
     addr
 }
@@ -337,12 +341,10 @@ async fn read_until(s: &mut TcpStream, seen: &mut String, wanted: &str) {
 async fn event_streams_on_their_own_connections() {
     let app = TestApp::new().await;
     // With the layers `serve` adds (request ids and logs), as a real server has them.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
     let limits = ServerLimits::default();
     let site = wafuel::app::public_site(app.state.clone(), &limits);
     let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
-    tokio::spawn(async move { serve_connections(listener, site, &limits, std::future::pending()).await });
+    let addr = serve_site(site, limits).await;
     let mut s = TcpStream::connect(addr).await.expect("connect");
     s.write_all(b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: sse-1\r\n\r\n")
         .await
