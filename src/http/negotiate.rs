@@ -35,6 +35,13 @@ fn split_unquoted(text: &str, sep: char) -> Vec<&str> {
     parts
 }
 
+/// The media ranges of an `Accept` header, or `None` when it is absent or empty (anything
+/// goes).
+fn ranges(accept: Option<&str>) -> Option<Vec<MediaRange>> {
+    let accept = accept.map(str::trim).filter(|a| !a.is_empty())?;
+    Some(split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect())
+}
+
 fn parse_range(text: &str) -> Option<MediaRange> {
     let mut pieces = split_unquoted(text, ';').into_iter();
     let essence = pieces.next()?.trim().to_ascii_lowercase();
@@ -57,38 +64,37 @@ fn parse_range(text: &str) -> Option<MediaRange> {
 
 /// Whether an `Accept` header permits the JSON:API media type as we serve it.
 pub fn accepts_json_api(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else { return true };
-    if accept.trim().is_empty() {
-        return true;
-    }
-    let ranges: Vec<MediaRange> = split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect();
-    let json_api: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == JSON_API).collect();
-    if !json_api.is_empty() {
-        // Listed explicitly: only a clean JSON:API range (profile at most) counts.
-        return json_api.iter().any(|r| r.q > 0.0 && r.params.iter().all(|p| p == "profile"));
-    }
-    // Otherwise the most specific wildcard present decides.
-    for wildcard in ["application/*", "*/*"] {
-        let matching: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == wildcard).collect();
-        if !matching.is_empty() {
-            return matching.iter().any(|r| r.q > 0.0);
-        }
-    }
-    false
+    let Some(ranges) = ranges(accept) else { return true };
+    // Listed explicitly: only a clean JSON:API range (profile at most) counts.
+    quality(&ranges, JSON_API, clean_json_api) > 0.0
+}
+
+fn clean_json_api(range: &MediaRange) -> bool {
+    range.params.iter().all(|p| p == "profile")
 }
 
 /// Whether an `Accept` header permits `text/event-stream` (`/v1/events`): absent or empty,
 /// the exact type, else `text/*`, else `*/*`, with q above 0.
 pub fn accepts_event_stream(accept: Option<&str>) -> bool {
-    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else { return true };
-    let ranges: Vec<MediaRange> = split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect();
-    for essence in ["text/event-stream", "text/*", "*/*"] {
-        let matching: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == essence).collect();
-        if !matching.is_empty() {
-            return matching.iter().any(|r| r.q > 0.0);
-        }
+    let Some(ranges) = ranges(accept) else { return true };
+    quality(&ranges, "text/event-stream", |_| true) > 0.0
+}
+
+/// The q `ranges` give `essence`: its exact ranges decide (those `clean` allows), else
+/// `type/*`, else `*/*`; the highest q among the deciding ranges, 0 when none matches.
+fn quality(ranges: &[MediaRange], essence: &str, clean: impl Fn(&MediaRange) -> bool) -> f32 {
+    let best = |matches: &dyn Fn(&MediaRange) -> bool| {
+        let mut found = ranges.iter().filter(|r| matches(r)).peekable();
+        found.peek().is_some().then(|| found.map(|r| r.q).fold(0.0, f32::max))
+    };
+    if ranges.iter().any(|r| r.essence == essence) {
+        return best(&|r| r.essence == essence && clean(r)).unwrap_or(0.0);
     }
-    false
+    // `type/*` compared without building it: this runs on every `/v1` request.
+    let kind = essence.split('/').next().unwrap_or("");
+    best(&|r| r.essence.strip_suffix("/*") == Some(kind))
+        .or_else(|| best(&|r| r.essence == "*/*"))
+        .unwrap_or(0.0)
 }
 
 /// The representations of the station API's routes.
@@ -123,27 +129,10 @@ impl Media {
 /// JSON:API only a clean one, `profile` at most), else `type/*`, else `*/*`; the highest
 /// q above 0 wins, ties going to the earlier offer.
 pub fn negotiate_media(accept: Option<&str>, offered: &[Media]) -> Option<Media> {
-    let accept = accept.map(str::trim).filter(|a| !a.is_empty());
-    let Some(accept) = accept else { return offered.first().copied() };
-    let ranges: Vec<MediaRange> = split_unquoted(accept, ',').into_iter().filter_map(parse_range).collect();
+    let Some(ranges) = ranges(accept) else { return offered.first().copied() };
     let mut best: Option<(Media, f32)> = None;
     for &media in offered {
-        let essence = media.essence();
-        let exact: Vec<&MediaRange> = ranges.iter().filter(|r| r.essence == essence).collect();
-        let q = if !exact.is_empty() {
-            exact
-                .iter()
-                .filter(|r| media != Media::JsonApi || r.params.iter().all(|p| p == "profile"))
-                .map(|r| r.q)
-                .fold(0.0, f32::max)
-        } else {
-            let major = format!("{}/*", essence.split('/').next().unwrap_or(""));
-            let q_of = |w: &str| {
-                let m: Vec<f32> = ranges.iter().filter(|r| r.essence == w).map(|r| r.q).collect();
-                (!m.is_empty()).then(|| m.into_iter().fold(0.0, f32::max))
-            };
-            q_of(&major).or_else(|| q_of("*/*")).unwrap_or(0.0)
-        };
+        let q = quality(&ranges, media.essence(), |r| media != Media::JsonApi || clean_json_api(r));
         if q > 0.0 && best.is_none_or(|(_, bq)| q > bq) {
             best = Some((media, q));
         }

@@ -49,9 +49,9 @@ pub async fn open(stream: TcpStream, path: &str, header_read: Duration, max_head
     let deadline = Instant::now() + header_read;
     // A peek consumes nothing: a connection whose first bytes say another request (nearly
     // all of them) goes to hyper untouched.
-    let wanted = b"GET ".len() + path.len() + 1;
-    let mut first = vec![0u8; wanted];
-    let seen = match timeout_at(deadline, stream.peek(&mut first)).await {
+    let mut first = [0u8; 32];
+    let wanted = (b"GET ".len() + path.len() + 1).min(first.len());
+    let seen = match timeout_at(deadline, stream.peek(&mut first[..wanted])).await {
         Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return Opening::Closed,
         Ok(Ok(n)) => &first[..n],
     };

@@ -30,8 +30,8 @@ pub const NEWEST_OLD: &str = "SELECT MAX(id) FROM events WHERE created_at < $1";
 pub const DELETE_OLD: &str = "DELETE FROM events WHERE created_at < $1";
 pub const SET_PRUNED: &str = "INSERT INTO change_counters (name, value) VALUES ($1, $2) \
      ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE change_counters.value < excluded.value";
-/// PostgreSQL only: wake the other replicas once the publish commits.
-pub const POSTGRES_NOTIFY: &str = "SELECT pg_notify('wafuel_events', '')";
+/// PostgreSQL only: wake the other replicas once the publish commits (bound to [`CHANNEL`]).
+pub const POSTGRES_NOTIFY: &str = "SELECT pg_notify($1, '')";
 
 /// What kind of news an event is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

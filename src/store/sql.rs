@@ -191,7 +191,7 @@ macro_rules! impl_store {
                             .await?;
                         let notify: Option<&str> = $notify;
                         if let Some(notify) = notify {
-                            sqlx::query(notify).execute(&mut *tx).await?;
+                            sqlx::query(notify).bind(e::CHANNEL).execute(&mut *tx).await?;
                         }
                     }
                 }
