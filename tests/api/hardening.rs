@@ -301,13 +301,8 @@ async fn event_streams_outlive_the_request_limits() {
     // rightly sheds the next; once its head is sent it no longer counts.
     let mut streams = Vec::new();
     for _ in 0..3 {
-        let mut s = TcpStream::connect(addr).await.expect("connect");
-        s.write_all(b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
-            .await
-            .expect("write");
-        let mut seen = String::new();
-        read_until(&mut s, &mut seen, "\r\n\r\n").await;
-        streams.push((s, seen));
+        let request = b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n";
+        streams.push(send_until(addr, request, "\r\n\r\n").await);
     }
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     // Past every limit: a normal request is still served, then a publish reaches every stream.
@@ -317,6 +312,15 @@ async fn event_streams_outlive_the_request_limits() {
         read_until(s, seen, "event: published").await;
         assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
     }
+}
+
+/// Connect, send `request`, and read until the answer holds `wanted`.
+async fn send_until(addr: SocketAddr, request: &[u8], wanted: &str) -> (TcpStream, String) {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(request).await.expect("write");
+    let mut seen = String::new();
+    read_until(&mut s, &mut seen, wanted).await;
+    (s, seen)
 }
 
 /// Read from a raw stream into `seen` until it holds `wanted` (8 s at most for each read).
@@ -345,12 +349,8 @@ async fn event_streams_on_their_own_connections() {
     let site = wafuel::app::public_site(app.state.clone(), &limits);
     let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
     let addr = serve_site(site, limits).await;
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    s.write_all(b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: sse-1\r\n\r\n")
-        .await
-        .expect("write");
-    let mut seen = String::new();
-    read_until(&mut s, &mut seen, "retry: 3000").await;
+    let request = b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: sse-1\r\n\r\n";
+    let (s, seen) = send_until(addr, request, "retry: 3000").await;
     let head = seen.split("\r\n\r\n").next().expect("a head").to_ascii_lowercase();
     for line in [
         "http/1.1 200 ok",
@@ -389,10 +389,7 @@ async fn event_streams_on_their_own_connections() {
         &b"GET /v1/events HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"[..],
         b"GET /v1/events HTTP/1.0\r\nHost: x\r\n\r\n",
     ] {
-        let mut s = TcpStream::connect(addr).await.expect("connect");
-        s.write_all(opening).await.expect("write");
-        let mut seen = String::new();
-        read_until(&mut s, &mut seen, "retry: 3000").await;
+        let (_, seen) = send_until(addr, opening, "retry: 3000").await;
         assert!(seen.starts_with("HTTP/1."), "{seen}");
         assert!(status_of(&seen) == 200 && !seen.contains("connection: close"), "{seen}");
     }
