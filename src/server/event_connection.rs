@@ -132,11 +132,15 @@ fn parse(buf: &[u8], path: &str) -> Parsed {
 
 /// Write `response` to the client as HTTP/1.1 and close the connection when it ends, when the
 /// client closes its side, or when a write stalls for [`WRITE_STALL`].
-pub async fn answer(mut stream: TcpStream, response: Response<Body>) {
+pub async fn answer(stream: TcpStream, response: Response<Body>) {
+    answer_within(stream, response, WRITE_STALL).await;
+}
+
+async fn answer_within(mut stream: TcpStream, response: Response<Body>, stall: Duration) {
     let (parts, mut body) = response.into_parts();
     let length = axum::body::HttpBody::size_hint(&body).exact();
     let head = response_head(&parts, length);
-    if !write(&mut stream, &head).await {
+    if !write(&mut stream, &head, stall).await {
         return;
     }
     drop(head);
@@ -156,19 +160,19 @@ pub async fn answer(mut stream: TcpStream, response: Response<Body>) {
             },
         };
         let written = if length.is_some() {
-            write(&mut stream, &data).await
+            write(&mut stream, &data, stall).await
         } else {
             let mut chunk = Vec::with_capacity(data.len() + 12);
             let _ = write!(chunk, "{:x}\r\n", data.len());
             chunk.extend_from_slice(&data);
             chunk.extend_from_slice(b"\r\n");
-            write(&mut stream, &chunk).await
+            write(&mut stream, &chunk, stall).await
         };
         if !written {
             return;
         }
     }
-    if length.is_none() && !write(&mut stream, b"0\r\n\r\n").await {
+    if length.is_none() && !write(&mut stream, b"0\r\n\r\n", stall).await {
         return;
     }
     let _ = stream.shutdown().await;
@@ -201,8 +205,8 @@ fn response_head(parts: &axum::http::response::Parts, length: Option<u64>) -> Ve
     head
 }
 
-async fn write(stream: &mut TcpStream, bytes: &[u8]) -> bool {
-    matches!(timeout(WRITE_STALL, stream.write_all(bytes)).await, Ok(Ok(())))
+async fn write(stream: &mut TcpStream, bytes: &[u8], stall: Duration) -> bool {
+    matches!(timeout(stall, stream.write_all(bytes)).await, Ok(Ok(())))
 }
 
 /// Resolves when the client closes its side (or the socket fails). Anything it sends after
@@ -326,6 +330,49 @@ mod tests {
         ] {
             assert!(matches!(parse(head, PATH), Parsed::NotTaken), "{}", String::from_utf8_lossy(head));
         }
+    }
+
+    /// A connected pair over loopback: (the server's side, the client's side).
+    async fn pair() -> (TcpStream, TcpStream) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let client = TcpStream::connect(listener.local_addr().expect("addr")).await.expect("connect");
+        (listener.accept().await.expect("accept").0, client)
+    }
+
+    /// An answer that never ends, sending `frame` as fast as it is taken.
+    fn endless(frame: Bytes) -> Response<Body> {
+        use futures::StreamExt as _;
+        let frames = futures::stream::repeat(frame).map(Ok::<_, std::convert::Infallible>);
+        Response::new(Body::from_stream(frames))
+    }
+
+    #[tokio::test]
+    async fn a_client_that_hangs_up_ends_the_answer() {
+        let (server, client) = pair().await;
+        let quiet = Response::new(Body::from_stream(futures::stream::pending::<
+            Result<Bytes, std::convert::Infallible>,
+        >()));
+        let answering = tokio::spawn(answer_within(server, quiet, Duration::from_secs(60)));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!answering.is_finished(), "a quiet stream stays open");
+        drop(client);
+        tokio::time::timeout(Duration::from_secs(5), answering)
+            .await
+            .expect("ended at the hang-up")
+            .expect("task");
+    }
+
+    #[tokio::test]
+    async fn a_client_that_does_not_read_is_dropped_when_a_write_stalls() {
+        let (server, client) = pair().await;
+        let answering = tokio::spawn(answer_within(
+            server,
+            endless(Bytes::from(vec![b'x'; 64 * 1024])),
+            Duration::from_millis(300),
+        ));
+        // The socket buffers fill, the next write waits past the stall, and the answer ends.
+        tokio::time::timeout(Duration::from_secs(10), answering).await.expect("dropped").expect("task");
+        drop(client);
     }
 
     #[test]
