@@ -14,6 +14,9 @@ const RADII = [5, 10, 25, 50, 100];
 const PAGE_SIZE = 25;
 // How long the banner waits before asking the server again when it cannot be reached.
 const RETRY_SECONDS = 5;
+// No request waits longer than this: a server that accepts and never answers (or a browser
+// that queues the request behind its connection limit) reaches the banner like a refusal.
+const DEADLINE_SECONDS = 15;
 // While tomorrow is not yet published, ask again this often (the page never guesses from
 // its own clock; the API's meta says when the day is there).
 const RECHECK_MS = 5 * 60 * 1000;
@@ -74,6 +77,7 @@ const state = {
   marketGeneration: 0,
   stationGeneration: 0,
   opener: null,
+  listNote: null, // what the list is doing now: "Finding your location…"
   roving: null, // key of the map item holding the map's one tab stop
 };
 
@@ -172,14 +176,26 @@ class ApiError extends Error {
 }
 
 /// GET a JSON:API document; the server's `Date` rides along as `served` (milliseconds), so
-/// the age of a price is measured on the server's clock, not the browser's.
+/// the age of a price is measured on the server's clock, not the browser's. Every request,
+/// body included, ends within DEADLINE_SECONDS: one that misses it is a connection failure
+/// (status 0) and goes to the banner with its retry.
 async function api(path) {
-  let response;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), DEADLINE_SECONDS * 1000);
   try {
-    response = await fetch(path, { headers: { Accept: JSONAPI } });
-  } catch {
+    return await answer(await fetch(path, { headers: { Accept: JSONAPI }, signal: deadline.signal }));
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    if (deadline.signal.aborted) {
+      throw new ApiError(0, `The price service did not answer within ${DEADLINE_SECONDS} s.`);
+    }
     throw new ApiError(0, "The price service cannot be reached.");
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+async function answer(response) {
   if (response.ok) {
     const doc = await response.json();
     doc.served = Date.parse(response.headers.get("date") || "") || null;
@@ -194,61 +210,127 @@ async function api(path) {
 
 // ---- the one connection banner -------------------------------------------------------------
 // Every request that fails for want of the server lands here: its task is kept, the banner
-// says so once (never one message per request), and the tasks run again on their own until
-// they succeed. What was drawn before stays drawn.
+// says so once (never one message per request) and counts down to the next attempt, and the
+// tasks run again on their own until they succeed. What was drawn before stays drawn.
 
 const failing = new Map(); // task name → function that runs it again
-let retryTimer = null;
+const retry = { what: "", at: 0, timer: null };
 
 function trouble(name, error, again) {
   failing.set(name, again);
   const seconds = clamp(error.retryAfter || RETRY_SECONDS, 1, 60);
-  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
-  const what = error.status === 0 ? "The price service cannot be reached." : error.message;
-  $("banner-text").textContent = `${what}${kept} Retrying in ${seconds} s…`;
+  retry.what = error.message;
+  retry.at = Date.now() + seconds * 1000;
   $("banner").hidden = false;
-  clearTimeout(retryTimer);
-  retryTimer = setTimeout(retryAll, seconds * 1000);
+  countdown();
+}
+
+/// Rewrites the banner once a second ("Retrying in 4 s…"), then runs the failed tasks.
+function countdown() {
+  clearTimeout(retry.timer);
+  const left = retry.at - Date.now();
+  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
+  if (left <= 0) {
+    retryAll();
+    return;
+  }
+  const seconds = Math.ceil(left / 1000);
+  $("banner-text").textContent = `${retry.what}${kept} Retrying in ${seconds} s…`;
+  // Wake at the next whole second left, so the number shown is never a second off.
+  retry.timer = setTimeout(countdown, left - (seconds - 1) * 1000);
 }
 
 function recovered(name) {
   failing.delete(name);
   if (failing.size === 0) {
-    clearTimeout(retryTimer);
+    clearTimeout(retry.timer);
     $("banner").hidden = true;
   }
 }
 
 function retryAll() {
-  clearTimeout(retryTimer);
+  clearTimeout(retry.timer);
+  if (failing.size === 0) return;
+  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
+  $("banner-text").textContent = `${retry.what}${kept} Retrying now…`;
   for (const again of [...failing.values()]) again();
 }
 
 // ---- pushed news: the API's event stream (/v1/events) ------------------------------------
-// One stream for the page, every fuel; a lost stream is one more task behind the banner (the
-// browser reconnects by itself, resuming with the last event id it saw).
+// One stream, every fuel, held only while someone looks at the page. Browsers give a host six
+// HTTP/1.1 connections and a stream keeps one, so pages left in the back/forward cache or
+// sitting in other tabs with their streams open starve the page being looked at: its
+// requests queue forever. The stream is closed when the page is hidden, left (pagehide, which
+// also covers browsers that do not report a navigation as hidden) or frozen, and opened
+// again when the page is shown, resuming after the last event id it saw so nothing published
+// meanwhile is missed; a page that never saw an id reloads what it shows instead. The close
+// is immediate: a hidden tab's timers may be held back for many seconds, and reopening costs
+// one request. A lost stream is one more task behind the banner (the browser reconnects by
+// itself, sending the last event id).
 
-let events = null;
+const stream = {
+  source: null,
+  wanted: false, // the page has prices to keep fresh
+  lastId: null, // the newest event id seen, for resuming
+  missed: false, // closed by the page without an id to resume from
+};
 
 function listen() {
-  if (events || !window.EventSource) return;
-  const source = new EventSource("/v1/events");
-  events = source;
+  stream.wanted = true;
+  openStream();
+}
+
+function openStream() {
+  if (stream.source || !stream.wanted || !window.EventSource || document.visibilityState === "hidden") return;
+  const source = new EventSource(stream.lastId ? `/v1/events?since=${encodeURIComponent(stream.lastId)}` : "/v1/events");
+  stream.source = source;
+  if (stream.missed) {
+    stream.missed = false;
+    loadStations();
+  }
   source.addEventListener("open", () => recovered("events"));
   source.addEventListener("error", () => {
-    if (source.readyState === EventSource.OPEN) return;
+    if (source.readyState === EventSource.OPEN || stream.source !== source) return;
     trouble("events", new ApiError(0, "The price service cannot be reached."), () => {
       // Refused outright (the browser gave up): open a new one.
-      if (source.readyState === EventSource.CLOSED && events === source) {
-        events = null;
-        listen();
+      if (source.readyState === EventSource.CLOSED && stream.source === source) {
+        stream.source = null;
+        openStream();
       }
+      if (!stream.source) recovered("events");
     });
   });
+  const seen = (e) => {
+    if (e.lastEventId) stream.lastId = e.lastEventId;
+  };
   for (const kind of ["published", "updated"]) {
-    source.addEventListener(kind, (e) => news(JSON.parse(e.data)));
+    source.addEventListener(kind, (e) => {
+      seen(e);
+      news(JSON.parse(e.data));
+    });
   }
-  source.addEventListener("reset", () => loadStations());
+  source.addEventListener("reset", (e) => {
+    seen(e);
+    loadStations();
+  });
+}
+
+/// Give the connection back; `openStream` resumes where this one stopped.
+function closeStream() {
+  if (!stream.source) return;
+  stream.source.close();
+  stream.source = null;
+  if (!stream.lastId) stream.missed = true;
+  // A stream closed on purpose is not a failure to show.
+  recovered("events");
+}
+
+function wireStream() {
+  window.addEventListener("pagehide", closeStream);
+  window.addEventListener("pageshow", openStream);
+  document.addEventListener("freeze", closeStream);
+  document.addEventListener("resume", openStream);
+  document.addEventListener("visibilitychange", () => (document.visibilityState === "hidden" ? closeStream() : openStream()));
 }
 
 /// A catalogue was published or changed: the day shown is reloaded; tomorrow, once out, is
@@ -257,15 +339,22 @@ function news(data) {
   const shown = state.shown;
   if (!shown || String(data.product) !== shown.fuel) return;
   const meta = shown.doc.meta;
-  const tomorrow = shown.waiting ? shown.waiting.sourceDate : meta.next && meta.next.sourceDate;
   if (data.date === meta.sourceDate && !shown.waiting) {
     loadStations();
-  } else if (data.date === tomorrow) {
-    $("news-text").textContent = `${fmtDate(data.date)}'s ${fuelName(shown.fuel)} prices are out.`;
-    $("news-show").hidden = state.day === "tomorrow";
-    $("news").hidden = false;
+  } else if (data.date === tomorrowOf(shown)) {
+    announce(data.date, shown.fuel);
     if (state.day === "tomorrow") loadStations();
   }
+}
+
+/// The date of the day after the one shown, as the API named it.
+const tomorrowOf = (shown) => (shown.waiting ? shown.waiting.sourceDate : shown.doc.meta.next && shown.doc.meta.next.sourceDate);
+const published = (shown) => !shown.waiting && !!shown.doc.meta.next && shown.doc.meta.next.publicationStatus === "available";
+
+function announce(date, fuel) {
+  $("news-text").textContent = `${fmtDate(date)}'s ${fuelName(fuel)} prices are out.`;
+  $("news-show").hidden = state.day === "tomorrow";
+  $("news").hidden = false;
 }
 
 function showTomorrow() {
@@ -354,7 +443,14 @@ async function loadStations() {
     if (generation !== state.generation) return;
     recovered("stations");
     learnPlaces(doc);
+    const before = state.shown;
     showStations(fuel, waiting ? "today" : day, doc, waiting);
+    // Tomorrow came out while the page held no stream (hidden, or in the back/forward cache):
+    // the same news the stream would have brought.
+    const now = state.shown;
+    if (before && before.fuel === now.fuel && before.day === "today" && now.day === "today" && !published(before) && published(now)) {
+      announce(tomorrowOf(now), now.fuel);
+    }
     listen();
     loadList();
     if (state.station) openStation(state.station, { focus: false });
@@ -395,12 +491,15 @@ function describe(loading) {
   }
   const meta = shown.doc.meta;
   const parts = [];
-  if (shown.waiting && state.day === "tomorrow") {
-    parts.push(`${fmtDate(shown.waiting.sourceDate)}'s prices are not published yet: FuelWatch publishes tomorrow's prices at about ${PUBLISHED_AT} (Perth time). Showing today's.`);
+  const waiting = shown.waiting && state.day === "tomorrow";
+  if (waiting) {
+    // When tomorrow comes and what is on screen instead; no count, which would read as
+    // tomorrow's.
+    parts.push(`${fmtDate(shown.waiting.sourceDate)}'s prices are not published yet: FuelWatch publishes tomorrow's prices at about ${PUBLISHED_AT} (Perth time). Showing today's ${fuelName(shown.fuel)} prices, ${fmtDate(meta.sourceDate)}.`);
   }
   if (shown.fuel !== state.fuel) parts.push(`Showing ${fuelName(shown.fuel)}: ${fuelName(state.fuel)} is not loaded yet.`);
-  if (shown.stations.length === 0) parts.push(`No station lists ${fuelName(shown.fuel)} for ${fmtDate(meta.sourceDate)}.`);
-  else {
+  if (!waiting && shown.stations.length === 0) parts.push(`No station lists ${fuelName(shown.fuel)} for ${fmtDate(meta.sourceDate)}.`);
+  else if (!waiting) {
     const next = meta.next && meta.next.publicationStatus === "available" && shown.day === "today" ? " Arrows show tomorrow's change." : "";
     parts.push(`${shown.stations.length} stations with ${fuelName(shown.fuel)} on ${fmtDate(meta.sourceDate)}.${next}`);
   }
@@ -849,21 +948,23 @@ function moveFocus(node, [dx, dy]) {
 
 function locate() {
   if (!navigator.geolocation) {
-    $("list-status").textContent = "This browser cannot share a location; type a suburb instead.";
+    listNote("This browser cannot share a location; type a suburb instead.");
     return;
   }
-  $("list-status").textContent = "Finding your location…";
+  listNote("Finding your location…");
   navigator.geolocation.getCurrentPosition(
     (position) => {
       const { latitude, longitude } = position.coords;
       if (!insideWa(latitude, longitude)) {
-        $("list-status").textContent = "You seem to be outside Western Australia; type a WA suburb instead.";
+        listNote("You seem to be outside Western Australia; type a WA suburb instead.");
         return;
       }
       setNear(latitude, longitude, "your location");
     },
-    () => {
-      $("list-status").textContent = "No location allowed; type a suburb instead.";
+    (error) => {
+      listNote(error.code === error.PERMISSION_DENIED
+        ? "No location allowed; type a suburb instead."
+        : "Your location could not be found; type a suburb instead.");
       $("suburb").focus();
     },
     { timeout: 10000, maximumAge: 600000 },
@@ -908,7 +1009,7 @@ async function loadList() {
   }
   const generation = ++state.listGeneration;
   const near = state.near;
-  $("list-status").textContent = `Finding ${fuelName(state.fuel)} near ${near.label}…`;
+  listNote(`Finding ${fuelName(state.fuel)} near ${near.label}…`);
   try {
     let doc = null;
     let radius = state.radius;
@@ -921,38 +1022,55 @@ async function loadList() {
     learnPlaces(doc);
     state.list = { rows: doc.data, near, radius, widened: radius !== state.radius, fuel: state.fuel, sourceDate: doc.meta.sourceDate };
     state.count = PAGE_SIZE;
+    state.listNote = null;
     renderList();
   } catch (error) {
     if (generation !== state.listGeneration) return;
     if (!(error instanceof ApiError)) throw error;
+    // The note stays "Finding …": the banner alone speaks of the failure, and retries.
     trouble("list", error, loadList);
-    renderList();
   }
 }
 
+/// What the list is doing now ("Finding your location…"), said before what it shows.
+function listNote(text) {
+  state.listNote = text;
+  renderList();
+}
+
+/// The list, its title and its status line, all saying what the rows on screen are: their
+/// fuel, their day and their place. Rows of another place than the one asked for are never
+/// shown under its name: until the new place's answer arrives the list is empty.
 function renderList() {
-  const list = state.list;
-  const status = $("list-status");
-  const ol = $("station-list");
-  if (!list) return;
-  const rows = list.rows.slice(0, state.count);
-  ol.replaceChildren(...rows.map((s, i) => el("li", { attrs: { "data-id": s.id } }, stationRow(s, list, i))));
+  const list = state.list && state.list.near === state.near ? state.list : null;
+  const rows = list ? list.rows.slice(0, state.count) : [];
+  $("station-list").replaceChildren(...rows.map((s, i) => el("li", { attrs: { "data-id": s.id } }, stationRow(s, list, i))));
   const more = $("more");
-  const left = list.rows.length - rows.length;
+  const left = list ? list.rows.length - rows.length : 0;
   more.hidden = left <= 0;
   more.textContent = `Show ${Math.min(PAGE_SIZE, left)} more of ${left}`;
+  const lead = { price: "Cheapest", distance: "Nearest", name: "Stations" }[state.sort];
+  $("list-title").textContent = state.near ? `${lead} near ${state.near.label}` : `${lead} in all of WA`;
+  $("list-status").textContent = [state.listNote, list ? listWords(list) : null].filter(Boolean).join(" ");
+}
+
+function listWords(list) {
   const order = { price: "cheapest first", distance: "nearest first", name: "by name" }[state.sort];
   const when = fmtDate(list.sourceDate);
-  const stale = list.fuel !== state.fuel ? ` (${fuelName(list.fuel)}: ${fuelName(state.fuel)} is not loaded yet)` : "";
-  if (!list.near) {
-    status.textContent = `${list.rows.length} stations in WA, ${order}, ${when}${stale}. Allow your location or type a suburb for the ones near you.`;
-  } else if (list.rows.length === 0) {
-    // Only a successful answer for a published day can say this.
-    status.textContent = `No station sells ${fuelName(list.fuel)} within ${list.radius} km of ${list.near.label} on ${when}.`;
-  } else {
-    const widened = list.widened ? ` (none within ${state.radius} km)` : "";
-    status.textContent = `${list.rows.length} stations within ${list.radius} km of ${list.near.label}${widened}, ${order}, ${when}${stale}.`;
+  const fuel = fuelName(list.fuel);
+  const where = list.near ? `within ${list.radius} km of ${list.near.label}` : "in all of WA";
+  const widened = list.widened ? ` (none within ${state.radius} km)` : "";
+  const shown = state.shown;
+  if (shown && shown.waiting && state.day === "tomorrow" && list.sourceDate === shown.doc.meta.sourceDate) {
+    // Before publication: when tomorrow comes, and whose prices these are; no count.
+    return `Today's ${fuel} prices ${where}${widened} (${when}), ${order}; tomorrow's come at about ${PUBLISHED_AT}.`;
   }
+  if (list.rows.length === 0) {
+    // Only a successful answer for a published day can say this.
+    return `No station sells ${fuel} ${where} on ${when}.`;
+  }
+  const invite = list.near || state.listNote ? "" : " Allow your location or type a suburb for the ones near you.";
+  return `${list.rows.length} ${fuel} prices ${where}${widened}, ${order}, ${when}.${invite}`;
 }
 
 function stationRow(s, list, index) {
@@ -1145,7 +1263,7 @@ async function loadHistory(id, fuel) {
   if (result instanceof Error) {
     if (result instanceof ApiError && result.connection) {
       trouble("history", result, () => loadHistory(id, fuel));
-      key.textContent = "Price history could not be loaded yet.";
+      key.textContent = "Loading price history…";
     } else {
       key.textContent = result.status === 404 ? `No ${fuelName(fuel)} price history for this station.` : result.message;
     }
@@ -1375,6 +1493,7 @@ function start() {
     if (e.key === "Escape" && $("card-panel").classList.contains("open") && narrow()) closeCard();
   });
   $("retry").addEventListener("click", retryAll);
+  wireStream();
   $("news-show").addEventListener("click", showTomorrow);
   window.addEventListener("online", retryAll);
   $("controls").addEventListener("submit", (e) => e.preventDefault());
@@ -1385,9 +1504,9 @@ function start() {
     if (!name) return;
     const place = suburbIndex.get(name.toUpperCase());
     if (!place) {
-      $("list-status").textContent = state.shown
+      listNote(state.shown
         ? `“${name}” is not a suburb with a fuel station that we know of. Pick one from the suggestions.`
-        : "Suburbs are known once prices have loaded.";
+        : "Suburbs are known once prices have loaded.");
       return;
     }
     setNear(place.lat, place.lng, place.name);

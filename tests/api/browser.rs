@@ -5,7 +5,10 @@
 //! with the focus; tomorrow before 14:30 says when it will be published; a lost server keeps
 //! what is drawn behind one banner and recovers on its own; the map zooms without drifting or
 //! trapping the wheel; the full list is reachable by keyboard; charts are readable on a phone
-//! and have their numbers as text; axe-core finds nothing. Screenshots go to `target/browser/`.
+//! and have their numbers as text; axe-core finds nothing; nine fresh visits in one tab and
+//! eight tabs at once all work (the page holds its event stream only while it is looked at);
+//! a server that stops answering reaches the banner within the page's 15 s deadline.
+//! Screenshots go to `target/browser/`.
 //!
 //! When Chromium, chromedriver, faketime or axe-core is missing this test fails and says how to
 //! install them: `scripts/test` and `.ci/run` install all four, so it never passes by not
@@ -89,7 +92,12 @@ async fn browser(driver: &Driver, width: u32, height: u32, phone: bool) -> Clien
 
 /// Run `script` (a function body returning a value) until it returns true, or fail naming `what`.
 async fn wait_until(client: &Client, script: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(45);
+    wait_within(client, script, what, Duration::from_secs(45)).await;
+}
+
+/// `wait_until` with its own limit.
+async fn wait_within(client: &Client, script: &str, what: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
     loop {
         let done = client.execute(script, vec![]).await.expect("script runs");
         if done == Value::Bool(true) {
@@ -749,6 +757,21 @@ async fn the_explorer_on_a_phone() {
     )
     .await;
     save_screenshot(&phone, "explore-phone-news.png").await;
+    // Left and restored from the back/forward cache: the stream reopens after the last event
+    // the page saw (`since`), so nothing published meanwhile is missed.
+    run(
+        &phone,
+        "window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }));
+         window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })); return true",
+    )
+    .await;
+    wait_until(
+        &phone,
+        "return !!stream.lastId && !!stream.source && stream.source.readyState === EventSource.OPEN
+           && stream.source.url.endsWith('/v1/events?since=' + stream.lastId)",
+        "the stream resumed after the last event seen",
+    )
+    .await;
     click(&phone, Locator::Id("news-show"), "Show tomorrow").await;
     let date = tomorrow["meta"]["sourceDate"].as_str().expect("a date").to_string();
     wait_until(
@@ -829,4 +852,204 @@ fn date_words(iso: &str) -> String {
 /// Now in Perth, as a civil time: the origin's clock for a `serve` process on the system clock.
 fn perth_now() -> jiff::civil::DateTime {
     jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("tz")).datetime()
+}
+
+/// The page as a person returns to it: nine fresh visits in one tab (each left by typing the
+/// address again, so the one before may sit in the back/forward cache), then eight tabs open
+/// at once; every visit draws its dots and opens a card. Browsers give a host six HTTP/1.1
+/// connections, so a page that kept its event stream after being left, or while nobody looks
+/// at it, would starve the seventh. Then the server stops answering without closing anything
+/// (SIGSTOP): the next request reaches the banner within the page's deadline, and the page
+/// recovers by itself when the server runs again.
+async fn the_explorer_visited_again_and_again(width: u32, height: u32, phone: bool, device: &str) {
+    let port = free_port();
+    let demo = demo_at(port, this_morning());
+    let base = format!("http://127.0.0.1:{port}");
+    let driver = start_driver();
+    let client = browser(&driver, width, height, phone).await;
+    allow_location(&client, &driver, false).await;
+
+    for visit in 1..=9 {
+        client.goto(&format!("{base}/explore?visit={visit}")).await.expect("page loads");
+        a_visit_works(&client, &format!("{device}: visit {visit} in one tab")).await;
+    }
+    let after_visits = settled_streams(&demo, port).await;
+    // The same page left and restored from the back/forward cache: `pagehide` gives the
+    // stream back, `pageshow` opens it again and, having no event id to resume from, reloads
+    // the prices shown.
+    let asked = "return performance.getEntriesByType('resource')
+        .filter(e => new URL(e.name).pathname === '/v1/stations').length";
+    let before = run(&client, asked).await;
+    run(
+        &client,
+        "window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true })); return true",
+    )
+    .await;
+    streams_become(&demo, port, 0, &format!("{device}: no stream after pagehide")).await;
+    run(
+        &client,
+        "window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true })); return true",
+    )
+    .await;
+    streams_become(&demo, port, 1, &format!("{device}: the stream again after pageshow")).await;
+    wait_until(&client, &format!("{asked} > {before}"), "the prices asked for again after pageshow").await;
+
+    let mut tabs = vec![client.window().await.expect("the first tab")];
+    for tab in 2..=8 {
+        let opened = client.new_window(true).await.expect("a new tab");
+        client.switch_to_window(opened.handle.clone()).await.expect("to the new tab");
+        client.goto(&format!("{base}/explore?tab={tab}")).await.expect("page loads");
+        a_visit_works(&client, &format!("{device}: tab {tab} of 8 open at once")).await;
+        tabs.push(opened.handle);
+    }
+    // Every tab still answers when looked at again.
+    for (i, tab) in tabs.iter().enumerate() {
+        client.switch_to_window(tab.clone()).await.expect("back to a tab");
+        let what = format!("{device}: tab {} again", i + 1);
+        run(&client, "document.getElementById('card-close').click(); return true").await;
+        a_card_opens(&client, &what).await;
+    }
+    let with_tabs = settled_streams(&demo, port).await;
+    eprintln!(
+        "explorer ({device}): after 9 visits in one tab {} stream(s) over {} connection(s); \
+         with 8 tabs open {} stream(s) over {} connection(s)",
+        after_visits.0, after_visits.1, with_tabs.0, with_tabs.1
+    );
+    // One page is looked at, so one stream is held; the others gave theirs back.
+    assert!(after_visits.0 <= 1, "{device}: streams held after nine visits: {}", after_visits.0);
+    assert!(with_tabs.0 <= 1, "{device}: streams held with eight tabs open: {}", with_tabs.0);
+
+    // The server stops answering mid-request: connections stay open, nothing comes back.
+    signal(&demo, "STOP");
+    let stopped = Instant::now();
+    client.find(Locator::Id("fuel")).await.expect("fuel").select_by_value("4").await.expect("Diesel");
+    wait_within(
+        &client,
+        "const b = document.getElementById('banner');
+         return !b.hidden && b.textContent.includes('did not answer within 15 s')",
+        "the banner after the deadline",
+        Duration::from_secs(40),
+    )
+    .await;
+    let took = stopped.elapsed();
+    eprintln!("explorer ({device}): a server that stopped answering shown after {took:?}");
+    assert!(took >= Duration::from_secs(14), "the banner came before the deadline: {took:?}");
+    assert!(run(&client, MAP_STATIONS).await.as_u64().is_some_and(|n| n > 0), "the drawn dots stay");
+    let errors = run(&client, VISIBLE_ERRORS).await;
+    assert_eq!(errors.as_array().map(Vec::len), Some(1), "exactly one error shows: {errors}");
+    // The countdown counts.
+    let first = run(&client, "return document.getElementById('banner-text').textContent").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let later = run(&client, "return document.getElementById('banner-text').textContent").await;
+    assert_ne!(first, later, "the retry countdown does not move");
+    signal(&demo, "CONT");
+    wait_until(
+        &client,
+        "return document.getElementById('banner').hidden
+           && document.getElementById('status').textContent.includes('with Diesel')",
+        "the page recovering after the server runs again",
+    )
+    .await;
+    client.close().await.expect("closed");
+    drop(demo);
+}
+
+/// A fresh page draws its dots and opens a station's card from its list.
+async fn a_visit_works(client: &Client, what: &str) {
+    wait_within(
+        client,
+        "return document.querySelectorAll('#dots circle').length > 0
+           && document.querySelectorAll('#station-list li button').length > 0",
+        &format!("the dots and the list ({what})"),
+        Duration::from_secs(20),
+    )
+    .await;
+    a_card_opens(client, what).await;
+}
+
+async fn a_card_opens(client: &Client, what: &str) {
+    let name = run(
+        client,
+        "const row = document.querySelector('#station-list li button'); row.click();
+         return row.querySelector('.name').lastChild.textContent",
+    )
+    .await;
+    wait_within(
+        client,
+        &format!(
+            "const h = document.querySelector('#card h3#station-name');
+             return !!h && h.textContent === {name}"
+        ),
+        &format!("the card of {name} ({what})"),
+        Duration::from_secs(20),
+    )
+    .await;
+}
+
+/// Event streams the server holds open (its own gauge) and TCP connections to its port.
+async fn streams_and_connections(demo: &Running, port: u16) -> (u64, usize) {
+    let metrics = http()
+        .get(format!("{}/metrics", demo.admin))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    let streams = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("wafuel_event_streams "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0) as u64;
+    let ss = Command::new("ss")
+        .args(["-tnH", "state", "established", &format!("( sport = :{port} )")])
+        .output()
+        .expect("ss runs");
+    let connections = String::from_utf8_lossy(&ss.stdout).lines().count();
+    (streams, connections)
+}
+
+/// Streams and connections once the server has seen the last closed stream go (a hang-up
+/// reaches it a moment after the page closes the stream).
+async fn settled_streams(demo: &Running, port: u16) -> (u64, usize) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = streams_and_connections(demo, port).await;
+        if now.0 <= 1 || Instant::now() > deadline {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Wait until the server holds exactly `n` event streams, or fail naming `what`.
+async fn streams_become(demo: &Running, port: u16, n: u64, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (streams, _) = streams_and_connections(demo, port).await;
+        if streams == n {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: {streams} streams, not {n}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// SIGSTOP or SIGCONT to the server: stopped, it keeps every connection open and answers none.
+fn signal(demo: &Running, which: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{which}"), &demo.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{which}");
+}
+
+#[tokio::test]
+async fn the_explorer_visited_again_and_again_on_a_desktop() {
+    the_explorer_visited_again_and_again(1366, 900, false, "desktop").await;
+}
+
+#[tokio::test]
+async fn the_explorer_visited_again_and_again_on_a_phone() {
+    the_explorer_visited_again_and_again(390, 844, true, "phone").await;
 }
