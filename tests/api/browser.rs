@@ -604,6 +604,28 @@ async fn the_explorer_on_a_desktop() {
         !text.as_str().unwrap_or_default().contains("No station"),
         "tomorrow before 14:30 claims no station"
     );
+    // Both status lines say when tomorrow comes and whose prices are shown, never a count
+    // that would read as tomorrow's.
+    wait_until(
+        &client,
+        "const s = document.getElementById('list-status').textContent;
+         return s.startsWith(\"Today's Unleaded prices within 10 km of your location\") && s.includes('2:30 pm')",
+        "the list saying it shows today's until 2:30 pm",
+    )
+    .await;
+    let lines = run(
+        &client,
+        "return [document.getElementById('status').textContent, document.getElementById('list-status').textContent]",
+    )
+    .await;
+    assert!(
+        lines.as_array().expect("two lines").iter().all(|l| !l
+            .as_str()
+            .unwrap_or_default()
+            .split(' ')
+            .any(|w| w.parse::<u32>().is_ok_and(|n| n > 31))),
+        "a count before tomorrow is published: {lines}"
+    );
     assert_eq!(run(&client, MAP_STATIONS).await, drawn, "today's stations stay drawn");
     click(&client, Locator::Css("input[name=day][value=today]"), "Today").await;
     wait_until(
@@ -933,6 +955,19 @@ async fn the_explorer_visited_again_and_again(width: u32, height: u32, phone: bo
     .await;
     let took = stopped.elapsed();
     eprintln!("explorer ({device}): a server that stopped answering shown after {took:?}");
+    // A place asked for while the server is stopped: the list never shows all of WA (or the
+    // last place) under the new place's name; it says what it is doing, and the banner alone
+    // speaks of the failure.
+    let suburb = client.find(Locator::Id("suburb")).await.expect("suburb box");
+    suburb.send_keys("Joondalup\u{E007}").await.expect("typed");
+    wait_until(
+        &client,
+        "return document.getElementById('list-title').textContent === 'Cheapest near Joondalup'
+           && document.getElementById('list-status').textContent === 'Finding Diesel near Joondalup…'
+           && document.querySelectorAll('#station-list li').length === 0",
+        "an empty list while the place is being found",
+    )
+    .await;
     assert!(took >= Duration::from_secs(14), "the banner came before the deadline: {took:?}");
     assert!(run(&client, MAP_STATIONS).await.as_u64().is_some_and(|n| n > 0), "the drawn dots stay");
     let errors = run(&client, VISIBLE_ERRORS).await;
@@ -946,10 +981,14 @@ async fn the_explorer_visited_again_and_again(width: u32, height: u32, phone: bo
     wait_until(
         &client,
         "return document.getElementById('banner').hidden
-           && document.getElementById('status').textContent.includes('with Diesel')",
+           && document.getElementById('status').textContent.includes('with Diesel')
+           && / Diesel prices within \\d+ km of Joondalup/.test(document.getElementById('list-status').textContent)
+           && document.querySelectorAll('#station-list li').length > 0",
         "the page recovering after the server runs again",
     )
     .await;
+    let errors = console_errors(&client, &driver).await;
+    assert!(errors.is_empty(), "console errors ({device}): {errors:#?}");
     client.close().await.expect("closed");
     drop(demo);
 }
