@@ -5,6 +5,7 @@ mod archive;
 mod browser;
 mod catalog;
 mod consumers;
+mod deploy;
 mod enrich;
 mod events;
 mod explore;
