@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 
 use wafuel::sim::Faults;
 
-use crate::process::{Running, start, start_command};
-use crate::support::{http, origin_at};
+use crate::process::{Running, established, event_streams, serve_from, start_command};
+use crate::support::{http, origin_at, perth_now};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const INSTALL: &str = "apt-get install chromium chromium-driver (scripts/test does it)";
@@ -820,20 +820,7 @@ async fn the_explorer_waits_out_a_failing_source() {
     let faults = Faults { status: Some(503), retry_after: Some(1), times: Some(2), ..Faults::default() };
     let (sim, _clock) = origin_at(perth_now(), faults).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = format!("sqlite://{}/explore.sqlite3", dir.path().display());
-    let feed = sim.feed_url();
-    let serve = start(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--no-jobs",
-        "--source-url",
-        &feed,
-        "--store",
-        &store,
-    ]);
+    let serve = serve_from(&sim.feed_url(), dir.path());
     let driver = start_driver();
     let client = browser(&driver, 1280, 1400, false).await;
     allow_location(&client, &driver, false).await;
@@ -869,11 +856,6 @@ async fn the_explorer_waits_out_a_failing_source() {
 fn date_words(iso: &str) -> String {
     let date: jiff::civil::Date = iso.parse().expect("a date");
     date.strftime("%A %-d %b").to_string()
-}
-
-/// Now in Perth, as a civil time: the origin's clock for a `serve` process on the system clock.
-fn perth_now() -> jiff::civil::DateTime {
-    jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("tz")).datetime()
 }
 
 /// The page as a person returns to it: nine fresh visits in one tab (each left by typing the
@@ -1027,25 +1009,7 @@ async fn a_card_opens(client: &Client, what: &str) {
 
 /// Event streams the server holds open (its own gauge) and TCP connections to its port.
 async fn streams_and_connections(demo: &Running, port: u16) -> (u64, usize) {
-    let metrics = http()
-        .get(format!("{}/metrics", demo.admin))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    let streams = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("wafuel_event_streams "))
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(0.0) as u64;
-    let ss = Command::new("ss")
-        .args(["-tnH", "state", "established", &format!("( sport = :{port} )")])
-        .output()
-        .expect("ss runs");
-    let connections = String::from_utf8_lossy(&ss.stdout).lines().count();
-    (streams, connections)
+    (event_streams(demo).await, established(&format!("( sport = :{port} )")))
 }
 
 /// Streams and connections once the server has seen the last closed stream go (a hang-up

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use wafuel::sim::Faults;
 
-use crate::process::start;
-use crate::support::origin_at;
+use crate::process::{established, event_streams, serve_from};
+use crate::support::{origin_at, perth_now};
 
 const CONFIG: &str = include_str!("../../deploy/nginx-tls.conf");
 
@@ -83,24 +83,9 @@ async fn the_nginx_tls_example_serves_http2_and_shares_one_connection() {
     let nginx = tool("nginx", "nginx-light");
     let openssl = tool("openssl", "openssl");
     // `serve` runs on the system clock, so the origin publishes today's Perth prices.
-    let now =
-        jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("tz")).datetime();
-    let (sim, _clock) = origin_at(now, Faults::default()).await;
+    let (sim, _clock) = origin_at(perth_now(), Faults::default()).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = format!("sqlite://{}/deploy.sqlite3", dir.path().display());
-    let feed = sim.feed_url();
-    let serve = start(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--no-jobs",
-        "--source-url",
-        &feed,
-        "--store",
-        &store,
-    ]);
+    let serve = serve_from(&sim.feed_url(), dir.path());
     let upstream = serve.public.trim_start_matches("http://").to_string();
 
     let certs = dir.path().join("certs");
@@ -218,7 +203,7 @@ async fn the_nginx_tls_example_serves_http2_and_shares_one_connection() {
     );
     let deadline = Instant::now() + Duration::from_secs(20);
     let (streams, connections) = loop {
-        let held = (open_streams(&serve.admin).await, client_connections(tls));
+        let held = (event_streams(&serve).await, established(&format!("( dport = :{tls} )")));
         if held.0 == 8 || Instant::now() > deadline {
             break held;
         }
@@ -233,31 +218,6 @@ async fn blocking(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || curl(&args.iter().map(String::as_str).collect::<Vec<_>>()))
         .await
         .expect("curl finished")
-}
-
-/// The server's own count of open event streams.
-async fn open_streams(admin: &str) -> u64 {
-    let text = crate::support::http()
-        .get(format!("{admin}/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    text.lines()
-        .find_map(|l| l.strip_prefix("wafuel_event_streams "))
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(0.0) as u64
-}
-
-/// Client-side TCP connections to the proxy's TLS port.
-fn client_connections(port: u16) -> usize {
-    let ss = Command::new("ss")
-        .args(["-tnH", "state", "established", &format!("( dport = :{port} )")])
-        .output()
-        .expect("ss runs");
-    String::from_utf8_lossy(&ss.stdout).lines().count()
 }
 
 fn read(path: &Path) -> String {

@@ -26,6 +26,46 @@ fn start_demo() -> Running {
     start(&["demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"])
 }
 
+/// `wafuel serve` on random ports over `feed` (the simulated origin), with its SQLite store
+/// in `dir` and no background jobs: prices are fetched when first asked for.
+pub fn serve_from(feed: &str, dir: &std::path::Path) -> Running {
+    let store = format!("sqlite://{}/wafuel.sqlite3", dir.display());
+    start(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--no-jobs",
+        "--source-url",
+        feed,
+        "--store",
+        &store,
+    ])
+}
+
+/// The event streams a running server holds open (its `wafuel_event_streams` gauge).
+pub async fn event_streams(run: &Running) -> u64 {
+    let text = http()
+        .get(format!("{}/metrics", run.admin))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|l| l.strip_prefix("wafuel_event_streams "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0) as u64
+}
+
+/// Established TCP connections matching an `ss` filter, e.g. `( sport = :8080 )`.
+pub fn established(filter: &str) -> usize {
+    let ss = Command::new("ss").args(["-tnH", "state", "established", filter]).output().expect("ss runs");
+    String::from_utf8_lossy(&ss.stdout).lines().count()
+}
+
 /// Start `wafuel` with these arguments; it must print its `public:` and `admin:` URLs.
 pub fn start(args: &[&str]) -> Running {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wafuel"));

@@ -20,6 +20,11 @@ pub fn fixture_morning() -> DateTime {
     date(2026, 9, 29).at(10, 0, 0, 0)
 }
 
+/// Now in Perth, as a civil time: the origin's clock for a `serve` process on the system clock.
+pub fn perth_now() -> DateTime {
+    jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("tz")).datetime()
+}
+
 /// An origin whose clock stands at `at` (Perth time).
 pub async fn origin_at(at: DateTime, faults: Faults) -> (SimHandle, Arc<ManualClock>) {
     let clock = ManualClock::at_perth(at);
