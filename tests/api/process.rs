@@ -29,8 +29,13 @@ fn start_demo() -> Running {
 /// `wafuel serve` on random ports over `feed` (the simulated origin), with its SQLite store
 /// in `dir` and no background jobs: prices are fetched when first asked for.
 pub fn serve_from(feed: &str, dir: &std::path::Path) -> Running {
-    let store = format!("sqlite://{}/wafuel.sqlite3", dir.display());
-    start(&[
+    serve_with(&format!("sqlite://{}/wafuel.sqlite3", dir.display()), feed, &[])
+}
+
+/// `wafuel serve` on random ports over `feed` and `store`, without background jobs, with
+/// `extra` arguments.
+pub fn serve_with(store: &str, feed: &str, extra: &[&str]) -> Running {
+    let mut args = vec![
         "serve",
         "--listen",
         "127.0.0.1:0",
@@ -40,8 +45,10 @@ pub fn serve_from(feed: &str, dir: &std::path::Path) -> Running {
         "--source-url",
         feed,
         "--store",
-        &store,
-    ])
+        store,
+    ];
+    args.extend_from_slice(extra);
+    start(&args)
 }
 
 /// The event streams a running server holds open (its `wafuel_event_streams` gauge).

@@ -9,28 +9,13 @@ use wafuel::sim::{Faults, SimHandle};
 use wafuel::store::SnapshotStore;
 use wafuel::time::SystemClock;
 
-use crate::process::{Running, start};
+use crate::process::{Running, serve_with};
 use crate::support::*;
 
 const LEASE_SECS: &str = "3";
 
 fn serve(store_url: &str, source: &str) -> Running {
-    start(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--store",
-        store_url,
-        "--source-url",
-        source,
-        "--no-jobs",
-        "--log-format",
-        "json",
-        "--fill-lease-secs",
-        LEASE_SECS,
-    ])
+    serve_with(store_url, source, &["--log-format", "json", "--fill-lease-secs", LEASE_SECS])
 }
 
 /// A store URL that keeps every table in `schema`.
