@@ -141,69 +141,50 @@ pub fn product_for_text(text: &str) -> Option<u8> {
     })
 }
 
-/// FuelWatch's region names (the archive's `AREA_DESCRIPTION`, the feed's region filter),
-/// by code.
-pub const REGION_NAMES: [(u8, &str); 51] = [
-    (1, "Boulder"),
-    (2, "Broome"),
-    (3, "Busselton (Townsite)"),
-    (4, "Carnarvon"),
-    (5, "Collie"),
-    (6, "Dampier"),
-    (7, "Esperance"),
-    (8, "Kalgoorlie"),
-    (9, "Karratha"),
-    (10, "Kununurra"),
-    (11, "Narrogin"),
-    (12, "Northam"),
-    (13, "Port Hedland"),
-    (14, "South Hedland"),
-    (15, "Albany"),
-    (16, "Bunbury"),
-    (17, "Geraldton"),
-    (18, "Mandurah"),
-    (19, "Capel"),
-    (20, "Dardanup"),
-    (21, "Gingin"),
-    (22, "Harvey"),
-    (23, "Murray"),
-    (24, "Waroona"),
-    (25, "North of River"),
-    (26, "South of River"),
-    (27, "East/Hills"),
-    (28, "Augusta / Margaret River"),
-    (29, "Busselton (Shire)"),
-    (30, "Bridgetown / Greenbushes"),
-    (31, "Donnybrook / Balingup"),
-    (32, "Manjimup"),
-    (33, "Cataby"),
-    (34, "Coolgardie"),
-    (35, "Cunderdin"),
-    (36, "Dalwallinu"),
-    (37, "Denmark"),
-    (38, "Derby"),
-    (39, "Dongara"),
-    (40, "Exmouth"),
-    (41, "Fitzroy Crossing"),
-    (42, "Jurien"),
-    (43, "Kambalda"),
-    (44, "Kellerberrin"),
-    (45, "Kojonup"),
-    (46, "Meekatharra"),
-    (47, "Moora"),
-    (48, "Mount Barker"),
-    (49, "Newman"),
-    (50, "Norseman"),
-    (51, "Ravensthorpe"),
+/// The short forms FuelWatch's monthly retail files (`FuelWatchRetail-MM-YYYY.csv`,
+/// 2002–2021 read) write in `AREA_DESCRIPTION` where they differ from the region's own name,
+/// with the region each names. Every other area text of those files is a region's name
+/// (`Greenough`, `Wubin`, …). `Busselton` alone (in the files until 2019) is the townsite, as
+/// the later `Busselton-Shire` is the shire.
+pub const AREA_SHORT_FORMS: [(&str, u8); 12] = [
+    ("North of River", 25),
+    ("South of River", 26),
+    ("East/Hills", 27),
+    ("Augusta-M River", 28),
+    ("B-Town/G-Bushes", 30),
+    ("D-Brook/Bal-Up", 31),
+    ("Busselton", 3),
+    ("Busselton-Shire", 29),
+    ("Fitzroy Cross", 41),
+    ("Mt Barker", 48),
+    ("Northam-Shire", 62),
+    ("Sth Hedland", 14),
 ];
 
-/// Region names folded once (lower case, single spaces) → code.
-static REGIONS_BY_NAME: std::sync::LazyLock<std::collections::HashMap<String, u8>> =
-    std::sync::LazyLock::new(|| REGION_NAMES.iter().map(|(code, name)| (fold_text(name), *code)).collect());
+/// An area's text as a key: lower case, no spaces at all, so `Augusta/Margaret River` and
+/// `augusta / margaret  river` meet.
+fn area_key(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+}
 
-/// The region code of an area text, matched without regard to case or spacing.
+/// Region names and the archive's short forms, as keys → code.
+static REGIONS_BY_AREA: std::sync::LazyLock<std::collections::HashMap<String, u8>> =
+    std::sync::LazyLock::new(|| {
+        let names = crate::model::codes::REGIONS.iter().map(|r| (area_key(r.name), r.code));
+        names.chain(AREA_SHORT_FORMS.iter().map(|(text, code)| (area_key(text), *code))).collect()
+    });
+
+/// The region code of an area text (a region's full name or the archive's short form), without
+/// regard to case or spacing. `None` for an area FuelWatch gives no code (`Southern Cross`, in
+/// the files of 2003–2006) or a text it never used: the row is kept, its region unknown.
 pub fn region_for_area(text: &str) -> Option<u8> {
-    REGIONS_BY_NAME.get(&fold_text(text)).copied()
+    REGIONS_BY_AREA.get(&area_key(text)).copied()
+}
+
+/// The text the archive writes for a region's area: its short form where it has one.
+pub fn area_text(code: u8) -> Option<&'static str> {
+    let short = AREA_SHORT_FORMS.iter().rev().find(|(_, c)| *c == code).map(|(text, _)| *text);
+    short.or_else(|| crate::model::codes::region(code).map(|r| r.name))
 }
 
 /// `DD/MM/YYYY` (the archive's date form; a single-digit day or month is accepted).
@@ -349,7 +330,7 @@ mod tests {
         let text = format!(
             "\u{feff}{HEADER}\
              01/03/2024,Caltex Woolworths Bentley,Caltex Woolworths,ULP,183.90,\"Cnr Albany Hwy, Hillview Tce\",BENTLEY,6102,South of River,Metro\r\n\
-             01/03/2024,BP Wubin ,BP,Diesel,215.50,  12 Great Northern Hwy  ,WUBIN,6612,Wubin,Wheatbelt\r\n\
+             01/03/2024,BP Southern Cross ,BP,Diesel,215.50,  12 Great Eastern Hwy  ,SOUTHERN CROSS,6426,Southern Cross,Wheatbelt\r\n\
              1/3/2024,Some Place,Quest,KEROSENE,150.00,1 Main St,PERTH,6000,North of River,Metro\r\n\
              32/03/2024,Some Place,BP,ULP,150.00,1 Main St,PERTH,6000,North of River,Metro\r\n\
              \r\n\r\n"
@@ -362,9 +343,9 @@ mod tests {
         assert_eq!(prices[0].station.brand, UNMAPPED_BRAND);
         assert_eq!(prices[0].station.brand_text.as_deref(), Some("Caltex Woolworths"));
         assert_eq!(prices[0].station.region, Some(26));
-        assert_eq!(prices[1].station.address, "12 Great Northern Hwy", "trailing spaces trimmed");
+        assert_eq!(prices[1].station.address, "12 Great Eastern Hwy", "trailing spaces trimmed");
         assert_eq!((prices[1].product, prices[1].price, prices[1].station.brand), (4, 2155, 5));
-        assert_eq!(prices[1].station.region, None, "Wubin is no region we know: kept, counted");
+        assert_eq!(prices[1].station.region, None, "Southern Cross has no region code: kept, counted");
         assert_eq!(tally.rows, 4, "blank trailing lines are not rows");
         assert_eq!(tally.unknown_area, 1);
         assert_eq!(tally.skipped.get("unknown product \"KEROSENE\""), Some(&1));
@@ -410,7 +391,112 @@ mod tests {
         assert_eq!(month_of_file("FuelWatchRetail-13-2024.csv"), None);
         assert_eq!(region_for_area("north OF  river"), Some(25));
         assert_eq!(region_for_area("East/Hills"), Some(27));
+        assert_eq!(region_for_area("Gingin"), None, "no FuelWatch region");
         assert_eq!(product_for_text("98 RON"), Some(6));
         assert_eq!(product_for_text("Brand diesel"), Some(11));
+    }
+
+    /// Every `AREA_DESCRIPTION` text of FuelWatch's monthly retail files (2002–2021) with the
+    /// region code it names, as the files write them.
+    const FUELWATCH_AREAS: [(&str, Option<u8>); 61] = [
+        ("North of River", Some(25)),
+        ("South of River", Some(26)),
+        ("East/Hills", Some(27)),
+        ("Mandurah", Some(18)),
+        ("Murray", Some(23)),
+        ("Waroona", Some(24)),
+        ("Carnarvon", Some(4)),
+        ("Exmouth", Some(40)),
+        ("Boulder", Some(1)),
+        ("Coolgardie", Some(34)),
+        ("Esperance", Some(7)),
+        ("Kalgoorlie", Some(8)),
+        ("Kambalda", Some(43)),
+        ("Munglinup", Some(61)),
+        ("Norseman", Some(50)),
+        ("Ravensthorpe", Some(51)),
+        ("Albany", Some(15)),
+        ("Denmark", Some(37)),
+        ("Kojonup", Some(45)),
+        ("Mt Barker", Some(48)),
+        ("Broome", Some(2)),
+        ("Derby", Some(38)),
+        ("Fitzroy Cross", Some(41)),
+        ("Kununurra", Some(10)),
+        ("Dongara", Some(39)),
+        ("Geraldton", Some(17)),
+        ("Greenough", Some(21)),
+        ("Meekatharra", Some(46)),
+        ("Dampier", Some(6)),
+        ("Newman", Some(49)),
+        ("Sth Hedland", Some(14)),
+        ("Augusta-M River", Some(28)),
+        ("B-Town/G-Bushes", Some(30)),
+        ("Bunbury", Some(16)),
+        ("Busselton", Some(3)),
+        ("Busselton-Shire", Some(29)),
+        ("Capel", Some(19)),
+        ("Collie", Some(5)),
+        ("D-Brook/Bal-Up", Some(31)),
+        ("Dardanup", Some(20)),
+        ("Harvey", Some(22)),
+        ("Manjimup", Some(32)),
+        ("Cataby", Some(33)),
+        ("Cunderdin", Some(35)),
+        ("Dalwallinu", Some(36)),
+        ("Jurien", Some(42)),
+        ("Kellerberrin", Some(44)),
+        ("Meckering", Some(58)),
+        ("Moora", Some(47)),
+        ("Narrogin", Some(11)),
+        ("North Bannister", Some(60)),
+        ("Northam", Some(12)),
+        ("Northam-Shire", Some(62)),
+        ("Regans Ford", Some(57)),
+        ("Southern Cross", None),
+        ("Tammin", Some(53)),
+        ("Williams", Some(54)),
+        ("Wubin", Some(55)),
+        ("York", Some(56)),
+        ("Karratha", Some(9)),
+        ("Port Hedland", Some(13)),
+    ];
+
+    #[test]
+    fn every_area_of_fuelwatchs_files_lands_in_its_region() {
+        for (text, code) in FUELWATCH_AREAS {
+            assert_eq!(region_for_area(text), code, "{text}");
+            assert_eq!(region_for_area(&text.to_uppercase().replace('/', " / ")), code, "{text}, respaced");
+        }
+        // FuelWatch's own region names too, and the archive writes each code's area back.
+        for r in crate::model::codes::REGIONS {
+            assert_eq!(region_for_area(r.name), Some(r.code), "{}", r.name);
+            let area = area_text(r.code).expect("every region has an area text");
+            assert_eq!(region_for_area(area), Some(r.code), "{area}");
+        }
+        assert_eq!(region_for_area("Metro : North of River"), Some(25));
+        assert_eq!(region_for_area("augusta/margaret river"), Some(28));
+    }
+
+    #[test]
+    fn both_file_forms_are_read() {
+        // Up to September 2025: a trailing comma on every line, the header's too, and LF.
+        let old = "PUBLISH_DATE,TRADING_NAME,BRAND_DESCRIPTION,PRODUCT_DESCRIPTION,PRODUCT_PRICE,ADDRESS,LOCATION,POSTCODE,AREA_DESCRIPTION,REGION_DESCRIPTION,\n\
+             01/02/2021,7-Eleven Ascot,7-Eleven,Brand Diesel,123.9,194 Great Eastern Hwy,ASCOT,6104,South of River,Metro,\n";
+        // From October 2025: ten fields and CRLF.
+        let new = "PUBLISH_DATE,TRADING_NAME,BRAND_DESCRIPTION,PRODUCT_DESCRIPTION,PRODUCT_PRICE,ADDRESS,LOCATION,POSTCODE,AREA_DESCRIPTION,REGION_DESCRIPTION\r\n\
+             01/01/2026,53 Mile Roadhouse,United,ULP,179.9,31 South Western Hwy,PINJARRA,6208,Murray,Peel\r\n\
+             01/01/2026,7-Eleven Alkimos,7-Eleven,PULP,184.9,10 Carlsbad Prom,ALKIMOS,6038,North of River,Metro\r\n";
+        let (prices, tally) = read(old);
+        assert_eq!(tally.rows, 1);
+        assert_eq!((prices[0].date, prices[0].product, prices[0].price), (date(2021, 2, 1), 11, 1239));
+        assert_eq!(
+            (prices[0].station.region, prices[0].station.postcode.as_deref()),
+            (Some(26), Some("6104"))
+        );
+        let (prices, tally) = read(new);
+        assert_eq!((tally.rows, tally.unknown_area), (2, 0));
+        assert_eq!((prices[0].product, prices[0].price, prices[0].station.region), (1, 1799, Some(23)));
+        assert_eq!((prices[1].product, prices[1].price, prices[1].station.region), (2, 1849, Some(25)));
     }
 }

@@ -195,6 +195,92 @@ pub fn restriction(code: u8) -> Option<&'static Restriction> {
     RESTRICTIONS.iter().find(|r| r.code == code)
 }
 
+/// A FuelWatch region: the code of the feed's `Region` parameter, FuelWatch's own name for it
+/// (its region list, `GET https://www.fuelwatch.wa.gov.au/api/region`) and the wider region it
+/// lies in (the archive's `REGION_DESCRIPTION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub code: u8,
+    pub name: &'static str,
+    pub wider: &'static str,
+}
+
+const fn region_row(code: u8, name: &'static str, wider: &'static str) -> Region {
+    Region { code, name, wider }
+}
+
+/// Every region, by code: 1–51 and 53–63 (FuelWatch has no 52). The wider regions are those
+/// FuelWatch's monthly archive files give for the region's areas; Wundowie (59) and Bodallin
+/// (63) appear in no archive file read, and are placed in the Wheatbelt, where both towns lie.
+pub const REGIONS: [Region; 62] = [
+    region_row(1, "Boulder", "Goldfields-Esperance"),
+    region_row(2, "Broome", "Kimberley"),
+    region_row(3, "Busselton (Townsite)", "South-West"),
+    region_row(4, "Carnarvon", "Gascoyne"),
+    region_row(5, "Collie", "South-West"),
+    region_row(6, "Dampier", "Pilbara"),
+    region_row(7, "Esperance", "Goldfields-Esperance"),
+    region_row(8, "Kalgoorlie", "Goldfields-Esperance"),
+    region_row(9, "Karratha", "Pilbara"),
+    region_row(10, "Kununurra", "Kimberley"),
+    region_row(11, "Narrogin", "Wheatbelt"),
+    region_row(12, "Northam", "Wheatbelt"),
+    region_row(13, "Port Hedland", "Pilbara"),
+    region_row(14, "South Hedland", "Pilbara"),
+    region_row(15, "Albany", "Great Southern"),
+    region_row(16, "Bunbury", "South-West"),
+    region_row(17, "Geraldton", "Mid-West"),
+    region_row(18, "Mandurah", "Peel"),
+    region_row(19, "Capel", "South-West"),
+    region_row(20, "Dardanup", "South-West"),
+    region_row(21, "Greenough", "Mid-West"),
+    region_row(22, "Harvey", "South-West"),
+    region_row(23, "Murray", "Peel"),
+    region_row(24, "Waroona", "Peel"),
+    region_row(25, "Metro : North of River", "Metro"),
+    region_row(26, "Metro : South of River", "Metro"),
+    region_row(27, "Metro : East/Hills", "Metro"),
+    region_row(28, "Augusta / Margaret River", "South-West"),
+    region_row(29, "Busselton (Shire)", "South-West"),
+    region_row(30, "Bridgetown / Greenbushes", "South-West"),
+    region_row(31, "Donnybrook / Balingup", "South-West"),
+    region_row(32, "Manjimup", "South-West"),
+    region_row(33, "Cataby", "Wheatbelt"),
+    region_row(34, "Coolgardie", "Goldfields-Esperance"),
+    region_row(35, "Cunderdin", "Wheatbelt"),
+    region_row(36, "Dalwallinu", "Wheatbelt"),
+    region_row(37, "Denmark", "Great Southern"),
+    region_row(38, "Derby", "Kimberley"),
+    region_row(39, "Dongara", "Mid-West"),
+    region_row(40, "Exmouth", "Gascoyne"),
+    region_row(41, "Fitzroy Crossing", "Kimberley"),
+    region_row(42, "Jurien", "Wheatbelt"),
+    region_row(43, "Kambalda", "Goldfields-Esperance"),
+    region_row(44, "Kellerberrin", "Wheatbelt"),
+    region_row(45, "Kojonup", "Great Southern"),
+    region_row(46, "Meekatharra", "Mid-West"),
+    region_row(47, "Moora", "Wheatbelt"),
+    region_row(48, "Mount Barker", "Great Southern"),
+    region_row(49, "Newman", "Pilbara"),
+    region_row(50, "Norseman", "Goldfields-Esperance"),
+    region_row(51, "Ravensthorpe", "Goldfields-Esperance"),
+    region_row(53, "Tammin", "Wheatbelt"),
+    region_row(54, "Williams", "Wheatbelt"),
+    region_row(55, "Wubin", "Wheatbelt"),
+    region_row(56, "York", "Wheatbelt"),
+    region_row(57, "Regans Ford", "Wheatbelt"),
+    region_row(58, "Meckering", "Wheatbelt"),
+    region_row(59, "Wundowie", "Wheatbelt"),
+    region_row(60, "North Bannister", "Wheatbelt"),
+    region_row(61, "Munglinup", "Goldfields-Esperance"),
+    region_row(62, "Northam (Shire)", "Wheatbelt"),
+    region_row(63, "Bodallin", "Wheatbelt"),
+];
+
+pub fn region(code: u8) -> Option<&'static Region> {
+    REGIONS.iter().find(|r| r.code == code)
+}
+
 /// Region codes accepted as a filter: 1–51 and 53–63 (52 does not exist).
 pub fn is_region(code: u8) -> bool {
     (1..=63).contains(&code) && code != 52
@@ -227,6 +313,9 @@ mod tests {
     #[test]
     fn regions_skip_52() {
         assert_eq!(region_codes().count(), 62);
+        assert!(REGIONS.iter().map(|r| r.code).eq(region_codes()), "one named region per code");
+        assert_eq!(region(21).map(|r| r.name), Some("Greenough"));
+        assert_eq!(region(63).map(|r| r.name), Some("Bodallin"));
         assert!(!is_region(52));
         assert!(!is_region(0));
         assert!(!is_region(64));

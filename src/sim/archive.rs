@@ -1,14 +1,17 @@
 //! The simulated archive: `FuelWatchRetail-MM-YYYY.csv` for every month from January 2001 to
 //! the month before the simulated clock's, from the same stations and price model as the
 //! feed (so archive and feed agree on every day both have), with the quirks of real exports:
-//! a byte-order mark, CRLF line ends, quoted commas, trailing spaces, blank trailing lines,
+//! FuelWatch's area and region texts, its two file forms (a trailing comma on every line and LF
+//! up to September 2025, ten fields and CRLF after), a byte-order mark, quoted commas,
+//! trailing spaces, blank trailing lines,
 //! a product our tables do not have, older years with fewer products and another header
 //! case, and a few stations that closed before today (only the archive knows them).
 
 use jiff::civil::Date;
 
 use super::dataset::{Dataset, SimStation};
-use crate::archive::{FIRST_MONTH, REGION_NAMES};
+use crate::archive::{FIRST_MONTH, area_text};
+use crate::model::codes::region;
 
 /// The archive's product texts, by code; older years sold fewer products.
 const PRODUCT_TEXTS: [(u8, &str, i16); 7] = [
@@ -36,8 +39,9 @@ pub fn has_month(month: (i16, i8), today: Date) -> bool {
     month >= FIRST_MONTH && month < (today.year(), today.month())
 }
 
-fn region_name(code: u8) -> &'static str {
-    REGION_NAMES.iter().find(|(c, _)| *c == code).map_or("Outback", |(_, name)| name)
+/// The area and wider region the archive writes for a region code.
+fn area_of(code: u8) -> (&'static str, &'static str) {
+    (area_text(code).unwrap_or_default(), region(code).map_or("", |r| r.wider))
 }
 
 /// `183.90`: the archive writes cents with two decimals.
@@ -79,8 +83,13 @@ pub fn month_csv(data: &Dataset, (year, month): (i16, i8)) -> Vec<u8> {
         ]
     };
     let Ok(first) = Date::new(year, month, 1) else { return out };
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(&mut out);
-    let _ = w.write_record(header);
+    // FuelWatch's two forms: up to September 2025 every line (the header's too) ends with a
+    // trailing comma, an empty eleventh field, and LF; later files have ten fields and CRLF.
+    let trailing = (year, month) <= LAST_TRAILING_COMMA_MONTH;
+    let terminator = if trailing { csv::Terminator::Any(b'\n') } else { csv::Terminator::CRLF };
+    let mut writer = csv::WriterBuilder::new().terminator(terminator).from_writer(&mut out);
+    let mut w = Rows { w: &mut writer, trailing };
+    w.write(header);
     let closed_open = (year, month) <= CLOSED_AFTER;
     let mut day = first;
     while day.month() == month {
@@ -93,14 +102,12 @@ pub fn month_csv(data: &Dataset, (year, month): (i16, i8)) -> Vec<u8> {
                 let tenths = 1_500 + i64::from(day.day()) * 3 + i as i64 * 7;
                 let price = format!("{}.{}0", tenths / 10, tenths % 10);
                 let postcode = "6100";
-                let area = region_name(*region);
-                let _ = w.write_record([
-                    &date, *name, *brand, "ULP", &price, *address, *suburb, postcode, area, "Metro",
-                ]);
+                let (area, wider) = area_of(*region);
+                w.write([&date, *name, *brand, "ULP", &price, *address, *suburb, postcode, area, wider]);
             }
         }
         // A product our tables do not have, once a day.
-        let _ = w.write_record([
+        w.write([
             &date,
             "Depot Fuels",
             "Independent",
@@ -117,23 +124,40 @@ pub fn month_csv(data: &Dataset, (year, month): (i16, i8)) -> Vec<u8> {
             Err(_) => break,
         }
     }
-    let _ = w.flush();
-    drop(w);
-    out.extend_from_slice(b"\r\n\r\n");
+    let _ = writer.flush();
+    drop(writer);
+    out.extend_from_slice(if trailing { b"\n\n" } else { b"\r\n\r\n" });
     out
 }
 
+/// The last month written in the older form (trailing comma, LF).
+const LAST_TRAILING_COMMA_MONTH: (i16, i8) = (2025, 9);
+
+/// A month's writer, in the month's form.
+struct Rows<'a, W: std::io::Write> {
+    w: &'a mut csv::Writer<W>,
+    trailing: bool,
+}
+
+impl<W: std::io::Write> Rows<'_, W> {
+    fn write(&mut self, fields: [&str; 10]) {
+        let _ = if self.trailing {
+            self.w.write_record(fields.iter().copied().chain([""]))
+        } else {
+            self.w.write_record(fields)
+        };
+    }
+}
+
 fn write_station<W: std::io::Write>(
-    w: &mut csv::Writer<W>,
+    w: &mut Rows<'_, W>,
     station: &SimStation,
     date: &str,
     day: Date,
     year: i16,
     i: usize,
 ) {
-    let metro = (25..=27).contains(&station.region);
-    let area = region_name(station.region);
-    let wider = if metro { "Metro" } else { "Regional" };
+    let (area, wider) = area_of(station.region);
     // Some exports pad the trading name.
     let name = if i.is_multiple_of(17) {
         format!("{} ", station.trading_name)
@@ -146,7 +170,7 @@ fn write_station<W: std::io::Write>(
             continue;
         }
         let Some(price) = station.price_text(code, day).as_deref().and_then(archive_price) else { continue };
-        let _ = w.write_record([
+        w.write([
             date,
             &name,
             &station.brand,
@@ -179,6 +203,17 @@ mod tests {
         .expect("read");
         assert_eq!(tally.skipped.get("unknown product \"KEROSENE\""), Some(&28));
         assert!(prices > 28 * 900, "{prices}");
+        assert_eq!(tally.unknown_area, 0, "every area the simulated archive writes is FuelWatch's");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("REGION_DESCRIPTION,\n") && !text.contains('\r'), "the older form");
+        for area in ["Augusta-M River", "Sth Hedland", "Greenough", "Bodallin"] {
+            assert!(text.contains(&format!(",{area},")), "{area}");
+        }
+        let newer = month_csv(&data, (2025, 10));
+        let text = String::from_utf8_lossy(&newer);
+        assert!(text.contains("REGION_DESCRIPTION\r\n") && !text.contains(",\r\n"), "the newer form");
+        let tally = crate::archive::read_prices("sim", newer.as_slice(), |_| {}).expect("read");
+        assert_eq!(tally.unknown_area, 0);
         assert!(has_month((2024, 10), date(2024, 11, 3)));
         assert!(!has_month((2024, 11), date(2024, 11, 3)));
         assert!(!has_month((2000, 12), date(2024, 11, 3)));

@@ -65,7 +65,9 @@ async fn small_archive(store: Arc<dyn Store>) {
     text.push_str(
         "01/08/2026,Depot,Independent,KEROSENE,150.00,1 Depot Rd,WELSHPOOL,6106,South of River,Metro\r\n",
     );
-    text.push_str("02/08/2026,Far Away,Puma,Diesel,210.00,2 Long Rd,WUBIN,6612,Wubin,Wheatbelt\r\n\r\n\r\n");
+    text.push_str(
+        "02/08/2026,Far Away,Puma,Diesel,210.00,2 Long Rd,SOUTHERN CROSS,6426,Southern Cross,Wheatbelt\r\n\r\n\r\n",
+    );
     std::fs::write(&august, text).expect("write");
     // September: the live day, with a price that differs from the live feed's (a conflict).
     let september = dir.path().join("FuelWatchRetail-09-2026.csv.gz");
@@ -85,7 +87,7 @@ async fn small_archive(store: Arc<dyn Store>) {
     assert_eq!((s.conflicts, s.unchanged), (1, 0), "the live price wins");
     assert_eq!((s.matched_stations, s.archive_stations), (1, 2));
     assert_eq!(s.read.skipped.get("unknown product \"KEROSENE\""), Some(&1));
-    assert_eq!(s.read.unknown_area, 1, "Wubin: kept, region unknown");
+    assert_eq!(s.read.unknown_area, 1, "Southern Cross (no region code): kept, region unknown");
     assert!(s.line().contains("1 conflicts"), "{}", s.line());
 
     let history = |id: String, product: u8| {
