@@ -218,3 +218,113 @@ async fn months_download_from_the_simulated_archive() {
     assert!(matches!(err, ImportError::Download { .. }), "{err}");
     assert!(err.to_string().starts_with("FuelWatchRetail-07-2026.csv: "), "{err}");
 }
+
+/// Every `AREA_DESCRIPTION` text of FuelWatch's monthly retail files (2002–2021) with the
+/// region code it names, as the files write them (FuelWatch, "Monthly retail prices").
+const FUELWATCH_AREAS: [(&str, Option<u8>); 61] = [
+    ("North of River", Some(25)),
+    ("South of River", Some(26)),
+    ("East/Hills", Some(27)),
+    ("Mandurah", Some(18)),
+    ("Murray", Some(23)),
+    ("Waroona", Some(24)),
+    ("Carnarvon", Some(4)),
+    ("Exmouth", Some(40)),
+    ("Boulder", Some(1)),
+    ("Coolgardie", Some(34)),
+    ("Esperance", Some(7)),
+    ("Kalgoorlie", Some(8)),
+    ("Kambalda", Some(43)),
+    ("Munglinup", Some(61)),
+    ("Norseman", Some(50)),
+    ("Ravensthorpe", Some(51)),
+    ("Albany", Some(15)),
+    ("Denmark", Some(37)),
+    ("Kojonup", Some(45)),
+    ("Mt Barker", Some(48)),
+    ("Broome", Some(2)),
+    ("Derby", Some(38)),
+    ("Fitzroy Cross", Some(41)),
+    ("Kununurra", Some(10)),
+    ("Dongara", Some(39)),
+    ("Geraldton", Some(17)),
+    ("Greenough", Some(21)),
+    ("Meekatharra", Some(46)),
+    ("Dampier", Some(6)),
+    ("Newman", Some(49)),
+    ("Sth Hedland", Some(14)),
+    ("Augusta-M River", Some(28)),
+    ("B-Town/G-Bushes", Some(30)),
+    ("Bunbury", Some(16)),
+    ("Busselton", Some(3)),
+    ("Busselton-Shire", Some(29)),
+    ("Capel", Some(19)),
+    ("Collie", Some(5)),
+    ("D-Brook/Bal-Up", Some(31)),
+    ("Dardanup", Some(20)),
+    ("Harvey", Some(22)),
+    ("Manjimup", Some(32)),
+    ("Cataby", Some(33)),
+    ("Cunderdin", Some(35)),
+    ("Dalwallinu", Some(36)),
+    ("Jurien", Some(42)),
+    ("Kellerberrin", Some(44)),
+    ("Meckering", Some(58)),
+    ("Moora", Some(47)),
+    ("Narrogin", Some(11)),
+    ("North Bannister", Some(60)),
+    ("Northam", Some(12)),
+    ("Northam-Shire", Some(62)),
+    ("Regans Ford", Some(57)),
+    ("Southern Cross", None),
+    ("Tammin", Some(53)),
+    ("Williams", Some(54)),
+    ("Wubin", Some(55)),
+    ("York", Some(56)),
+    ("Karratha", Some(9)),
+    ("Port Hedland", Some(13)),
+];
+
+/// One row per area text of FuelWatch's files, in the files' older form (trailing comma, LF),
+/// imported into `store`: each archive station is stored in the region its area names, and an
+/// area without a code (Southern Cross) keeps its row with the region unknown, counted.
+async fn every_area_lands_in_its_region(store: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("FuelWatchRetail-02-2021.csv");
+    let mut text = format!("{},\n", HEADER.trim_end());
+    for (i, (area, _)) in FUELWATCH_AREAS.iter().enumerate() {
+        text.push_str(&format!(
+            "01/02/2021,Station {i},BP,ULP,120.{i:02},{i} Area Rd,TOWN {i},6000,{area},Somewhere,\n"
+        ));
+    }
+    std::fs::write(&file, text).expect("write");
+    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let mut importer = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut importer, &[file], &quiet).await.expect("import");
+    let s = importer.summary.clone();
+    assert_eq!((s.read.rows, s.written), (61, 61), "{s:?}");
+    assert_eq!(s.read.unknown_area, 1, "Southern Cross alone has no code");
+    let stored: std::collections::HashMap<String, Option<u8>> = store
+        .known_stations()
+        .await
+        .expect("stations")
+        .into_iter()
+        .map(|k| (k.station_id, k.region))
+        .collect();
+    for (i, (area, code)) in FUELWATCH_AREAS.iter().enumerate() {
+        let id = sha256_hex(format!("archive|{i} area rd|town {i}").as_bytes());
+        assert_eq!(stored.get(&id), Some(code), "{area}");
+    }
+}
+
+#[tokio::test]
+async fn every_area_lands_in_its_region_on_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    every_area_lands_in_its_region(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn every_area_lands_in_its_region_on_postgres() {
+    let Some(url) = postgres_url() else { return };
+    every_area_lands_in_its_region(postgres_store(&url).await).await;
+}
