@@ -263,7 +263,7 @@ function retryAll() {
 // requests queue forever. The stream is closed when the page is hidden, left (pagehide, which
 // also covers browsers that do not report a navigation as hidden) or frozen, and opened
 // again when the page is shown, resuming after the last event id it saw so nothing published
-// meanwhile is missed; a page that never saw an id reloads what it shows instead. The close
+// meanwhile is missed; a page that never saw an id asks again for what it shows. The close
 // is immediate: a hidden tab's timers may be held back for many seconds, and reopening costs
 // one request. A lost stream is one more task behind the banner (the browser reconnects by
 // itself, sending the last event id).
@@ -286,7 +286,7 @@ function openStream() {
   stream.source = source;
   if (stream.missed) {
     stream.missed = false;
-    loadStations();
+    catchUp();
   }
   source.addEventListener("open", () => recovered("events"));
   source.addEventListener("error", () => {
@@ -313,6 +313,23 @@ function openStream() {
     seen(e);
     loadStations();
   });
+}
+
+/// What the stream would have said while it was closed, for a page that has no event id to
+/// resume from: ask for the prices shown again (one request, usually answered from the
+/// server's cache) and redraw only if they changed, so a glance at another tab does not
+/// reload the list and the card.
+async function catchUp() {
+  const shown = state.shown;
+  if (!shown) return;
+  const stamp = (meta) => JSON.stringify([meta.sourceDate, meta.fetchedAt, meta.publicationStatus, meta.next]);
+  try {
+    const doc = await api(stationsPath(shown.fuel, state.day));
+    if (state.shown === shown && stamp(doc.meta) !== stamp(shown.waiting || shown.doc.meta)) loadStations();
+  } catch (error) {
+    // Not a task of its own: the stream's own failure, if any, is behind the banner.
+    if (!(error instanceof ApiError)) throw error;
+  }
 }
 
 /// Give the connection back; `openStream` resumes where this one stopped.

@@ -879,11 +879,12 @@ async fn the_explorer_visited_again_and_again(width: u32, height: u32, phone: bo
     }
     let after_visits = settled_streams(&demo, port).await;
     // The same page left and restored from the back/forward cache: `pagehide` gives the
-    // stream back, `pageshow` opens it again and, having no event id to resume from, reloads
-    // the prices shown.
+    // stream back, `pageshow` opens it again and, having no event id to resume from, asks
+    // for the prices shown again; they have not changed, so the card is not redrawn.
     let asked = "return performance.getEntriesByType('resource')
         .filter(e => new URL(e.name).pathname === '/v1/stations').length";
     let before = run(&client, asked).await;
+    run(&client, "document.getElementById('station-name').dataset.kept = 'yes'; return true").await;
     run(
         &client,
         "window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true })); return true",
@@ -897,6 +898,13 @@ async fn the_explorer_visited_again_and_again(width: u32, height: u32, phone: bo
     .await;
     streams_become(&demo, port, 1, &format!("{device}: the stream again after pageshow")).await;
     wait_until(&client, &format!("{asked} > {before}"), "the prices asked for again after pageshow").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let kept = run(
+        &client,
+        "const h = document.getElementById('station-name'); return !!h && h.dataset.kept === 'yes'",
+    )
+    .await;
+    assert_eq!(kept, json!(true), "{device}: unchanged prices redrew the card after pageshow");
 
     let mut tabs = vec![client.window().await.expect("the first tab")];
     for tab in 2..=8 {
