@@ -78,9 +78,10 @@ pub const PAUSED: &str = "SELECT lease_until FROM job_leases WHERE name = 'provi
 pub const PAUSE: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ('provider-pause', 'provider', $1) \
      ON CONFLICT (name) DO UPDATE SET lease_until = excluded.lease_until";
 
-/// Implement `EnrichStore` for a store type holding `pool: sqlx::Pool<_>`.
+/// Implement `EnrichStore` for a store type holding `pool: sqlx::Pool<_>`, opening write
+/// transactions with `$begin` like every other write.
 macro_rules! impl_enrich_store {
-    ($store:ty) => {
+    ($store:ty, $begin:expr) => {
         #[async_trait::async_trait]
         impl $crate::store::enrich::EnrichStore for $store {
             async fn upsert_seeds(
@@ -91,9 +92,11 @@ macro_rules! impl_enrich_store {
                 use $crate::store::enrich as q;
                 let mut changed = 0;
                 let mut cleared = false;
-                // One enrichment pass runs at a time (job lease), so read-then-write is safe;
-                // the transaction keeps each seed and its profile consistent.
-                let mut tx = self.pool.begin().await?;
+                // One enrichment pass runs at a time (job lease), but other writers (a publish,
+                // another process's seeds) commit meanwhile: `$begin` takes SQLite's write lock
+                // before the first read, so the writes after it never meet SQLITE_BUSY. The
+                // transaction keeps each seed and its profile consistent.
+                let mut tx = self.pool.begin_with($begin).await?;
                 for s in seeds {
                     let existing = sqlx::query(q::SEED).bind(&s.station_key).fetch_optional(&mut *tx).await?;
                     let same = match &existing {
@@ -170,7 +173,7 @@ macro_rules! impl_enrich_store {
             ) -> Result<(), $crate::store::StoreError> {
                 let json = serde_json::to_string(&p.profile)
                     .map_err(|e| $crate::store::StoreError::Encoding(e.to_string()))?;
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.pool.begin_with($begin).await?;
                 sqlx::query($crate::store::enrich::SAVE_PROFILE)
                     .bind(&p.station_key)
                     .bind(&p.profile.place_id)

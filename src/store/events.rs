@@ -145,7 +145,7 @@ fn changed_stations(before: &HashMap<&str, i64>, after: &HashMap<&str, i64>) -> 
 
 /// Implement `EventStore` for a store type holding `pool: sqlx::Pool<$db>`.
 macro_rules! impl_event_store {
-    ($store:ty, $db:ty, $waker:expr) => {
+    ($store:ty, $db:ty, $begin:expr, $waker:expr) => {
         #[async_trait::async_trait]
         impl $crate::store::events::EventStore for $store {
             async fn events_after(
@@ -192,7 +192,7 @@ macro_rules! impl_event_store {
                 use sqlx::Row;
                 use $crate::store::events as e;
                 let before = $crate::store::millis(before);
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.pool.begin_with($begin).await?;
                 let newest: Option<i64> =
                     sqlx::query(e::NEWEST_OLD).bind(before).fetch_one(&mut *tx).await?.try_get(0)?;
                 let Some(newest) = newest else { return Ok(0) };

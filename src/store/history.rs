@@ -403,7 +403,7 @@ macro_rules! impl_history_store {
             ) -> Result<u64, $crate::store::StoreError> {
                 use $crate::store::history as h;
                 let day = h::day_number(before);
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.pool.begin_with($begin).await?;
                 let prices = sqlx::query(h::PRUNE_PRICES).bind(day).execute(&mut *tx).await?;
                 sqlx::query(h::PRUNE_DAYS).bind(day).execute(&mut *tx).await?;
                 sqlx::query(h::PRUNE_STATIONS).bind(day).execute(&mut *tx).await?;

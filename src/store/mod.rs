@@ -213,10 +213,11 @@ impl PostgresStore {
 
 sql::impl_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE, None);
 sql::impl_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE, Some(events::POSTGRES_NOTIFY));
-events::impl_event_store!(SqliteStore, sqlx::Sqlite, events::no_waker);
-events::impl_event_store!(PostgresStore, sqlx::Postgres, events::pg_waker);
-enrich::impl_enrich_store!(SqliteStore);
-enrich::impl_enrich_store!(PostgresStore);
+// Every write transaction opens with its backend's `$begin` (SQLite: BEGIN IMMEDIATE).
+events::impl_event_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE, events::no_waker);
+events::impl_event_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE, events::pg_waker);
+enrich::impl_enrich_store!(SqliteStore, sql::SQLITE_BEGIN_WRITE);
+enrich::impl_enrich_store!(PostgresStore, sql::POSTGRES_BEGIN_WRITE);
 history::impl_history_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
 history::impl_history_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
 
