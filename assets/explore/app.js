@@ -284,11 +284,14 @@ function openStream() {
   if (stream.source || !stream.wanted || !window.EventSource || document.visibilityState === "hidden") return;
   const source = new EventSource(stream.lastId ? `/v1/events?since=${encodeURIComponent(stream.lastId)}` : "/v1/events");
   stream.source = source;
-  if (stream.missed) {
-    stream.missed = false;
-    catchUp();
-  }
-  source.addEventListener("open", () => recovered("events"));
+  source.addEventListener("open", () => {
+    recovered("events");
+    // Once the server answers again, what a page without an id may have missed.
+    if (stream.missed) {
+      stream.missed = false;
+      catchUp();
+    }
+  });
   source.addEventListener("error", () => {
     if (source.readyState === EventSource.OPEN || stream.source !== source) return;
     trouble("events", new ApiError(0, "The price service cannot be reached."), () => {
@@ -327,8 +330,10 @@ async function catchUp() {
     const doc = await api(stationsPath(shown.fuel, state.day));
     if (state.shown === shown && stamp(doc.meta) !== stamp(shown.waiting || shown.doc.meta)) loadStations();
   } catch (error) {
-    // Not a task of its own: the stream's own failure, if any, is behind the banner.
+    // Not a task of its own: the stream's next open tries again, and a failure of the
+    // server is the banner's.
     if (!(error instanceof ApiError)) throw error;
+    stream.missed = true;
   }
 }
 
