@@ -167,6 +167,11 @@ pub fn tomorrow_published(now: Timestamp) -> bool {
     perth_now(now).time() >= PUBLICATION_TIME
 }
 
+/// Today's publication time (14:30 Perth) as an instant.
+pub fn publication_at(now: Timestamp) -> Timestamp {
+    at_perth(perth_now(now).date(), PUBLICATION_TIME).timestamp()
+}
+
 /// RFC 3339 with the explicit `+08:00` offset every JSON timestamp carries.
 pub fn format_perth(at: &Zoned) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()

@@ -20,7 +20,7 @@ use crate::render::{DocumentMeta, PublicationStatus};
 use crate::snapshot::SnapshotCache;
 use crate::source::SourceError;
 use crate::station_query::StationsQuery;
-use crate::time::{Day, tomorrow_published};
+use crate::time::{Day, publication_at, tomorrow_published};
 
 /// What a document's headers and freshness are made of, besides its bytes.
 #[derive(Debug, Clone, Copy)]
@@ -112,6 +112,11 @@ impl Catalog {
         let mut expires_at = base.data.expires_at;
         if let Some((_, data)) = &next {
             expires_at = expires_at.min(data.data.expires_at);
+        }
+        // Today's rows before 14:30 say the next day is not out; at 14:30 the same request
+        // names it (prices, change, `meta.next`), so the document is fresh until then only.
+        if next_sel.is_none() && query.selection.day == Day::Today {
+            expires_at = expires_at.min(publication_at(now));
         }
         let rows = station_rows(query, &base_quotes, next_quotes.as_deref());
         // Profiles are merged for the stations of the answer only.

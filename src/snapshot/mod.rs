@@ -522,12 +522,11 @@ pub fn shared_until(
     snapshot_expiry: Timestamp,
     deadlines: &[Timestamp],
 ) -> (Timestamp, i64) {
-    use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now, price_period};
-    let today = perth_now(now).date();
+    use crate::time::{next_perth_midnight, price_period, publication_at};
     let next_midnight = next_perth_midnight(now);
     let (_, period_end) = price_period(date);
     let mut earliest = snapshot_expiry.min(next_midnight).min(period_end.timestamp());
-    let publication = at_perth(today, PUBLICATION_TIME).timestamp();
+    let publication = publication_at(now);
     if !available && now < publication {
         earliest = earliest.min(publication);
     }

@@ -500,3 +500,26 @@ async fn history_store_postgres() {
     let Some(url) = postgres_url() else { return };
     history_store_suite(postgres_store(&url).await).await;
 }
+
+/// A list rendered before 14:30 says tomorrow is not yet published; it must not be served
+/// (by this server's caches or, through `s-maxage`, by shared ones) past 14:30, when the same
+/// request names tomorrow's prices and their change.
+#[tokio::test]
+async fn a_list_rendered_before_publication_is_not_served_after_it() {
+    let app = TestApp::at(date(2026, 9, 29).at(14, 29, 0, 0)).await;
+    let path = "/v1/stations?product=1&limit=3";
+    let before = app.get(path).await;
+    assert_eq!(before.json()["meta"]["next"]["publicationStatus"], "not_yet_published");
+    let shared = before
+        .headers
+        .get("cache-control")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split("s-maxage=").nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .expect("s-maxage");
+    assert!(shared <= 60, "shared caches keep it past 14:30: s-maxage={shared}");
+    app.clock.advance(std::time::Duration::from_secs(120));
+    let after = app.get(path).await.json();
+    assert_eq!(after["meta"]["next"]["publicationStatus"], "available", "{}", after["meta"]);
+    assert!(after["data"][0]["attributes"]["price"]["change"].get("1").is_some(), "tomorrow's change");
+}
