@@ -225,17 +225,22 @@ function trouble(name, error, again) {
   countdown();
 }
 
+/// The banner's words: what failed, that the page keeps what it had, and when it tries again.
+function bannerSays(when) {
+  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
+  $("banner-text").textContent = `${retry.what}${kept} ${when}`;
+}
+
 /// Rewrites the banner once a second ("Retrying in 4 s…"), then runs the failed tasks.
 function countdown() {
   clearTimeout(retry.timer);
   const left = retry.at - Date.now();
-  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
   if (left <= 0) {
     retryAll();
     return;
   }
   const seconds = Math.ceil(left / 1000);
-  $("banner-text").textContent = `${retry.what}${kept} Retrying in ${seconds} s…`;
+  bannerSays(`Retrying in ${seconds} s…`);
   // Wake at the next whole second left, so the number shown is never a second off.
   retry.timer = setTimeout(countdown, left - (seconds - 1) * 1000);
 }
@@ -251,8 +256,7 @@ function recovered(name) {
 function retryAll() {
   clearTimeout(retry.timer);
   if (failing.size === 0) return;
-  const kept = state.shown ? " The prices on the page are the last ones loaded." : "";
-  $("banner-text").textContent = `${retry.what}${kept} Retrying now…`;
+  bannerSays("Retrying now…");
   for (const again of [...failing.values()]) again();
 }
 
@@ -371,7 +375,10 @@ function news(data) {
 
 /// The date of the day after the one shown, as the API named it.
 const tomorrowOf = (shown) => (shown.waiting ? shown.waiting.sourceDate : shown.doc.meta.next && shown.doc.meta.next.sourceDate);
+/// Tomorrow is out (today is shown, and its `next` says so).
 const published = (shown) => !shown.waiting && !!shown.doc.meta.next && shown.doc.meta.next.publicationStatus === "available";
+/// Tomorrow was asked for and is not out: today's prices stand in for it.
+const standingIn = (shown) => !!shown && !!shown.waiting && state.day === "tomorrow";
 
 function announce(date, fuel) {
   $("news-text").textContent = `${fmtDate(date)}'s ${fuelName(fuel)} prices are out.`;
@@ -512,19 +519,20 @@ function describe(loading) {
     return;
   }
   const meta = shown.doc.meta;
-  const parts = [];
-  const waiting = shown.waiting && state.day === "tomorrow";
-  if (waiting) {
+  const fuel = fuelName(shown.fuel);
+  let what;
+  if (standingIn(shown)) {
     // When tomorrow comes and what is on screen instead; no count, which would read as
     // tomorrow's.
-    parts.push(`${fmtDate(shown.waiting.sourceDate)}'s prices are not published yet: FuelWatch publishes tomorrow's prices at about ${PUBLISHED_AT} (Perth time). Showing today's ${fuelName(shown.fuel)} prices, ${fmtDate(meta.sourceDate)}.`);
+    what = `${fmtDate(shown.waiting.sourceDate)}'s prices are not published yet: FuelWatch publishes tomorrow's prices at about ${PUBLISHED_AT} (Perth time). Showing today's ${fuel} prices, ${fmtDate(meta.sourceDate)}.`;
+  } else if (shown.stations.length === 0) {
+    what = `No station lists ${fuel} for ${fmtDate(meta.sourceDate)}.`;
+  } else {
+    const next = published(shown) && shown.day === "today" ? " Arrows show tomorrow's change." : "";
+    what = `${shown.stations.length} stations with ${fuel} on ${fmtDate(meta.sourceDate)}.${next}`;
   }
-  if (shown.fuel !== state.fuel) parts.push(`Showing ${fuelName(shown.fuel)}: ${fuelName(state.fuel)} is not loaded yet.`);
-  if (!waiting && shown.stations.length === 0) parts.push(`No station lists ${fuelName(shown.fuel)} for ${fmtDate(meta.sourceDate)}.`);
-  else if (!waiting) {
-    const next = meta.next && meta.next.publicationStatus === "available" && shown.day === "today" ? " Arrows show tomorrow's change." : "";
-    parts.push(`${shown.stations.length} stations with ${fuelName(shown.fuel)} on ${fmtDate(meta.sourceDate)}.${next}`);
-  }
+  const parts = shown.fuel !== state.fuel ? [`Showing ${fuel}: ${fuelName(state.fuel)} is not loaded yet.`] : [];
+  parts.push(what);
   if (loading) parts.push(loading);
   status.textContent = parts.join(" ");
   const from = new Date(meta.validFrom);
@@ -1082,8 +1090,7 @@ function listWords(list) {
   const fuel = fuelName(list.fuel);
   const where = list.near ? `within ${list.radius} km of ${list.near.label}` : "in all of WA";
   const widened = list.widened ? ` (none within ${state.radius} km)` : "";
-  const shown = state.shown;
-  if (shown && shown.waiting && state.day === "tomorrow" && list.sourceDate === shown.doc.meta.sourceDate) {
+  if (standingIn(state.shown) && list.sourceDate === state.shown.doc.meta.sourceDate) {
     // Before publication: when tomorrow comes, and whose prices these are; no count.
     return `Today's ${fuel} prices ${where}${widened} (${when}), ${order}; tomorrow's come at about ${PUBLISHED_AT}.`;
   }

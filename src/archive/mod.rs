@@ -183,7 +183,7 @@ pub fn region_for_area(text: &str) -> Option<u8> {
 
 /// The text the archive writes for a region's area: its short form where it has one.
 pub fn area_text(code: u8) -> Option<&'static str> {
-    let short = AREA_SHORT_FORMS.iter().rev().find(|(_, c)| *c == code).map(|(text, _)| *text);
+    let short = AREA_SHORT_FORMS.iter().find(|(_, c)| *c == code).map(|(text, _)| *text);
     short.or_else(|| crate::model::codes::region(code).map(|r| r.name))
 }
 

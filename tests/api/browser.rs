@@ -700,7 +700,7 @@ async fn the_explorer_on_a_phone() {
     // 14:27:30 in Perth: tomorrow comes out while the page is open (the demo has 150 s to
     // start and the page to load before 14:30).
     let started = Instant::now();
-    let _demo = demo_at(port, perth_now().date().at(14, 27, 30, 0));
+    let demo = demo_at(port, perth_now().date().at(14, 27, 30, 0));
     let base = format!("http://127.0.0.1:{port}");
     let driver = start_driver();
     let phone = browser(&driver, 390, 844, true).await;
@@ -713,6 +713,16 @@ async fn the_explorer_on_a_phone() {
     )
     .await;
     wait_until(&phone, "return !!document.querySelector('#market-chart polyline')", "the market chart").await;
+    // A second tab, left in the background before 14:30: it gives its stream back (the server
+    // holds only the first tab's), so it cannot hear tomorrow come out; it must learn it when
+    // it is looked at again.
+    let front = phone.window().await.expect("the first tab");
+    let background = phone.new_window(true).await.expect("a second tab").handle;
+    phone.switch_to_window(background.clone()).await.expect("to the second tab");
+    phone.goto(&format!("{base}/explore")).await.expect("page loads");
+    wait_until(&phone, "return document.querySelectorAll('#dots circle').length > 0", "the second tab").await;
+    phone.switch_to_window(front.clone()).await.expect("back to the first tab");
+    streams_become(&demo, port, 1, "the hidden tab gave its stream back").await;
 
     // The first screen leads with "cheapest near me".
     let first_screen = run(
@@ -809,6 +819,15 @@ async fn the_explorer_on_a_phone() {
     .await;
     let errors = console_errors(&phone, &driver).await;
     assert!(errors.is_empty(), "console errors on a phone: {errors:#?}");
+    // The background tab, looked at again: it had no event id to resume from, so it asks for
+    // its prices again, sees tomorrow is out, and says so as the stream would have.
+    phone.switch_to_window(background).await.expect("to the second tab");
+    wait_until(
+        &phone,
+        "const n = document.getElementById('news'); return !n.hidden && n.textContent.includes('prices are out')",
+        "the news in the tab that was hidden when it came",
+    )
+    .await;
     phone.close().await.expect("closed");
 }
 
