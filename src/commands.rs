@@ -82,7 +82,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ..config
     };
     // Two years of the archive, imported while the demo already serves.
-    let archive = tokio::spawn(demo_archive(store.clone(), sim.archive_url(), today));
+    let archive = tokio::spawn(demo_archive(store.clone(), sim.archive_list_url(), today));
     let result = serve_api(config, &args.listen, None).await;
     archive.abort();
     drop(places);
@@ -94,20 +94,23 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
 /// Months of the simulated archive the demo imports after it starts serving.
 const DEMO_ARCHIVE_MONTHS: i32 = 24;
 
-/// Import the last [`DEMO_ARCHIVE_MONTHS`] months of the simulated archive, logging each.
-async fn demo_archive(store: Arc<dyn crate::store::Store>, base: String, today: jiff::civil::Date) {
-    use crate::archive::import::{Importer, import_months, months};
-    let last = today.first_of_month().yesterday().unwrap_or(today);
-    let first = last.checked_sub(jiff::Span::new().months(DEMO_ARCHIVE_MONTHS - 1)).unwrap_or(last);
-    let planned = months((first.year(), first.month()), (last.year(), last.month()));
-    let (Ok(base), Ok(mut importer)) = (base.parse::<url::Url>(), Importer::new(store).await) else {
+/// Import the last [`DEMO_ARCHIVE_MONTHS`] months of the simulated archive (the current one
+/// included, as far as it goes), from the origin's own file list, logging each.
+async fn demo_archive(store: Arc<dyn crate::store::Store>, list_url: String, today: jiff::civil::Date) {
+    use crate::archive::import::{Importer, Plan};
+    let first = today.first_of_month().checked_sub(jiff::Span::new().months(DEMO_ARCHIVE_MONTHS - 1));
+    let first = first.unwrap_or(today);
+    let (Ok(list_url), Ok(mut importer)) = (list_url.parse::<url::Url>(), Importer::new(store).await) else {
         tracing::warn!("demo archive import could not start");
         return;
     };
+    let range = (Some((first.year(), first.month())), None);
+    let limits = Default::default();
+    let plan = Plan::make(&list_url, &list_url, range, today, limits).await;
     let progress = |name: &str, write: &crate::store::archive::ImportWrite| {
         tracing::info!(file = name, written = write.written, "demo archive month imported");
     };
-    match import_months(&mut importer, &base, &planned, Default::default(), &progress).await {
+    match plan.run(&mut importer, limits, &progress).await {
         Ok(()) => say!("{}", importer.summary.line()),
         Err(e) => tracing::warn!(error = %e, "demo archive import stopped"),
     }
@@ -241,7 +244,7 @@ async fn serve_api(
 
 /// `wafuel import-history`: archive files, or downloaded months, into the history store.
 pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::Result<ExitCode> {
-    use crate::archive::import::{DownloadLimits, Importer, import_months, import_paths, months};
+    use crate::archive::import::{DownloadLimits, Importer, Plan, import_paths};
     use std::io::IsTerminal;
     let store = store::open(&args.store.store).await?;
     let mut importer = Importer::new(store.clone()).await?;
@@ -252,21 +255,16 @@ pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::R
         let state = build_state(config.with_store_args(&args.store))?;
         importer.learn_live_stations(&state.prices).await?;
     }
-    let planned = if args.files.is_empty() {
-        let last_month = {
-            let today = crate::time::perth_now(jiff::Timestamp::now()).date();
-            let first = today.first_of_month().yesterday().unwrap_or(today);
-            (first.year(), first.month())
-        };
-        months(args.from.unwrap_or(crate::archive::FIRST_MONTH), args.to.unwrap_or(last_month))
+    let limits = DownloadLimits::default();
+    let plan = if args.files.is_empty() {
+        let today = crate::time::perth_now(jiff::Timestamp::now()).date();
+        let range = (args.from, args.to);
+        Some(Plan::make(&args.archive_list_url, &args.archive_url, range, today, limits).await)
     } else {
-        Vec::new()
+        None
     };
     let bar = std::io::stderr().is_terminal().then(|| {
-        let bar =
-            indicatif::ProgressBar::new(
-                if args.files.is_empty() { planned.len() } else { args.files.len() } as u64
-            );
+        let bar = indicatif::ProgressBar::new(plan.as_ref().map_or(args.files.len(), Plan::len) as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} files {msg} [{elapsed_precise}, eta {eta}]",
@@ -293,10 +291,9 @@ pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::R
             }
         }
     };
-    let result = if args.files.is_empty() {
-        import_months(&mut importer, &args.archive_url, &planned, DownloadLimits::default(), &progress).await
-    } else {
-        import_paths(&mut importer, &args.files, &progress).await
+    let result = match &plan {
+        Some(plan) => plan.run(&mut importer, limits, &progress).await,
+        None => import_paths(&mut importer, &args.files, &progress).await,
     };
     if let Some(bar) = &bar {
         bar.finish_and_clear();

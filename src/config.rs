@@ -355,13 +355,19 @@ pub struct ImportHistoryArgs {
     /// Where the live stations come from when the history knows none yet (as `warm`).
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Base URL of the archive (`BASE/FuelWatchRetail-MM-YYYY.csv`).
+    /// FuelWatch's list of its monthly files (`fileName`, `fileDate`, `bytes`, `url`): which
+    /// months exist and which changed since they were imported (the current month grows).
+    #[arg(long, env = "WAFUEL_ARCHIVE_LIST_URL", default_value = crate::archive::list::DEFAULT_ARCHIVE_LIST_URL)]
+    pub archive_list_url: url::Url,
+    /// Base URL of the archive (`BASE/FuelWatchRetail-MM-YYYY.csv`), used only when the list
+    /// cannot be read (file names are then guessed month by month).
     #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = crate::archive::DEFAULT_ARCHIVE_URL)]
     pub archive_url: url::Url,
     /// First month to download, `YYYY-MM` (default: January 2001).
     #[arg(long, value_parser = parse_month)]
     pub from: Option<(i16, i8)>,
-    /// Last month to download, `YYYY-MM` (default: last month, Perth time).
+    /// Last month to download, `YYYY-MM` (default: the current month, Perth time, from the
+    /// list; last month when names are guessed).
     #[arg(long, value_parser = parse_month)]
     pub to: Option<(i16, i8)>,
     /// Archive files to import whole instead of downloading (`--from`/`--to` do not apply).

@@ -12,8 +12,11 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::list::ListedFile;
 use super::{ArchiveError, ArchiveSite, ReadTally, read_prices};
-use crate::store::archive::{ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, KnownStation, Slot};
+use crate::store::archive::{
+    ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
+};
 use crate::store::history::day_number;
 use crate::store::{Store, StoreError};
 
@@ -84,6 +87,8 @@ pub struct ImportSummary {
     pub matched_stations: u64,
     /// Distinct stations only the archive knows.
     pub archive_stations: u64,
+    /// File names were guessed (FuelWatch's list could not be read).
+    pub guessed: bool,
 }
 
 impl ImportSummary {
@@ -116,6 +121,9 @@ impl ImportSummary {
         if !self.missing.is_empty() {
             line.push_str(&format!(", not in the archive: {}", self.missing.join(" ")));
         }
+        if self.guessed {
+            line.push_str(", file names guessed (FuelWatch's file list could not be read)");
+        }
         line
     }
 }
@@ -138,6 +146,71 @@ pub struct Importer {
     matched: HashSet<i64>,
     archive: HashSet<i64>,
     pub summary: ImportSummary,
+}
+
+/// The months to download: from FuelWatch's list, or (when the list cannot be read) by names
+/// guessed month by month.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    Listed { list: Vec<ListedFile>, from: (i16, i8), to: (i16, i8) },
+    Guessed { base: url::Url, months: Vec<(i16, i8)> },
+}
+
+impl Plan {
+    /// Read FuelWatch's list at `list_url`; `--to` defaults to the current month of `today`
+    /// with the list (it has the growing month) and to the month before without it.
+    pub async fn make(
+        list_url: &url::Url,
+        base: &url::Url,
+        (from, to): (Option<super::Month>, Option<super::Month>),
+        today: jiff::civil::Date,
+        limits: DownloadLimits,
+    ) -> Self {
+        let from = from.unwrap_or(super::FIRST_MONTH);
+        let read = match http_client(limits) {
+            Ok(http) => super::list::fetch(&http, list_url, limits).await,
+            Err(e) => Err(ImportError::Download { file: list_url.to_string(), reason: e.to_string() }),
+        };
+        match read {
+            Ok(list) => Plan::Listed { list, from, to: to.unwrap_or((today.year(), today.month())) },
+            Err(e) => {
+                tracing::warn!(error = %e, "FuelWatch's file list could not be read: guessing file names month by month");
+                let last = today.first_of_month().yesterday().unwrap_or(today);
+                let months = months(from, to.unwrap_or((last.year(), last.month())));
+                Plan::Guessed { base: base.clone(), months }
+            }
+        }
+    }
+
+    /// How many months the plan names.
+    pub fn len(&self) -> usize {
+        match self {
+            Plan::Listed { list, from, to } => super::list::in_range(list, *from, *to).len(),
+            Plan::Guessed { months, .. } => months.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Download and import what the plan names.
+    pub async fn run(
+        &self,
+        importer: &mut Importer,
+        limits: DownloadLimits,
+        progress: &(dyn Fn(&str, &ImportWrite) + Sync),
+    ) -> Result<(), ImportError> {
+        match self {
+            Plan::Listed { list, from, to } => {
+                import_listed(importer, list, (*from, *to), limits, progress).await
+            }
+            Plan::Guessed { base, months } => {
+                importer.summary.guessed = true;
+                import_months(importer, base, months, limits, progress).await
+            }
+        }
+    }
 }
 
 impl Importer {
@@ -176,18 +249,26 @@ impl Importer {
     }
 
     /// Read `input` (one archive file, decompressed) and write it in one transaction;
-    /// `month` is recorded as imported when given.
+    /// `month` is recorded as imported when given, with the file's entry of FuelWatch's list
+    /// when it came from there.
     pub async fn import<R: Read + Send + 'static>(
         &mut self,
         name: &str,
         input: R,
         month: Option<(i16, i8)>,
+        listed: Option<&ListedFile>,
     ) -> Result<ImportWrite, ImportError> {
         let file = name.to_string();
         let read = tokio::task::spawn_blocking(move || read_file(&file, input))
             .await
             .map_err(|e| ImportError::Io { file: name.to_string(), reason: e.to_string() })??;
-        let (batch, keys) = self.batch(&read, month);
+        let record = month.map(|month| ImportedMonth {
+            month,
+            rows: read.tally.rows,
+            file_date: listed.map(|l| l.file_date.clone()),
+            bytes: listed.map(|l| l.bytes),
+        });
+        let (batch, keys) = self.batch(&read, record);
         let write = self.store.import(&batch).await?;
         // The new archive stations become known, so the next file matches them by address.
         let sids: HashMap<&str, i64> =
@@ -211,7 +292,11 @@ impl Importer {
 
     /// The batch of one file: each site matched to a known station or made an archive one;
     /// with the match key of each archive station of the batch, in its order.
-    fn batch(&mut self, read: &ReadFile, month: Option<(i16, i8)>) -> (ImportBatch, Vec<(String, String)>) {
+    fn batch(
+        &mut self,
+        read: &ReadFile,
+        month: Option<ImportedMonth>,
+    ) -> (ImportBatch, Vec<(String, String)>) {
         // Each site's days, to widen first and last seen.
         let mut span: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); read.sites.len()];
         for &(_, day, site, _) in &read.prices {
@@ -219,7 +304,7 @@ impl Importer {
                 *s = (s.0.min(day), s.1.max(day));
             }
         }
-        let mut batch = ImportBatch { month: month.map(|m| (m, read.tally.rows)), ..Default::default() };
+        let mut batch = ImportBatch { month, ..Default::default() };
         let mut slots = Vec::with_capacity(read.sites.len());
         let mut keys = Vec::new();
         for (site, &(first, last)) in read.sites.iter().zip(&span) {
@@ -347,10 +432,21 @@ pub async fn download_month(
     (year, month): (i16, i8),
     limits: DownloadLimits,
 ) -> Result<Option<std::fs::File>, ImportError> {
-    use std::io::{Seek, Write};
     let name = super::month_file(year, month);
-    let fail = |reason: String| ImportError::Download { file: name.clone(), reason };
-    let url = base.join(&name).map_err(|e| fail(e.to_string()))?;
+    let url =
+        base.join(&name).map_err(|e| ImportError::Download { file: name.clone(), reason: e.to_string() })?;
+    download(http, &name, url, limits).await
+}
+
+/// The file at `url` (named `name` in errors), streamed into a temporary file; `None` on 404.
+async fn download(
+    http: &reqwest::Client,
+    name: &str,
+    url: url::Url,
+    limits: DownloadLimits,
+) -> Result<Option<std::fs::File>, ImportError> {
+    use std::io::{Seek, Write};
+    let fail = |reason: String| ImportError::Download { file: name.to_string(), reason };
     let work = async {
         let mut response = http.get(url).send().await.map_err(|e| fail(e.to_string()))?;
         if response.status() == reqwest::StatusCode::NOT_FOUND {
@@ -409,7 +505,7 @@ pub async fn import_paths(
     for path in paths {
         let name = path.display().to_string();
         let month = super::month_of_file(&name);
-        let write = importer.import(&name, open_file(path)?, month).await?;
+        let write = importer.import(&name, open_file(path)?, month, None).await?;
         progress(&name, &write);
     }
     Ok(())
@@ -429,7 +525,7 @@ pub async fn import_months(
     let done = importer.store.imported_months().await?;
     for &month in months {
         let name = super::month_file(month.0, month.1);
-        if done.contains(&month) {
+        if done.contains_key(&month) {
             importer.summary.already_imported += 1;
             progress(&name, &ImportWrite::default());
             continue;
@@ -440,8 +536,46 @@ pub async fn import_months(
                 importer.summary.missing.push(crate::store::archive::month_text(month));
             }
             Some(file) => {
-                let write = importer.import(&name, std::io::BufReader::new(file), Some(month)).await?;
+                let write = importer.import(&name, std::io::BufReader::new(file), Some(month), None).await?;
                 progress(&name, &write);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Download and import the months of FuelWatch's list from `from` to `to` that were never
+/// imported or whose file changed since (`fileDate` or `bytes`: the current month grows
+/// daily); the others count as already imported. A file that answers 404 is noted and
+/// skipped, any other failure stops the import there, naming the file.
+pub async fn import_listed(
+    importer: &mut Importer,
+    list: &[ListedFile],
+    (from, to): ((i16, i8), (i16, i8)),
+    limits: DownloadLimits,
+    progress: &(dyn Fn(&str, &ImportWrite) + Sync),
+) -> Result<(), ImportError> {
+    let http = http_client(limits)
+        .map_err(|e| ImportError::Download { file: "archive".into(), reason: e.to_string() })?;
+    let done = importer.store.imported_months().await?;
+    let newest = list.iter().filter_map(ListedFile::month).max();
+    for (month, file) in super::list::in_range(list, from, to) {
+        if !file.changed_since(done.get(&month), Some(month) == newest) {
+            importer.summary.already_imported += 1;
+            progress(&file.file_name, &ImportWrite::default());
+            continue;
+        }
+        let fail = |reason: String| ImportError::Download { file: file.file_name.clone(), reason };
+        let url: url::Url = file.url.parse().map_err(|e: url::ParseError| fail(e.to_string()))?;
+        match download(&http, &file.file_name, url, limits).await? {
+            None => {
+                tracing::info!(file = %file.file_name, "listed but not found");
+                importer.summary.missing.push(crate::store::archive::month_text(month));
+            }
+            Some(body) => {
+                let input = std::io::BufReader::new(body);
+                let write = importer.import(&file.file_name, input, Some(month), Some(&file)).await?;
+                progress(&file.file_name, &write);
             }
         }
     }

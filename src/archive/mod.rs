@@ -7,6 +7,7 @@
 //! the file whole, before any row is read.
 
 pub mod import;
+pub mod list;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -20,6 +21,9 @@ use crate::model::key::{StationId, fold_text, sha256_hex};
 /// (www.fuelwatch.wa.gov.au)").
 pub const DEFAULT_ARCHIVE_URL: &str =
     "https://warsydprdstafuelwatch.blob.core.windows.net/historical-reports/";
+
+/// A calendar month as (year, month).
+pub type Month = (i16, i8);
 
 /// The first month FuelWatch published.
 pub const FIRST_MONTH: (i16, i8) = (2001, 1);

@@ -10,6 +10,7 @@
 use jiff::civil::Date;
 
 use super::dataset::{Dataset, SimStation};
+use crate::archive::list::ListedFile;
 use crate::archive::{FIRST_MONTH, area_text};
 use crate::model::codes::region;
 
@@ -34,10 +35,60 @@ const CLOSED: [(&str, &str, &str, &str, u8); 3] = [
 /// The last month the closed stations appear in.
 const CLOSED_AFTER: (i16, i8) = (2020, 6);
 
-/// Whether the simulated archive has this month at `today`.
+/// Whether the simulated archive has this month at `today` (the current month grows: it has
+/// the days up to today).
 pub fn has_month(month: (i16, i8), today: Date) -> bool {
-    month >= FIRST_MONTH && month < (today.year(), today.month())
+    month >= FIRST_MONTH && month <= (today.year(), today.month())
 }
+
+/// The last day a month's file holds at `today`: the month's last day, or today for the
+/// current month.
+pub fn last_day(month: (i16, i8), today: Date) -> Option<Date> {
+    let first = Date::new(month.0, month.1, 1).ok()?;
+    Some(if (today.year(), today.month()) == month { today } else { first.last_of_month() })
+}
+
+/// The list of monthly files FuelWatch publishes, for the simulated archive at `today`, with
+/// `url`s under `base`. `fileDate` is when the file was last written (the end of a past
+/// month; the start of today for the current one, which grows daily).
+///
+/// `bytes` stands in for the file's size: rows a day times days times a typical row's length.
+/// It changes exactly when the file grows, which is all an importer may rely on; computing
+/// the real size would mean writing all 300 files for every request of the list.
+pub fn file_list(data: &Dataset, base: &str, today: Date) -> Vec<ListedFile> {
+    let mut out = Vec::new();
+    let last = (today.year(), today.month());
+    for (year, month) in crate::archive::import::months(FIRST_MONTH, last) {
+        let Some(through) = last_day((year, month), today) else { continue };
+        let name = crate::archive::month_file(year, month);
+        let file_date = if (year, month) == last {
+            format!("{through}T00:00:00+08:00")
+        } else {
+            format!("{through}T23:59:59+08:00")
+        };
+        let rows_a_day: u64 = data
+            .stations
+            .iter()
+            .map(|s| {
+                PRODUCT_TEXTS
+                    .iter()
+                    .filter(|(code, _, since)| year >= *since && s.products.contains(code))
+                    .count() as u64
+            })
+            .sum::<u64>()
+            + 1;
+        out.push(ListedFile {
+            url: format!("{base}{name}"),
+            file_name: name,
+            file_date,
+            bytes: rows_a_day * u64::from(through.day().unsigned_abs()) * TYPICAL_ROW_BYTES,
+        });
+    }
+    out
+}
+
+/// The length of a typical row of the simulated files.
+const TYPICAL_ROW_BYTES: u64 = 96;
 
 /// The area and wider region the archive writes for a region code.
 fn area_of(code: u8) -> (&'static str, &'static str) {
@@ -50,8 +101,8 @@ fn archive_price(feed_text: &str) -> Option<String> {
     Some(format!("{cents:.2}"))
 }
 
-/// The CSV of one month.
-pub fn month_csv(data: &Dataset, (year, month): (i16, i8)) -> Vec<u8> {
+/// The CSV of one month, up to `through` (the month's last day for a finished month).
+pub fn month_csv(data: &Dataset, (year, month): (i16, i8), through: Date) -> Vec<u8> {
     let mut out = Vec::with_capacity(8 * 1024 * 1024);
     out.extend_from_slice("\u{feff}".as_bytes());
     let header: [&str; 10] = if year < 2010 {
@@ -92,7 +143,7 @@ pub fn month_csv(data: &Dataset, (year, month): (i16, i8)) -> Vec<u8> {
     w.write(header);
     let closed_open = (year, month) <= CLOSED_AFTER;
     let mut day = first;
-    while day.month() == month {
+    while day.month() == month && day <= through {
         let date = format!("{:02}/{:02}/{:04}", day.day(), day.month(), day.year());
         for (i, station) in data.stations.iter().enumerate() {
             write_station(&mut w, station, &date, day, year, i);
@@ -193,7 +244,7 @@ mod tests {
     #[test]
     fn a_month_reads_back_with_its_quirks() {
         let data = Dataset::build().expect("dataset");
-        let body = month_csv(&data, (2019, 2));
+        let body = month_csv(&data, (2019, 2), date(2019, 2, 28));
         assert!(body.starts_with("\u{feff}".as_bytes()));
         let mut prices = 0;
         let tally = crate::archive::read_prices("sim", body.as_slice(), |p| {
@@ -209,13 +260,37 @@ mod tests {
         for area in ["Augusta-M River", "Sth Hedland", "Greenough", "Bodallin"] {
             assert!(text.contains(&format!(",{area},")), "{area}");
         }
-        let newer = month_csv(&data, (2025, 10));
+        let newer = month_csv(&data, (2025, 10), date(2025, 10, 31));
         let text = String::from_utf8_lossy(&newer);
         assert!(text.contains("REGION_DESCRIPTION\r\n") && !text.contains(",\r\n"), "the newer form");
         let tally = crate::archive::read_prices("sim", newer.as_slice(), |_| {}).expect("read");
         assert_eq!(tally.unknown_area, 0);
         assert!(has_month((2024, 10), date(2024, 11, 3)));
-        assert!(!has_month((2024, 11), date(2024, 11, 3)));
+        assert!(has_month((2024, 11), date(2024, 11, 3)), "the current month, as far as it goes");
+        assert!(!has_month((2024, 12), date(2024, 11, 3)));
+        let current = month_csv(&data, (2024, 11), date(2024, 11, 3));
+        let mut days = std::collections::BTreeSet::new();
+        crate::archive::read_prices("sim", current.as_slice(), |p| {
+            days.insert(p.date.day());
+        })
+        .expect("read");
+        assert_eq!(days.into_iter().collect::<Vec<_>>(), vec![1, 2, 3], "the days up to today");
         assert!(!has_month((2000, 12), date(2024, 11, 3)));
+    }
+
+    #[test]
+    fn the_list_names_every_month_and_the_current_one_grows() {
+        let data = Dataset::build().expect("dataset");
+        let list = file_list(&data, "http://origin/historical-reports/", date(2026, 11, 10));
+        assert_eq!(list.len(), 25 * 12 + 11, "January 2001 to November 2026");
+        assert_eq!(list[0].file_name, "FuelWatchRetail-01-2001.csv");
+        assert_eq!(list[0].file_date, "2001-01-31T23:59:59+08:00");
+        let current = list.last().expect("current");
+        assert_eq!(current.url, "http://origin/historical-reports/FuelWatchRetail-11-2026.csv");
+        assert_eq!(current.file_date, "2026-11-10T00:00:00+08:00");
+        let later = file_list(&data, "http://origin/historical-reports/", date(2026, 11, 20));
+        let grown = later.last().expect("current");
+        assert!(grown.bytes > current.bytes && grown.file_date != current.file_date);
+        assert_eq!(later[list.len() - 2], list[list.len() - 2], "a finished month stays as it was");
     }
 }

@@ -66,6 +66,19 @@ impl SimState {
         &self.data
     }
 
+    /// A month's archive file as it stands on `today` (the current month up to today).
+    pub fn month_file(&self, month: (i16, i8), today: jiff::civil::Date) -> Vec<u8> {
+        match archive::last_day(month, today) {
+            Some(through) => archive::month_csv(&self.data, month, through),
+            None => Vec::new(),
+        }
+    }
+
+    /// The list of monthly files at `now`, with `url`s under `base`.
+    pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<crate::archive::list::ListedFile> {
+        archive::file_list(&self.data, base, crate::time::perth_now(now).date())
+    }
+
     pub fn requests(&self) -> Vec<LoggedRequest> {
         lock(&self.log).clone()
     }
@@ -128,6 +141,7 @@ pub fn router(state: Arc<SimState>) -> Router {
     Router::new()
         .route(FEED_PATH, get(feed_handler))
         .route(ARCHIVE_PATH, get(archive_handler))
+        .route(ARCHIVE_LIST_PATH, get(archive_list_handler))
         .route("/_sim/requests", get(list_requests).delete(clear_requests))
         .route("/_sim/faults", get(get_faults).put(put_faults))
         .with_state(state)
@@ -136,7 +150,25 @@ pub fn router(state: Arc<SimState>) -> Router {
 /// Where the simulated archive's monthly files are (as FuelWatch's blob store names them).
 pub const ARCHIVE_PATH: &str = "/historical-reports/{file}";
 
-/// `FuelWatchRetail-MM-YYYY.csv` for a month before the simulated clock's; 404 otherwise.
+/// Where FuelWatch lists its monthly files.
+pub const ARCHIVE_LIST_PATH: &str = "/api/report/monthly-retail-prices";
+
+/// The list of monthly files, as FuelWatch writes it, with `url`s on this origin (named by the
+/// request's `Host`).
+async fn archive_list_handler(
+    State(state): State<Arc<SimState>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1").to_string();
+    let base = format!("http://{host}/historical-reports/");
+    let now = state.clock.now();
+    let data = state.clone();
+    let list = tokio::task::spawn_blocking(move || data.archive_list(&base, now)).await.unwrap_or_default();
+    axum::Json(list).into_response()
+}
+
+/// `FuelWatchRetail-MM-YYYY.csv` for a month up to the simulated clock's (the current month
+/// as far as today); 404 otherwise.
 async fn archive_handler(
     State(state): State<Arc<SimState>>,
     axum::extract::Path(file): axum::extract::Path<String>,
@@ -146,9 +178,8 @@ async fn archive_handler(
     match month.filter(|m| archive::has_month(*m, today)) {
         Some(month) => {
             let data = state.clone();
-            let body = tokio::task::spawn_blocking(move || archive::month_csv(data.dataset(), month))
-                .await
-                .unwrap_or_default();
+            let body =
+                tokio::task::spawn_blocking(move || data.month_file(month, today)).await.unwrap_or_default();
             ([(header::CONTENT_TYPE, "text/csv")], body).into_response()
         }
         None => (StatusCode::NOT_FOUND, "The specified blob does not exist.").into_response(),
@@ -269,12 +300,17 @@ impl SimHandle {
         Ok(Self { addr, state, shutdown: Some(tx), task: Some(task) })
     }
 
-    /// The feed URL, to pass as `--source-url`.
     /// The base URL of the simulated archive (for `--archive-url`).
     pub fn archive_url(&self) -> String {
         format!("http://{}/historical-reports/", self.addr)
     }
 
+    /// The simulated archive's file list (for `--archive-list-url`).
+    pub fn archive_list_url(&self) -> String {
+        format!("http://{}{ARCHIVE_LIST_PATH}", self.addr)
+    }
+
+    /// The feed URL, to pass as `--source-url`.
     pub fn feed_url(&self) -> String {
         format!("http://{}{FEED_PATH}", self.addr)
     }

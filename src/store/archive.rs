@@ -6,7 +6,7 @@
 //! overwritten (the live feed's price wins; a differing archive value is counted as a
 //! conflict), so importing a month twice changes nothing.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::StoreError;
 
@@ -61,13 +61,23 @@ pub struct ImportPrice {
 /// whose seen range it widens.
 #[derive(Debug, Default)]
 pub struct ImportBatch {
-    /// Recorded as imported (with its row count) when set.
-    pub month: Option<((i16, i8), u64)>,
+    /// Recorded as imported when set.
+    pub month: Option<ImportedMonth>,
     pub stations: Vec<ArchiveStationRow>,
     pub prices: Vec<ImportPrice>,
     /// (sid, first seen, last seen, region) of known stations the batch saw earlier or later
     /// than the history had, or in a region the history did not know for them.
     pub widen: Vec<(i64, i64, i64, Option<u8>)>,
+}
+
+/// A month recorded as imported: the rows read from its file, and the file's `fileDate` and
+/// `bytes` as FuelWatch's list gave them (absent when it was imported without the list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedMonth {
+    pub month: (i16, i8),
+    pub rows: u64,
+    pub file_date: Option<String>,
+    pub bytes: Option<u64>,
 }
 
 /// What one batch did.
@@ -89,14 +99,14 @@ pub trait ArchiveStore: Send + Sync + 'static {
     /// Every station of the history, live and archive.
     async fn known_stations(&self) -> Result<Vec<KnownStation>, StoreError>;
     /// The months recorded as imported.
-    async fn imported_months(&self) -> Result<HashSet<(i16, i8)>, StoreError>;
+    async fn imported_months(&self) -> Result<HashMap<(i16, i8), ImportedMonth>, StoreError>;
     /// Write one batch in one transaction.
     async fn import(&self, batch: &ImportBatch) -> Result<ImportWrite, StoreError>;
 }
 
 pub const KNOWN_STATIONS: &str =
     "SELECT sid, station_id, details, first_seen, last_seen, archive, region FROM history_stations";
-pub const IMPORTED_MONTHS: &str = "SELECT month FROM history_imports";
+pub const IMPORTED_MONTHS: &str = "SELECT month, rows, file_date, bytes FROM history_imports";
 pub const UPSERT_ARCHIVE_STATIONS: &str =
     "INSERT INTO history_stations (station_id, brand, details, first_seen, last_seen, region, archive) ";
 pub const UPSERT_ARCHIVE_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPDATE SET \
@@ -113,8 +123,9 @@ pub const PRICES_IN_RANGE: &str =
     "SELECT day, sid, price FROM price_history WHERE product = $1 AND day >= $2 AND day <= $3";
 pub const INSERT_PRICES: &str = "INSERT INTO price_history (product, day, sid, price) ";
 pub const INSERT_PRICES_TAIL: &str = " ON CONFLICT (product, day, sid) DO NOTHING";
-pub const RECORD_MONTH: &str = "INSERT INTO history_imports (month, rows, imported_at) VALUES ($1, $2, $3) \
-     ON CONFLICT (month) DO UPDATE SET rows = excluded.rows, imported_at = excluded.imported_at";
+pub const RECORD_MONTH: &str = "INSERT INTO history_imports (month, rows, imported_at, file_date, bytes) \
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (month) DO UPDATE SET rows = excluded.rows, \
+     imported_at = excluded.imported_at, file_date = excluded.file_date, bytes = excluded.bytes";
 
 /// (product, day, sid, tenths of a cent) rows new to `price_history`.
 pub type PriceRows = [(u8, i64, i64, i64)];
@@ -215,13 +226,27 @@ macro_rules! impl_archive_store {
 
             async fn imported_months(
                 &self,
-            ) -> Result<std::collections::HashSet<(i16, i8)>, $crate::store::StoreError> {
+            ) -> Result<
+                std::collections::HashMap<(i16, i8), $crate::store::archive::ImportedMonth>,
+                $crate::store::StoreError,
+            > {
                 use sqlx::Row;
                 let rows = sqlx::query($crate::store::archive::IMPORTED_MONTHS).fetch_all(&self.pool).await?;
-                let mut out = std::collections::HashSet::new();
+                let mut out = std::collections::HashMap::new();
                 for r in rows {
                     let text: String = r.try_get(0)?;
-                    out.extend($crate::store::archive::parse_month_text(&text));
+                    let Some(month) = $crate::store::archive::parse_month_text(&text) else { continue };
+                    let rows: i64 = r.try_get(1)?;
+                    let bytes: Option<i64> = r.try_get(3)?;
+                    out.insert(
+                        month,
+                        $crate::store::archive::ImportedMonth {
+                            month,
+                            rows: u64::try_from(rows).unwrap_or(0),
+                            file_date: r.try_get(2)?,
+                            bytes: bytes.and_then(|b| u64::try_from(b).ok()),
+                        },
+                    );
                 }
                 Ok(out)
             }
@@ -322,11 +347,13 @@ macro_rules! impl_archive_store {
                         .execute(&mut *tx)
                         .await?;
                 }
-                if let Some((month, rows)) = batch.month {
+                if let Some(done) = &batch.month {
                     sqlx::query(a::RECORD_MONTH)
-                        .bind(a::month_text(month))
-                        .bind(i64::try_from(rows).unwrap_or(i64::MAX))
+                        .bind(a::month_text(done.month))
+                        .bind(i64::try_from(done.rows).unwrap_or(i64::MAX))
                         .bind(jiff::Timestamp::now().as_millisecond())
+                        .bind(done.file_date.clone())
+                        .bind(done.bytes.and_then(|b| i64::try_from(b).ok()))
                         .execute(&mut *tx)
                         .await?;
                 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use jiff::civil::date;
-use wafuel::archive::import::{ImportError, Importer, import_months, import_paths};
+use wafuel::archive::import::{ImportError, Importer, Plan, import_months, import_paths};
 use wafuel::model::key::sha256_hex;
 use wafuel::store::Store;
 
@@ -178,8 +178,8 @@ async fn a_small_archive_on_postgres() {
     small_archive(postgres_store(&url).await).await;
 }
 
-/// Downloads from the simulated archive: months it has, a month it does not (404, noted),
-/// and a re-run that skips what was imported.
+/// Downloads from the simulated archive by guessed names: months it has (the current one as
+/// far as today), a month it does not (404, noted), and a re-run that skips what was imported.
 #[tokio::test]
 async fn months_download_from_the_simulated_archive() {
     let (sim, clock) = origin_at(fixture_morning(), Default::default()).await;
@@ -188,7 +188,7 @@ async fn months_download_from_the_simulated_archive() {
     let state = app_state(&sim, &clock, store.clone(), None);
     let base: url::Url = sim.archive_url().parse().expect("url");
     let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
-    let months = [(2026, 8), (2026, 9)];
+    let months = [(2026, 9), (2026, 10)];
     // An empty history: the importer learns today's stations from the source first.
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     assert!(!importer.knows_live_stations());
@@ -196,9 +196,9 @@ async fn months_download_from_the_simulated_archive() {
     assert!(importer.knows_live_stations());
     import_months(&mut importer, &base, &months, Default::default(), &quiet).await.expect("import");
     let s = importer.summary.clone();
-    assert_eq!(s.files, 1, "August; September is this month: not yet archived");
-    assert_eq!(s.missing, vec!["2026-09".to_string()]);
-    assert!(s.written > 31 * 900, "{s:?}");
+    assert_eq!(s.files, 1, "September, as far as today; October is not there yet");
+    assert_eq!(s.missing, vec!["2026-10".to_string()]);
+    assert!(s.written > 28 * 900, "{s:?}");
     assert_eq!(s.conflicts, 0, "the archive and the feed agree");
     assert!(s.matched_stations > 900, "live stations matched by address: {s:?}");
     assert_eq!(
@@ -217,6 +217,68 @@ async fn months_download_from_the_simulated_archive() {
         .expect_err("unreachable archive");
     assert!(matches!(err, ImportError::Download { .. }), "{err}");
     assert!(err.to_string().starts_with("FuelWatchRetail-07-2026.csv: "), "{err}");
+}
+
+/// FuelWatch's own list decides what is downloaded: the months of the range it lists (the
+/// current one included), each once; when the current month has grown (its `fileDate` and
+/// `bytes` changed) it is imported again, adding only the new days. Without the list, names
+/// are guessed and the summary says so.
+#[tokio::test]
+async fn a_grown_current_month_is_imported_again_from_the_list() {
+    let (sim, clock) = origin_at(fixture_morning(), Default::default()).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let store = sqlite_store(&dir).await;
+    let list_url: url::Url = sim.archive_list_url().parse().expect("url");
+    let base: url::Url = sim.archive_url().parse().expect("url");
+    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let today = |clock: &wafuel::time::ManualClock| {
+        use wafuel::time::Clock;
+        wafuel::time::perth_now(clock.now()).date()
+    };
+    let range = (Some((2026, 8)), None);
+    let plan = Plan::make(&list_url, &base, range, today(&clock), Default::default()).await;
+    assert!(matches!(plan, Plan::Listed { .. }), "{plan:?}");
+    assert_eq!(plan.len(), 2, "August and September (to the current month by default)");
+    let mut first = Importer::new(store.clone()).await.expect("importer");
+    plan.run(&mut first, Default::default(), &quiet).await.expect("import");
+    assert_eq!((first.summary.files, first.summary.already_imported), (2, 0));
+    let stored = first.summary.written;
+    let imported = store.imported_months().await.expect("months");
+    let september = imported.get(&(2026, 9)).expect("recorded");
+    assert_eq!(september.file_date.as_deref(), Some("2026-09-29T00:00:00+08:00"));
+    assert!(september.bytes.is_some_and(|b| b > 0));
+
+    // The same day: nothing changed, nothing is read.
+    let plan = Plan::make(&list_url, &base, range, today(&clock), Default::default()).await;
+    let mut same = Importer::new(store.clone()).await.expect("importer");
+    plan.run(&mut same, Default::default(), &quiet).await.expect("again");
+    assert_eq!((same.summary.files, same.summary.already_imported, same.summary.written), (0, 2, 0));
+
+    // Tomorrow the current month holds one more day: it alone is read again.
+    clock.advance(std::time::Duration::from_secs(24 * 3600));
+    let plan = Plan::make(&list_url, &base, range, today(&clock), Default::default()).await;
+    let mut grown = Importer::new(store.clone()).await.expect("importer");
+    plan.run(&mut grown, Default::default(), &quiet).await.expect("grown");
+    let g = grown.summary.clone();
+    assert_eq!((g.files, g.already_imported), (1, 1), "{g:?}");
+    // The first import stored 60 days (31 of August, 29 of September).
+    assert!(g.written > stored / 120 && g.written < stored / 30, "one new day's prices: {g:?}");
+    assert!(g.unchanged > stored / 3, "September's earlier days were stored already: {g:?}");
+    assert_eq!(g.conflicts, 0);
+    let total = store.imported_months().await.expect("months");
+    assert_eq!(
+        total.get(&(2026, 9)).and_then(|m| m.file_date.clone()).as_deref(),
+        Some("2026-09-30T00:00:00+08:00")
+    );
+
+    // No list: names are guessed (up to last month), and the summary line says so.
+    let nowhere: url::Url = "http://127.0.0.1:1/api/report/monthly-retail-prices".parse().expect("url");
+    let plan = Plan::make(&nowhere, &base, range, today(&clock), Default::default()).await;
+    assert_eq!(plan, Plan::Guessed { base: base.clone(), months: vec![(2026, 8)] });
+    let mut guessed = Importer::new(store.clone()).await.expect("importer");
+    plan.run(&mut guessed, Default::default(), &quiet).await.expect("guessed");
+    assert!(guessed.summary.line().ends_with("file names guessed (FuelWatch's file list could not be read)"));
+    drop(sim);
 }
 
 /// Every `AREA_DESCRIPTION` text of FuelWatch's monthly retail files (2002–2021) with the
