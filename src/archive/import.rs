@@ -168,7 +168,7 @@ impl Plan {
     ) -> Self {
         let from = from.unwrap_or(super::FIRST_MONTH);
         let read = match http_client(limits) {
-            Ok(http) => super::list::fetch(&http, list_url, limits).await,
+            Ok(http) => read_list(&http, list_url, limits).await,
             Err(e) => Err(ImportError::Download { file: list_url.to_string(), reason: e.to_string() }),
         };
         match read {
@@ -580,6 +580,40 @@ pub async fn import_listed(
         }
     }
     Ok(())
+}
+
+/// The list is a few hundred short entries; anything much larger is not the list.
+const MAX_LIST_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Read FuelWatch's list of monthly files at `url`, with the download's limits.
+pub async fn read_list(
+    http: &reqwest::Client,
+    url: &url::Url,
+    limits: DownloadLimits,
+) -> Result<Vec<ListedFile>, ImportError> {
+    let fail = |reason: String| ImportError::Download { file: url.to_string(), reason };
+    let work = async {
+        let mut response = http
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(fail(format!("HTTP {}", response.status())));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
+            body.extend_from_slice(&chunk);
+            if body.len() as u64 > MAX_LIST_BYTES {
+                return Err(fail(format!("larger than {MAX_LIST_BYTES} bytes")));
+            }
+        }
+        serde_json::from_slice::<Vec<ListedFile>>(&body).map_err(|e| fail(format!("not the file list: {e}")))
+    };
+    tokio::time::timeout(limits.deadline.min(std::time::Duration::from_secs(60)), work)
+        .await
+        .map_err(|_| fail("timed out".into()))?
 }
 
 /// Every month from `from` to `to`, inclusive.

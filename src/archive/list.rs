@@ -8,14 +8,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::import::{DownloadLimits, ImportError};
 use crate::store::archive::ImportedMonth;
 
 /// Where FuelWatch publishes the list.
 pub const DEFAULT_ARCHIVE_LIST_URL: &str = "https://www.fuelwatch.wa.gov.au/api/report/monthly-retail-prices";
-
-/// The list is a few hundred short entries; anything much larger is not the list.
-const MAX_LIST_BYTES: u64 = 4 * 1024 * 1024;
 
 /// One file of the list, as FuelWatch writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,37 +59,6 @@ pub fn in_range(list: &[ListedFile], from: (i16, i8), to: (i16, i8)) -> Vec<((i1
     let mut out: Vec<((i16, i8), ListedFile)> = by_month.into_iter().map(|(m, f)| (m, f.clone())).collect();
     out.sort_by_key(|(m, _)| *m);
     out
-}
-
-/// Read the list at `url`, with the download's limits.
-pub async fn fetch(
-    http: &reqwest::Client,
-    url: &url::Url,
-    limits: DownloadLimits,
-) -> Result<Vec<ListedFile>, ImportError> {
-    let fail = |reason: String| ImportError::Download { file: url.to_string(), reason };
-    let work = async {
-        let mut response = http
-            .get(url.clone())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        if !response.status().is_success() {
-            return Err(fail(format!("HTTP {}", response.status())));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
-            body.extend_from_slice(&chunk);
-            if body.len() as u64 > MAX_LIST_BYTES {
-                return Err(fail(format!("larger than {MAX_LIST_BYTES} bytes")));
-            }
-        }
-        serde_json::from_slice::<Vec<ListedFile>>(&body).map_err(|e| fail(format!("not the file list: {e}")))
-    };
-    tokio::time::timeout(limits.deadline.min(std::time::Duration::from_secs(60)), work)
-        .await
-        .map_err(|_| fail("timed out".into()))?
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@ use jiff::SignedDuration;
 use tokio::sync::{broadcast, watch};
 
 use crate::snapshot::PriceService;
+use crate::store::backend::EventWaker;
+use crate::store::events::EventStore;
 pub use crate::store::events::{EventKind, StoredEvent as Event};
-use crate::store::events::{EventStore, EventWaker};
 use crate::time::SharedClock;
 
 use super::CatalogError;

@@ -42,11 +42,6 @@ pub struct Cycle {
     pub strength: f64,
 }
 
-/// Cents with one decimal from a value in tenths (rounded half away from zero).
-fn cents(tenths: f64) -> f64 {
-    (tenths.round()) / 10.0
-}
-
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
@@ -66,30 +61,63 @@ pub fn percentile(sorted: &[i64], p: f64) -> f64 {
     }
 }
 
+/// One day's figures in whole tenths of a cent, as stored with the day's prices (so that any
+/// window's statistics read them instead of the prices): the rounding `DayStats` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayFigures {
+    pub stations: usize,
+    pub min: i64,
+    pub p10: i64,
+    pub median: i64,
+    pub mean: i64,
+    pub p90: i64,
+    pub max: i64,
+}
+
+impl DayFigures {
+    /// The figures of a day's prices, ascending; `None` when there are none.
+    pub fn of_sorted(sorted: &[i64]) -> Option<Self> {
+        let (&min, &max) = (sorted.first()?, sorted.last()?);
+        let sum: i64 = sorted.iter().sum();
+        let whole = |x: f64| x.round() as i64;
+        Some(DayFigures {
+            stations: sorted.len(),
+            min,
+            p10: whole(percentile(sorted, 0.1)),
+            median: whole(percentile(sorted, 0.5)),
+            mean: whole(sum as f64 / sorted.len() as f64),
+            p90: whole(percentile(sorted, 0.9)),
+            max,
+        })
+    }
+
+    /// The day's row, with up to three of the stations at its minimum (ascending by id).
+    pub fn stats(&self, date: Date, mut cheapest: Vec<String>) -> DayStats {
+        cheapest.sort();
+        cheapest.truncate(3);
+        let cents = |tenths: i64| tenths as f64 / 10.0;
+        DayStats {
+            date,
+            stations: self.stations,
+            min: cents(self.min),
+            p10: cents(self.p10),
+            median: cents(self.median),
+            mean: cents(self.mean),
+            p90: cents(self.p90),
+            max: cents(self.max),
+            cheapest,
+        }
+    }
+}
+
 /// One day's statistics from (station id, price in tenths) pairs. `None` when empty.
 pub fn day_stats(date: Date, prices: &[(&str, i64)]) -> Option<DayStats> {
-    if prices.is_empty() {
-        return None;
-    }
     let mut sorted: Vec<i64> = prices.iter().map(|(_, p)| *p).collect();
     sorted.sort_unstable();
-    let min = sorted[0];
-    let sum: i64 = sorted.iter().sum();
-    let mut cheapest: Vec<String> =
-        prices.iter().filter(|(_, p)| *p == min).map(|(id, _)| (*id).to_string()).collect();
-    cheapest.sort();
-    cheapest.truncate(3);
-    Some(DayStats {
-        date,
-        stations: sorted.len(),
-        min: cents(min as f64),
-        p10: cents(percentile(&sorted, 0.1)),
-        median: cents(percentile(&sorted, 0.5)),
-        mean: cents(sum as f64 / sorted.len() as f64),
-        p90: cents(percentile(&sorted, 0.9)),
-        max: cents(*sorted.last().unwrap_or(&min) as f64),
-        cheapest,
-    })
+    let figures = DayFigures::of_sorted(&sorted)?;
+    let cheapest =
+        prices.iter().filter(|(_, p)| *p == figures.min).map(|(id, _)| (*id).to_string()).collect();
+    Some(figures.stats(date, cheapest))
 }
 
 /// The daily series on consecutive dates from the first to the last day with data; `None`
@@ -374,6 +402,15 @@ impl Interval {
             Interval::Month => date.first_of_month(),
         }
     }
+
+    /// The last day of the period that starts on `start`.
+    pub fn end(self, start: Date) -> Date {
+        match self {
+            Interval::Day => start,
+            Interval::Week => start.checked_add(jiff::Span::new().days(6)).unwrap_or(start),
+            Interval::Month => start.last_of_month(),
+        }
+    }
 }
 
 /// Days folded into week or month rows: `min`/`max` are the period's extremes, `p10`,
@@ -392,8 +429,9 @@ struct Period {
     start: Date,
     days: f64,
     sums: [f64; 4],
-    min: i64,
-    max: i64,
+    /// Cents, as the day rows have them.
+    min: f64,
+    max: f64,
     cheapest: std::collections::BTreeSet<String>,
     stations: std::collections::HashSet<String>,
 }
@@ -406,11 +444,27 @@ impl Periods {
     /// Add one day's (station id, tenths) pairs; days must come in ascending order.
     pub fn add(&mut self, date: Date, prices: &[(&str, i64)]) {
         let Some(day) = day_stats(date, prices) else { return };
-        self.medians.push_back((date, day.median));
+        self.add_day(day);
+        // A station is priced on most days of its period: allocate its id once per period.
+        if let Some(period) = self.current.as_mut() {
+            for (id, _) in prices {
+                if !period.stations.contains(*id) {
+                    period.stations.insert((*id).to_string());
+                }
+            }
+        }
+    }
+
+    /// Add one day's row (its `cheapest`, up to three stations at its minimum, is enough: the
+    /// period's three are among its days' threes); days must come in ascending order. The
+    /// stations it priced are not known from a row: the period's `stations` then counts only
+    /// what [`add`](Self::add) brought, and the caller sets it.
+    pub fn add_day(&mut self, day: DayStats) {
+        self.medians.push_back((day.date, day.median));
         while self.medians.len() > self.cycle_days {
             self.medians.pop_front();
         }
-        let start = self.interval.start(date);
+        let start = self.interval.start(day.date);
         if self.current.as_ref().is_some_and(|p| p.start != start) {
             self.close();
         }
@@ -418,8 +472,8 @@ impl Periods {
             start,
             days: 0.0,
             sums: [0.0; 4],
-            min: i64::MAX,
-            max: i64::MIN,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
             cheapest: Default::default(),
             stations: Default::default(),
         });
@@ -427,22 +481,15 @@ impl Periods {
         for (sum, value) in period.sums.iter_mut().zip([day.p10, day.median, day.mean, day.p90]) {
             *sum += value;
         }
-        let (min, max) =
-            prices.iter().fold((i64::MAX, i64::MIN), |(lo, hi), (_, p)| (lo.min(*p), hi.max(*p)));
-        if min < period.min {
-            period.min = min;
+        // Whole tenths over ten: equal prices give equal floats, and order is kept.
+        if day.min < period.min {
+            period.min = day.min;
             period.cheapest.clear();
         }
-        if min == period.min {
-            period.cheapest.extend(prices.iter().filter(|(_, p)| *p == min).map(|(id, _)| (*id).to_string()));
+        if day.min == period.min {
+            period.cheapest.extend(day.cheapest);
         }
-        period.max = period.max.max(max);
-        // A station is priced on most days of its period: allocate its id once per period.
-        for (id, _) in prices {
-            if !period.stations.contains(*id) {
-                period.stations.insert((*id).to_string());
-            }
-        }
+        period.max = period.max.max(day.max);
     }
 
     fn close(&mut self) {
@@ -451,12 +498,12 @@ impl Periods {
         self.rows.push(DayStats {
             date: p.start,
             stations: p.stations.len(),
-            min: cents(p.min as f64),
+            min: p.min,
             p10: mean(0),
             median: mean(1),
             mean: mean(2),
             p90: mean(3),
-            max: cents(p.max as f64),
+            max: p.max,
             cheapest: p.cheapest.into_iter().take(3).collect(),
         });
     }

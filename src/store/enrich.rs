@@ -3,7 +3,9 @@
 
 use jiff::Timestamp;
 
-use super::StoreError;
+use super::backend::Backend;
+use super::conn::{Conn, sql};
+use super::{SqlStore, StoreError, counters, from_millis, leases, millis};
 use crate::model::profile::StoredProfile;
 
 /// What a provider match is judged on, keyed by station key.
@@ -49,228 +51,183 @@ pub trait EnrichStore: Send + Sync + 'static {
     async fn profiles_version(&self) -> Result<i64, StoreError>;
 }
 
-pub const SEED: &str =
+const SEED: &str =
     "SELECT name, brand, street, suburb, latitude, longitude FROM station_seeds WHERE station_key = $1";
-pub const INSERT_SEED: &str = "INSERT INTO station_seeds (station_key, name, brand, street, suburb, latitude, longitude, next_attempt, failures) \
+const INSERT_SEED: &str = "INSERT INTO station_seeds (station_key, name, brand, street, suburb, latitude, longitude, next_attempt, failures) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, 0, 0) ON CONFLICT (station_key) DO UPDATE SET name = excluded.name, brand = excluded.brand, \
      street = excluded.street, suburb = excluded.suburb, latitude = excluded.latitude, longitude = excluded.longitude, \
      next_attempt = 0, failures = 0";
-pub const CLEAR_PROFILE: &str = "DELETE FROM place_profiles WHERE station_key = $1";
-pub const DUE: &str = "SELECT s.station_key, s.name, s.brand, s.street, s.suburb, s.latitude, s.longitude, s.failures, p.place_id \
+const CLEAR_PROFILE: &str = "DELETE FROM place_profiles WHERE station_key = $1";
+const DUE: &str = "SELECT s.station_key, s.name, s.brand, s.street, s.suburb, s.latitude, s.longitude, s.failures, p.place_id \
      FROM station_seeds s LEFT JOIN place_profiles p ON p.station_key = s.station_key \
      WHERE s.next_attempt <= $1 AND (p.station_key IS NULL OR p.refresh_at <= $1) \
      ORDER BY s.next_attempt, s.station_key LIMIT $2";
-pub const SAVE_PROFILE: &str = "INSERT INTO place_profiles (station_key, place_id, fetched_at, refresh_at, profile) VALUES ($1, $2, $3, $4, $5) \
+const SAVE_PROFILE: &str = "INSERT INTO place_profiles (station_key, place_id, fetched_at, refresh_at, profile) VALUES ($1, $2, $3, $4, $5) \
      ON CONFLICT (station_key) DO UPDATE SET place_id = excluded.place_id, fetched_at = excluded.fetched_at, \
      refresh_at = excluded.refresh_at, profile = excluded.profile";
-pub const RESCHEDULE: &str =
-    "UPDATE station_seeds SET next_attempt = $1, failures = $2 WHERE station_key = $3";
-pub const RESERVE: &str = "INSERT INTO provider_budget (day, used) VALUES ($1, 1) ON CONFLICT (day) DO UPDATE \
+const RESCHEDULE: &str = "UPDATE station_seeds SET next_attempt = $1, failures = $2 WHERE station_key = $3";
+const RESERVE: &str = "INSERT INTO provider_budget (day, used) VALUES ($1, 1) ON CONFLICT (day) DO UPDATE \
      SET used = provider_budget.used + 1 WHERE provider_budget.used < $2 RETURNING used";
-pub const PROFILES: &str =
+const PROFILES: &str =
     "SELECT station_key, place_id, fetched_at, refresh_at, profile FROM place_profiles WHERE fetched_at > $1";
-/// The change counter of provider profiles, bumped in the transaction of every write to them.
-pub const PROFILES_COUNTER: &str = "profiles";
-pub const BUMP_COUNTER: &str = "INSERT INTO change_counters (name, value) VALUES ($1, 1) \
-     ON CONFLICT (name) DO UPDATE SET value = change_counters.value + 1";
-pub const READ_COUNTER: &str = "SELECT value FROM change_counters WHERE name = $1";
-pub const PAUSED: &str = "SELECT lease_until FROM job_leases WHERE name = 'provider-pause'";
-pub const PAUSE: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ('provider-pause', 'provider', $1) \
-     ON CONFLICT (name) DO UPDATE SET lease_until = excluded.lease_until";
 
-/// Implement `EnrichStore` for a store type holding `pool: sqlx::Pool<_>`, opening write
-/// transactions with `$begin` like every other write.
-macro_rules! impl_enrich_store {
-    ($store:ty, $begin:expr) => {
-        #[async_trait::async_trait]
-        impl $crate::store::enrich::EnrichStore for $store {
-            async fn upsert_seeds(
-                &self,
-                seeds: &[$crate::store::enrich::Seed],
-            ) -> Result<usize, $crate::store::StoreError> {
-                use sqlx::Row;
-                use $crate::store::enrich as q;
-                let mut changed = 0;
-                let mut cleared = false;
-                // One enrichment pass runs at a time (job lease), but other writers (a publish,
-                // another process's seeds) commit meanwhile: `$begin` takes SQLite's write lock
-                // before the first read, so the writes after it never meet SQLITE_BUSY. The
-                // transaction keeps each seed and its profile consistent.
-                let mut tx = self.pool.begin_with($begin).await?;
-                for s in seeds {
-                    let existing = sqlx::query(q::SEED).bind(&s.station_key).fetch_optional(&mut *tx).await?;
-                    let same = match &existing {
-                        Some(r) => {
-                            r.try_get::<String, _>(0)? == s.name
-                                && r.try_get::<i64, _>(1)? == i64::from(s.brand)
-                                && r.try_get::<String, _>(2)? == s.street
-                                && r.try_get::<String, _>(3)? == s.suburb
-                                && r.try_get::<f64, _>(4)? == s.latitude
-                                && r.try_get::<f64, _>(5)? == s.longitude
-                        }
-                        None => false,
-                    };
-                    if same {
-                        continue;
-                    }
-                    changed += 1;
-                    sqlx::query(q::INSERT_SEED)
-                        .bind(&s.station_key)
-                        .bind(&s.name)
-                        .bind(i64::from(s.brand))
-                        .bind(&s.street)
-                        .bind(&s.suburb)
-                        .bind(s.latitude)
-                        .bind(s.longitude)
-                        .execute(&mut *tx)
-                        .await?;
-                    if existing.is_some() {
-                        sqlx::query(q::CLEAR_PROFILE).bind(&s.station_key).execute(&mut *tx).await?;
-                        cleared = true;
-                    }
-                }
-                // Only a cleared profile changes what readers hold; a new seed has none yet.
-                if cleared {
-                    sqlx::query(q::BUMP_COUNTER).bind(q::PROFILES_COUNTER).execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-                Ok(changed)
-            }
-
-            async fn due(
-                &self,
-                now: jiff::Timestamp,
-                limit: i64,
-            ) -> Result<Vec<$crate::store::enrich::DueStation>, $crate::store::StoreError> {
-                use sqlx::Row;
-                let rows = sqlx::query($crate::store::enrich::DUE)
-                    .bind($crate::store::millis(now))
-                    .bind(limit)
-                    .fetch_all(&self.pool)
-                    .await?;
-                let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
-                    out.push($crate::store::enrich::DueStation {
-                        seed: $crate::store::enrich::Seed {
-                            station_key: r.try_get(0)?,
-                            name: r.try_get(1)?,
-                            brand: u8::try_from(r.try_get::<i64, _>(2)?).unwrap_or(0),
-                            street: r.try_get(3)?,
-                            suburb: r.try_get(4)?,
-                            latitude: r.try_get(5)?,
-                            longitude: r.try_get(6)?,
-                        },
-                        failures: r.try_get(7)?,
-                        place_id: r.try_get(8)?,
-                    });
-                }
-                Ok(out)
-            }
-
-            async fn save_profile(
-                &self,
-                p: &$crate::model::profile::StoredProfile,
-            ) -> Result<(), $crate::store::StoreError> {
-                let json = serde_json::to_string(&p.profile)
-                    .map_err(|e| $crate::store::StoreError::Encoding(e.to_string()))?;
-                let mut tx = self.pool.begin_with($begin).await?;
-                sqlx::query($crate::store::enrich::SAVE_PROFILE)
-                    .bind(&p.station_key)
-                    .bind(&p.profile.place_id)
-                    .bind($crate::store::millis(p.fetched_at))
-                    .bind($crate::store::millis(p.refresh_at))
-                    .bind(json)
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query($crate::store::enrich::RESCHEDULE)
-                    .bind($crate::store::millis(p.refresh_at))
-                    .bind(0i64)
-                    .bind(&p.station_key)
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query($crate::store::enrich::BUMP_COUNTER)
-                    .bind($crate::store::enrich::PROFILES_COUNTER)
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                Ok(())
-            }
-
-            async fn defer(
-                &self,
-                station_key: &str,
-                until: jiff::Timestamp,
-                failures: i64,
-            ) -> Result<(), $crate::store::StoreError> {
-                sqlx::query($crate::store::enrich::RESCHEDULE)
-                    .bind($crate::store::millis(until))
-                    .bind(failures)
-                    .bind(station_key)
-                    .execute(&self.pool)
-                    .await?;
-                Ok(())
-            }
-
-            async fn reserve_budget(&self, day: &str, limit: i64) -> Result<bool, $crate::store::StoreError> {
-                if limit <= 0 {
-                    return Ok(false);
-                }
-                let row = sqlx::query($crate::store::enrich::RESERVE)
-                    .bind(day)
-                    .bind(limit)
-                    // To completion, so a failed commit is an error, not a spent request.
-                    .fetch_all(&self.pool)
-                    .await?;
-                Ok(!row.is_empty())
-            }
-
-            async fn profiles(
-                &self,
-                since: jiff::Timestamp,
-            ) -> Result<Vec<$crate::model::profile::StoredProfile>, $crate::store::StoreError> {
-                use sqlx::Row;
-                let rows = sqlx::query($crate::store::enrich::PROFILES)
-                    .bind($crate::store::millis(since))
-                    .fetch_all(&self.pool)
-                    .await?;
-                let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
-                    let json: String = r.try_get(4)?;
-                    // A profile that no longer decodes is skipped, never served half-read.
-                    let Ok(profile) = serde_json::from_str(&json) else { continue };
-                    out.push($crate::model::profile::StoredProfile {
-                        station_key: r.try_get(0)?,
-                        fetched_at: $crate::store::from_millis(r.try_get(2)?),
-                        refresh_at: $crate::store::from_millis(r.try_get(3)?),
-                        profile,
-                    });
-                }
-                Ok(out)
-            }
-
-            async fn paused_until(&self) -> Result<Option<jiff::Timestamp>, $crate::store::StoreError> {
-                use sqlx::Row;
-                let row = sqlx::query($crate::store::enrich::PAUSED).fetch_optional(&self.pool).await?;
-                Ok(match row {
-                    Some(r) => Some($crate::store::from_millis(r.try_get(0)?)),
-                    None => None,
-                })
-            }
-
-            async fn profiles_version(&self) -> Result<i64, $crate::store::StoreError> {
-                $crate::store::SnapshotStore::change_counter(self, $crate::store::enrich::PROFILES_COUNTER)
-                    .await
-            }
-
-            async fn pause(&self, until: jiff::Timestamp) -> Result<(), $crate::store::StoreError> {
-                sqlx::query($crate::store::enrich::PAUSE)
-                    .bind($crate::store::millis(until))
-                    .execute(&self.pool)
-                    .await?;
-                Ok(())
-            }
-        }
-    };
+/// A seed as stored.
+#[derive(sqlx::FromRow, PartialEq)]
+struct SeedRow {
+    name: String,
+    brand: i64,
+    street: String,
+    suburb: String,
+    latitude: f64,
+    longitude: f64,
 }
 
-pub(crate) use impl_enrich_store;
+impl SeedRow {
+    fn of(s: &Seed) -> Self {
+        SeedRow {
+            name: s.name.clone(),
+            brand: i64::from(s.brand),
+            street: s.street.clone(),
+            suburb: s.suburb.clone(),
+            latitude: s.latitude,
+            longitude: s.longitude,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct DueRow {
+    station_key: String,
+    #[sqlx(flatten)]
+    seed: SeedRow,
+    failures: i64,
+    place_id: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct ProfileRow {
+    station_key: String,
+    fetched_at: i64,
+    refresh_at: i64,
+    profile: String,
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> EnrichStore for SqlStore<B> {
+    async fn upsert_seeds(&self, seeds: &[Seed]) -> Result<usize, StoreError> {
+        let mut changed = 0;
+        let mut cleared = false;
+        // One enrichment pass runs at a time (job lease), but other writers (a publish,
+        // another process's seeds) commit meanwhile: a writing transaction takes SQLite's
+        // write lock before the first read, so the writes after it never meet SQLITE_BUSY. The
+        // transaction keeps each seed and its profile consistent.
+        let mut tx = self.db.write().await?;
+        for s in seeds {
+            let existing: Option<SeedRow> = tx.fetch_optional(sql(SEED).bind(&s.station_key)).await?;
+            let row = SeedRow::of(s);
+            if existing.as_ref() == Some(&row) {
+                continue;
+            }
+            changed += 1;
+            let insert = sql(INSERT_SEED)
+                .bind(&s.station_key)
+                .bind(row.name)
+                .bind(row.brand)
+                .bind(row.street)
+                .bind(row.suburb)
+                .bind(row.latitude)
+                .bind(row.longitude);
+            tx.execute(insert).await?;
+            if existing.is_some() {
+                tx.execute(sql(CLEAR_PROFILE).bind(&s.station_key)).await?;
+                cleared = true;
+            }
+        }
+        // Only a cleared profile changes what readers hold; a new seed has none yet.
+        if cleared {
+            counters::bump(&mut *tx, counters::PROFILES).await?;
+        }
+        B::commit(tx).await?;
+        Ok(changed)
+    }
+
+    async fn due(&self, now: Timestamp, limit: i64) -> Result<Vec<DueStation>, StoreError> {
+        let rows: Vec<DueRow> =
+            self.db.read().await?.fetch_all(sql(DUE).bind(millis(now)).bind(limit)).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| DueStation {
+                seed: Seed {
+                    station_key: r.station_key,
+                    name: r.seed.name,
+                    brand: u8::try_from(r.seed.brand).unwrap_or(0),
+                    street: r.seed.street,
+                    suburb: r.seed.suburb,
+                    latitude: r.seed.latitude,
+                    longitude: r.seed.longitude,
+                },
+                place_id: r.place_id,
+                failures: r.failures,
+            })
+            .collect())
+    }
+
+    async fn save_profile(&self, p: &StoredProfile) -> Result<(), StoreError> {
+        let json = serde_json::to_string(&p.profile).map_err(|e| StoreError::Encoding(e.to_string()))?;
+        let mut tx = self.db.write().await?;
+        let save = sql(SAVE_PROFILE)
+            .bind(&p.station_key)
+            .bind(&p.profile.place_id)
+            .bind(millis(p.fetched_at))
+            .bind(millis(p.refresh_at))
+            .bind(json);
+        tx.execute(save).await?;
+        tx.execute(sql(RESCHEDULE).bind(millis(p.refresh_at)).bind(0_i64).bind(&p.station_key)).await?;
+        counters::bump(&mut *tx, counters::PROFILES).await?;
+        B::commit(tx).await
+    }
+
+    async fn defer(&self, station_key: &str, until: Timestamp, failures: i64) -> Result<(), StoreError> {
+        let statement = sql(RESCHEDULE).bind(millis(until)).bind(failures).bind(station_key);
+        self.db.read().await?.execute(statement).await?;
+        Ok(())
+    }
+
+    async fn reserve_budget(&self, day: &str, limit: i64) -> Result<bool, StoreError> {
+        if limit <= 0 {
+            return Ok(false);
+        }
+        // To completion, so a failed commit is an error, not a spent request.
+        let rows: Vec<(i64,)> = self.db.read().await?.fetch_all(sql(RESERVE).bind(day).bind(limit)).await?;
+        Ok(!rows.is_empty())
+    }
+
+    async fn profiles(&self, since: Timestamp) -> Result<Vec<StoredProfile>, StoreError> {
+        let rows: Vec<ProfileRow> =
+            self.db.read().await?.fetch_all(sql(PROFILES).bind(millis(since))).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                // A profile that no longer decodes is skipped, never served half-read.
+                Some(StoredProfile {
+                    station_key: r.station_key,
+                    fetched_at: from_millis(r.fetched_at),
+                    refresh_at: from_millis(r.refresh_at),
+                    profile: serde_json::from_str(&r.profile).ok()?,
+                })
+            })
+            .collect())
+    }
+
+    async fn paused_until(&self) -> Result<Option<Timestamp>, StoreError> {
+        leases::paused_until(&mut *self.db.read().await?).await
+    }
+
+    async fn pause(&self, until: Timestamp) -> Result<(), StoreError> {
+        leases::pause(&mut *self.db.read().await?, until).await
+    }
+
+    async fn profiles_version(&self) -> Result<i64, StoreError> {
+        counters::read(&mut *self.db.read().await?, counters::PROFILES).await
+    }
+}

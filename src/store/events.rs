@@ -6,32 +6,19 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 
-use super::{Snapshot, StoreError};
+use super::backend::{Backend, EventWaker};
+use super::conn::{Conn, sql};
+use super::{Snapshot, SqlStore, StoreError, counters};
 use crate::model::station::{Quote, tenths};
 
-/// The change counter that numbers events: bumped in the publish transaction, so ids commit
-/// in increasing order (PostgreSQL holds the counter row locked until commit; SQLite has one
-/// writer), and a reader past id n never later sees n−1.
-pub const EVENTS_COUNTER: &str = "events";
-/// The highest id deleted for age: a client resuming before it missed events.
-pub const EVENTS_PRUNED: &str = "events_pruned";
-/// The PostgreSQL channel a publish notifies, waking every replica's reader.
-pub const CHANNEL: &str = "wafuel_events";
-
-pub const NEXT_ID: &str = "INSERT INTO change_counters (name, value) VALUES ($1, 1) \
-     ON CONFLICT (name) DO UPDATE SET value = change_counters.value + 1 RETURNING value";
-pub const PUBLISHED_BEFORE: &str =
+const PUBLISHED_BEFORE: &str =
     "SELECT 1 FROM events WHERE source_date = $1 AND product = $2 AND kind = 'published' LIMIT 1";
-pub const INSERT: &str =
+const INSERT: &str =
     "INSERT INTO events (id, kind, source_date, product, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
-pub const AFTER: &str =
+const AFTER: &str =
     "SELECT id, kind, product, data, source_date FROM events WHERE id > $1 ORDER BY id LIMIT $2";
-pub const NEWEST_OLD: &str = "SELECT MAX(id) FROM events WHERE created_at < $1";
-pub const DELETE_OLD: &str = "DELETE FROM events WHERE created_at < $1";
-pub const SET_PRUNED: &str = "INSERT INTO change_counters (name, value) VALUES ($1, $2) \
-     ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE change_counters.value < excluded.value";
-/// PostgreSQL only: wake the other replicas once the publish commits (bound to [`CHANNEL`]).
-pub const POSTGRES_NOTIFY: &str = "SELECT pg_notify($1, '')";
+const NEWEST_OLD: &str = "SELECT MAX(id) FROM events WHERE created_at < $1";
+const DELETE_OLD: &str = "DELETE FROM events WHERE created_at < $1";
 
 /// What kind of news an event is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,13 +72,6 @@ pub trait EventStore: Send + Sync + 'static {
     async fn event_waker(&self) -> Option<Box<dyn EventWaker>>;
 }
 
-/// Wakes the event reader when the store says a publish committed.
-#[async_trait::async_trait]
-pub trait EventWaker: Send {
-    /// Resolves on the next notification; an error means the listening connection is gone.
-    async fn wait(&mut self) -> Result<(), StoreError>;
-}
-
 /// The event a publish of `snapshot`, the catalogue of `product`, makes: `published` when no
 /// catalogue of that (date, product) was published before, `updated` with the number of
 /// stations added, removed or repriced when the prices differ from `previous`, else none. An
@@ -143,109 +123,82 @@ fn changed_stations(before: &HashMap<&str, i64>, after: &HashMap<&str, i64>) -> 
     repriced_or_added + removed
 }
 
-/// Implement `EventStore` for a store type holding `pool: sqlx::Pool<$db>`.
-macro_rules! impl_event_store {
-    ($store:ty, $db:ty, $begin:expr, $waker:expr) => {
-        #[async_trait::async_trait]
-        impl $crate::store::events::EventStore for $store {
-            async fn events_after(
-                &self,
-                after: i64,
-                limit: i64,
-            ) -> Result<Vec<$crate::store::events::StoredEvent>, $crate::store::StoreError> {
-                use sqlx::Row;
-                use $crate::store::events as e;
-                let mut events = Vec::new();
-                for row in sqlx::query(e::AFTER).bind(after).bind(limit).fetch_all(&self.pool).await? {
-                    let kind: String = row.try_get(1)?;
-                    let product: i32 = row.try_get(2)?;
-                    let date: String = row.try_get(4)?;
-                    // A row this version cannot read is skipped, never streamed half-understood.
-                    let (Some(kind), Ok(product), Ok(date)) = (
-                        e::EventKind::parse(&kind),
-                        u8::try_from(product),
-                        date.parse::<jiff::civil::Date>(),
-                    ) else {
-                        continue;
-                    };
-                    events.push(e::StoredEvent {
-                        id: row.try_get(0)?,
-                        kind,
-                        date,
-                        product,
-                        data: row.try_get(3)?,
-                    });
-                }
-                Ok(events)
-            }
-
-            async fn last_event_id(&self) -> Result<i64, $crate::store::StoreError> {
-                $crate::store::SnapshotStore::change_counter(self, $crate::store::events::EVENTS_COUNTER)
-                    .await
-            }
-
-            async fn events_pruned_through(&self) -> Result<i64, $crate::store::StoreError> {
-                $crate::store::SnapshotStore::change_counter(self, $crate::store::events::EVENTS_PRUNED).await
-            }
-
-            async fn prune_events(&self, before: jiff::Timestamp) -> Result<u64, $crate::store::StoreError> {
-                use sqlx::Row;
-                use $crate::store::events as e;
-                let before = $crate::store::millis(before);
-                let mut tx = self.pool.begin_with($begin).await?;
-                let newest: Option<i64> =
-                    sqlx::query(e::NEWEST_OLD).bind(before).fetch_one(&mut *tx).await?.try_get(0)?;
-                let Some(newest) = newest else { return Ok(0) };
-                sqlx::query(e::SET_PRUNED).bind(e::EVENTS_PRUNED).bind(newest).execute(&mut *tx).await?;
-                let deleted =
-                    sqlx::query(e::DELETE_OLD).bind(before).execute(&mut *tx).await?.rows_affected();
-                tx.commit().await?;
-                Ok(deleted)
-            }
-
-            async fn event_waker(&self) -> Option<Box<dyn $crate::store::events::EventWaker>> {
-                ($waker)(self).await
-            }
-        }
-    };
+/// An event row as stored.
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    id: i64,
+    kind: String,
+    product: i32,
+    data: String,
+    source_date: String,
 }
 
-pub(crate) use impl_event_store;
-
-/// SQLite has no notifications: its reader polls.
-pub fn no_waker<S>(_: &S) -> futures::future::BoxFuture<'static, Option<Box<dyn EventWaker>>> {
-    Box::pin(async { None })
+/// Whether a `published` event of this (date, product) exists.
+pub(super) async fn published_before<C: Conn + ?Sized>(
+    conn: &mut C,
+    date: &str,
+    product: u8,
+) -> Result<bool, StoreError> {
+    let row: Option<(i32,)> = conn.fetch_optional(sql(PUBLISHED_BEFORE).bind(date).bind(product)).await?;
+    Ok(row.is_some())
 }
 
-/// PostgreSQL: `LISTEN wafuel_events` on a connection of its own.
-pub struct PgWaker(sqlx::postgres::PgListener);
+/// Write event `id` of a catalogue (its date and product).
+pub(super) async fn insert<C: Conn + ?Sized>(
+    conn: &mut C,
+    id: i64,
+    kind: EventKind,
+    (date, product): (&str, u8),
+    data: String,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    let statement =
+        sql(INSERT).bind(id).bind(kind.as_str()).bind(date).bind(product).bind(data).bind(super::millis(at));
+    conn.execute(statement).await?;
+    Ok(())
+}
 
 #[async_trait::async_trait]
-impl EventWaker for PgWaker {
-    async fn wait(&mut self) -> Result<(), StoreError> {
-        self.0.recv().await?;
-        Ok(())
+impl<B: Backend> EventStore for SqlStore<B> {
+    async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<StoredEvent>, StoreError> {
+        let rows: Vec<EventRow> = self.db.read().await?.fetch_all(sql(AFTER).bind(after).bind(limit)).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                // A row this version cannot read is skipped, never streamed half-understood.
+                Some(StoredEvent {
+                    id: row.id,
+                    kind: EventKind::parse(&row.kind)?,
+                    date: row.source_date.parse().ok()?,
+                    product: u8::try_from(row.product).ok()?,
+                    data: row.data,
+                })
+            })
+            .collect())
     }
-}
 
-pub fn pg_waker(
-    store: &super::PostgresStore,
-) -> futures::future::BoxFuture<'static, Option<Box<dyn EventWaker>>> {
-    let pool = store.pool.clone();
-    Box::pin(async move {
-        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot LISTEN for events; polling instead");
-                return None;
-            }
-        };
-        if let Err(e) = listener.listen(CHANNEL).await {
-            tracing::warn!(error = %e, "cannot LISTEN for events; polling instead");
-            return None;
-        }
-        Some(Box::new(PgWaker(listener)) as Box<dyn EventWaker>)
-    })
+    async fn last_event_id(&self) -> Result<i64, StoreError> {
+        counters::read(&mut *self.db.read().await?, counters::EVENTS).await
+    }
+
+    async fn events_pruned_through(&self) -> Result<i64, StoreError> {
+        counters::read(&mut *self.db.read().await?, counters::EVENTS_PRUNED).await
+    }
+
+    async fn prune_events(&self, before: Timestamp) -> Result<u64, StoreError> {
+        let before = super::millis(before);
+        let mut tx = self.db.write().await?;
+        let newest: Option<(Option<i64>,)> = tx.fetch_optional(sql(NEWEST_OLD).bind(before)).await?;
+        let Some(newest) = newest.and_then(|r| r.0) else { return Ok(0) };
+        counters::raise(&mut *tx, counters::EVENTS_PRUNED, newest).await?;
+        let deleted = tx.execute(sql(DELETE_OLD).bind(before)).await?;
+        B::commit(tx).await?;
+        Ok(deleted)
+    }
+
+    async fn event_waker(&self) -> Option<Box<dyn EventWaker>> {
+        self.db.waker().await
+    }
 }
 
 #[cfg(test)]

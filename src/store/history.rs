@@ -1,16 +1,26 @@
-//! Daily price history and each station's latest details (docs/api.md "History store"),
-//! in the same store as snapshots: written from every published catalogue extract, read by
-//! the history and statistics routes. One implementation over both backends.
+//! Daily price history and each station's latest details, in the same store as snapshots:
+//! written from every published catalogue extract and every imported archive month, read by
+//! the history and statistics routes.
 //!
-//! Stations get a compact integer `sid` so that a statewide range of prices reads as three
-//! integers a row; the public id stays the SHA-256 station digest.
+//! Stations get a compact integer `sid`; the public id stays the SHA-256 station digest. Every
+//! write keeps four tables in step, in one transaction:
+//! - `price_days`: each (product, day)'s prices as `sid:price` pairs (statistics that filter
+//!   stations read these);
+//! - `day_summaries`: the figures of each (product, day) (statewide statistics over any
+//!   window read one small row a day);
+//! - `period_stations`: the distinct stations of each ISO week and calendar month;
+//! - `station_months`: each station's prices of a product and month as `day:price` pairs (its
+//!   history over decades is one short range read).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use jiff::civil::Date;
 
-use super::StoreError;
+use super::backend::{Backend, MonthRow};
+use super::conn::{Arg, Conn, Statement, sql};
+use super::{SqlStore, StoreError, counters};
 use crate::model::station::{Quote, Station};
+use crate::model::stats::{DayFigures, Interval};
 
 /// What one write did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +69,15 @@ impl MarketRows {
     }
 }
 
+/// One (product, day)'s stored figures, with every station at its minimum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaySummary {
+    pub date: Date,
+    pub figures: DayFigures,
+    /// The sids at the day's minimum, ascending.
+    pub cheapest: Vec<i64>,
+}
+
 /// History persistence.
 #[async_trait::async_trait]
 pub trait HistoryStore: Send + Sync + 'static {
@@ -88,6 +107,18 @@ pub trait HistoryStore: Send + Sync + 'static {
         to: Date,
         each: &mut (dyn for<'d> FnMut(Date, &'d [(i64, i64)]) + Send),
     ) -> Result<(), StoreError>;
+    /// The stored figures of each day of a product with prices between two dates (inclusive),
+    /// ascending.
+    async fn day_summaries(&self, product: u8, from: Date, to: Date) -> Result<Vec<DaySummary>, StoreError>;
+    /// The distinct stations of each week or month of a product starting between two dates
+    /// (inclusive), by its first day. A period cut by pruning has none.
+    async fn period_stations(
+        &self,
+        product: u8,
+        interval: Interval,
+        from: Date,
+        to: Date,
+    ) -> Result<HashMap<Date, usize>, StoreError>;
     /// A number that changes with every write to the history (by any replica).
     async fn history_version(&self) -> Result<i64, StoreError>;
     /// Delete prices older than `before`, and stations last seen before it.
@@ -111,32 +142,46 @@ pub fn details(station: &Station) -> Result<String, StoreError> {
     serde_json::to_string(station).map_err(|e| StoreError::Encoding(e.to_string()))
 }
 
-/// Rows per multi-row statement (4–6 binds each, well under both backends' limits).
+/// Rows per multi-row statement (at most 6 arguments each, well under both databases' limits).
 pub const BATCH: usize = 500;
 
-pub const STATIONS: &str = "SELECT sid, station_id, brand, first_seen, last_seen FROM history_stations";
-pub const STATIONS_WITH_REGION: &str =
-    "SELECT sid, station_id, brand, first_seen, last_seen, region FROM history_stations";
-pub const UPSERT_STATIONS: &str =
-    "INSERT INTO history_stations (station_id, brand, details, first_seen, last_seen) ";
-pub const UPSERT_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPDATE SET \
+const STATIONS: &str = "SELECT sid, station_id, brand, first_seen, last_seen, region FROM history_stations";
+const UPSERT_STATIONS: &str =
+    "INSERT INTO history_stations (station_id, brand, details, first_seen, last_seen)";
+const UPSERT_STATIONS_TAIL: &str = " ON CONFLICT (station_id) DO UPDATE SET \
      brand = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.brand ELSE history_stations.brand END, \
      details = CASE WHEN excluded.last_seen >= history_stations.last_seen THEN excluded.details ELSE history_stations.details END, \
      first_seen = CASE WHEN excluded.first_seen < history_stations.first_seen THEN excluded.first_seen ELSE history_stations.first_seen END, \
      last_seen = CASE WHEN excluded.last_seen > history_stations.last_seen THEN excluded.last_seen ELSE history_stations.last_seen END \
      RETURNING sid, station_id";
-pub const EXISTING_PRICES: &str = "SELECT sid, price FROM price_history WHERE product = $1 AND day = $2";
-pub const UPSERT_PRICES: &str = "INSERT INTO price_history (product, day, sid, price) ";
-pub const UPSERT_PRICES_TAIL: &str = " ON CONFLICT (product, day, sid) DO UPDATE SET price = excluded.price";
-pub const STATION_SID: &str = "SELECT sid FROM history_stations WHERE station_id = $1";
-pub const HAS_PRODUCT: &str = "SELECT 1 FROM price_history WHERE sid = $1 AND product = $2 LIMIT 1";
-pub const STATION_PRICES: &str = "SELECT day, price FROM price_history \
-     WHERE sid = $1 AND product = $2 AND day >= $3 AND day <= $4 ORDER BY day";
-pub const MARKET: &str =
+const STATION_SID: &str = "SELECT sid FROM history_stations WHERE station_id = $1";
+const HAS_PRODUCT: &str = "SELECT 1 FROM station_months WHERE sid = $1 AND product = $2 LIMIT 1";
+const STATION_MONTHS: &str = "SELECT month, prices FROM station_months \
+     WHERE sid = $1 AND product = $2 AND month >= $3 AND month <= $4 ORDER BY month";
+const DAYS: &str =
     "SELECT day, pairs FROM price_days WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day";
-pub const UPSERT_DAY: &str = "INSERT INTO price_days (product, day, pairs) VALUES ($1, $2, $3) \
-     ON CONFLICT (product, day) DO UPDATE SET pairs = excluded.pairs";
-pub const PRUNE_DAYS: &str = "DELETE FROM price_days WHERE day < $1";
+const PUT_DAYS: &str = "INSERT INTO price_days (product, day, pairs)";
+const PUT_DAYS_TAIL: &str = " ON CONFLICT (product, day) DO UPDATE SET pairs = excluded.pairs";
+const SUMMARIES: &str = "SELECT day, stations, min, p10, median, mean, p90, max, cheapest FROM day_summaries \
+     WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day";
+const PUT_SUMMARIES: &str =
+    "INSERT INTO day_summaries (product, day, stations, min, p10, median, mean, p90, max, cheapest)";
+const PUT_SUMMARIES_TAIL: &str = " ON CONFLICT (product, day) DO UPDATE SET stations = excluded.stations, \
+     min = excluded.min, p10 = excluded.p10, median = excluded.median, mean = excluded.mean, p90 = excluded.p90, \
+     max = excluded.max, cheapest = excluded.cheapest";
+const PERIODS: &str = "SELECT start, stations FROM period_stations \
+     WHERE product = $1 AND period = $2 AND start >= $3 AND start <= $4";
+const PUT_PERIODS: &str = "INSERT INTO period_stations (product, period, start, stations)";
+const PUT_PERIODS_TAIL: &str =
+    " ON CONFLICT (product, period, start) DO UPDATE SET stations = excluded.stations";
+const PRODUCTS: &str = "SELECT DISTINCT product FROM price_days";
+const PRUNED_PRICES: &str =
+    "SELECT CAST(COALESCE(SUM(stations), 0) AS BIGINT) FROM day_summaries WHERE day < $1";
+const PRUNE_DAYS: &str = "DELETE FROM price_days WHERE day < $1";
+const PRUNE_SUMMARIES: &str = "DELETE FROM day_summaries WHERE day < $1";
+const PRUNE_PERIODS: &str = "DELETE FROM period_stations WHERE start < $1";
+const PRUNE_MONTHS: &str = "DELETE FROM station_months WHERE month <= $1";
+const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
 
 /// A day's prices as `sid:price` pairs, ascending by sid.
 pub fn format_pairs(prices: &HashMap<i64, i64>) -> String {
@@ -152,273 +197,544 @@ pub fn format_pairs(prices: &HashMap<i64, i64>) -> String {
     out
 }
 
-/// `sid:price` pairs, comma-separated; malformed pairs are skipped.
+/// `a:b` pairs, comma-separated (`sid:price` of a day, `day:price` of a month); malformed
+/// pairs are skipped.
 pub fn parse_pairs(text: &str) -> impl Iterator<Item = (i64, i64)> + '_ {
     text.split(',').filter_map(|pair| {
         let (sid, price) = pair.split_once(':')?;
         Some((sid.parse().ok()?, price.parse().ok()?))
     })
 }
-/// The change counter of price history, bumped in the transaction of every write to it.
-pub const HISTORY_COUNTER: &str = "history";
-pub const PRUNE_PRICES: &str = "DELETE FROM price_history WHERE day < $1";
-pub const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
 
-/// Implement `HistoryStore` for a store type holding `pool: sqlx::Pool<$db>`.
-macro_rules! impl_history_store {
-    ($store:ty, $db:ty, $begin:expr) => {
-        #[async_trait::async_trait]
-        impl $crate::store::history::HistoryStore for $store {
-            async fn record(
-                &self,
-                extracts: &[$crate::store::history::DayExtract<'_>],
-            ) -> Result<$crate::store::history::HistoryWrite, $crate::store::StoreError> {
-                use sqlx::Row;
-                use std::collections::HashMap;
-                use $crate::store::history as h;
-                // Take the write lock first: on SQLite a transaction that reads and then writes
-                // fails (SQLITE_BUSY_SNAPSHOT, no busy wait) when another connection commits
-                // in between, such as a snapshot publish of another product.
-                let mut tx = self.pool.begin_with($begin).await?;
-                // sid, first seen, last seen of every known station.
-                let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
-                for r in sqlx::query(h::STATIONS).fetch_all(&mut *tx).await? {
-                    let id: String = r.try_get(1)?;
-                    known.insert(id, (r.try_get(0)?, r.try_get(3)?, r.try_get(4)?));
-                }
-                let mut report = $crate::store::history::HistoryWrite::default();
-                for extract in extracts {
-                    let (product, quotes) = (extract.product, extract.quotes);
-                    let day = h::day_number(extract.date);
-                    // Stations: insert new ones; write details only when this date moves first
-                    // or last seen (a station's details are those of its first extract of its
-                    // newest day: one write per station and day, not per product).
-                    let mut pending = Vec::new();
-                    let mut seen = std::collections::HashSet::new();
-                    for q in quotes {
-                        let st = &q.station;
-                        if !seen.insert(st.digest.as_str()) {
-                            continue;
-                        }
-                        match known.get(&st.digest) {
-                            Some((_, first, last)) if *first <= day && *last >= day => {}
-                            _ => pending.push((st.digest.clone(), i64::from(st.brand), h::details(st)?)),
-                        }
-                    }
-                    // Rows in one order for every writer, so concurrent writers (replicas on
-                    // PostgreSQL) lock stations in the same order and never deadlock.
-                    pending.sort_by(|a, b| a.0.cmp(&b.0));
-                    for chunk in pending.chunks(h::BATCH) {
-                        let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_STATIONS);
-                        qb.push_values(chunk, |mut b, (id, brand, json)| {
-                            b.push_bind(id.clone())
-                                .push_bind(*brand)
-                                .push_bind(json.clone())
-                                .push_bind(day)
-                                .push_bind(day);
-                        });
-                        qb.push(h::UPSERT_STATIONS_TAIL);
-                        for r in qb.build().fetch_all(&mut *tx).await? {
-                            let (sid, id): (i64, String) = (r.try_get(0)?, r.try_get(1)?);
-                            let entry = known.entry(id).or_insert((sid, day, day));
-                            *entry = (sid, entry.1.min(day), entry.2.max(day));
-                        }
-                    }
-
-                    // Prices: only new or changed rows are written, and counted.
-                    let mut existing: HashMap<i64, i64> = HashMap::new();
-                    for r in sqlx::query(h::EXISTING_PRICES)
-                        .bind(i64::from(product))
-                        .bind(day)
-                        .fetch_all(&mut *tx)
-                        .await?
-                    {
-                        existing.insert(r.try_get(0)?, r.try_get(1)?);
-                    }
-                    let mut rows: Vec<(i64, i64)> = Vec::new();
-                    for q in quotes.iter().filter(|q| q.product == product) {
-                        let Some(&(sid, _, _)) = known.get(&q.station.digest) else { continue };
-                        let price = crate::model::station::tenths(q.price);
-                        match existing.insert(sid, price) {
-                            None => report.written += 1,
-                            Some(old) if old != price => report.replaced += 1,
-                            Some(_) => continue,
-                        }
-                        rows.push((sid, price));
-                    }
-                    for chunk in rows.chunks(h::BATCH) {
-                        let mut qb = sqlx::QueryBuilder::<$db>::new(h::UPSERT_PRICES);
-                        qb.push_values(chunk, |mut b, (sid, price)| {
-                            b.push_bind(i64::from(product)).push_bind(day).push_bind(*sid).push_bind(*price);
-                        });
-                        qb.push(h::UPSERT_PRICES_TAIL);
-                        qb.build().execute(&mut *tx).await?;
-                    }
-                    if !rows.is_empty() {
-                        // `existing` now holds the whole day: keep its summary row in step.
-                        sqlx::query(h::UPSERT_DAY)
-                            .bind(i64::from(product))
-                            .bind(day)
-                            .bind(h::format_pairs(&existing))
-                            .execute(&mut *tx)
-                            .await?;
-                    }
-                }
-                if report.written + report.replaced > 0 {
-                    sqlx::query($crate::store::enrich::BUMP_COUNTER)
-                        .bind(h::HISTORY_COUNTER)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await?;
-                Ok(report)
-            }
-
-            async fn station_history(
-                &self,
-                station_id: &str,
-                product: u8,
-                from: jiff::civil::Date,
-                to: jiff::civil::Date,
-            ) -> Result<Option<Vec<(jiff::civil::Date, i64)>>, $crate::store::StoreError> {
-                use sqlx::Row;
-                use $crate::store::history as h;
-                let Some(row) =
-                    sqlx::query(h::STATION_SID).bind(station_id).fetch_optional(&self.pool).await?
-                else {
-                    return Ok(None);
-                };
-                let sid: i64 = row.try_get(0)?;
-                let any = sqlx::query(h::HAS_PRODUCT)
-                    .bind(sid)
-                    .bind(i64::from(product))
-                    .fetch_optional(&self.pool)
-                    .await?;
-                if any.is_none() {
-                    return Ok(None);
-                }
-                let rows = sqlx::query(h::STATION_PRICES)
-                    .bind(sid)
-                    .bind(i64::from(product))
-                    .bind(h::day_number(from))
-                    .bind(h::day_number(to))
-                    .fetch_all(&self.pool)
-                    .await?;
-                let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
-                    if let Some(d) = h::from_day_number(r.try_get(0)?) {
-                        out.push((d, r.try_get(1)?));
-                    }
-                }
-                Ok(Some(out))
-            }
-
-            async fn market(
-                &self,
-                product: u8,
-                from: jiff::civil::Date,
-                to: jiff::civil::Date,
-            ) -> Result<$crate::store::history::MarketRows, $crate::store::StoreError> {
-                use sqlx::Row;
-                use $crate::store::history as h;
-                let mut out = h::MarketRows::default();
-                let stations = $crate::store::history::HistoryStore::stations(self).await?;
-                let rows = sqlx::query(h::MARKET)
-                    .bind(i64::from(product))
-                    .bind(h::day_number(from))
-                    .bind(h::day_number(to))
-                    .fetch_all(&self.pool)
-                    .await?;
-                for r in rows {
-                    let Some(date) = h::from_day_number(r.try_get(0)?) else { continue };
-                    let pairs: String = r.try_get(1)?;
-                    out.days.push((date, h::parse_pairs(&pairs).collect()));
-                }
-                out.stations = stations;
-                Ok(out)
-            }
-
-            async fn stations(
-                &self,
-            ) -> Result<
-                std::sync::Arc<std::collections::HashMap<i64, $crate::store::history::HistoryStation>>,
-                $crate::store::StoreError,
-            > {
-                use sqlx::Row;
-                use $crate::store::history as h;
-                let mut stations = std::collections::HashMap::new();
-                for r in sqlx::query(h::STATIONS_WITH_REGION).fetch_all(&self.pool).await? {
-                    let first = h::from_day_number(r.try_get(3)?);
-                    let last = h::from_day_number(r.try_get(4)?);
-                    let (Some(first_seen), Some(last_seen)) = (first, last) else { continue };
-                    let region: Option<i64> = r.try_get(5)?;
-                    stations.insert(
-                        r.try_get(0)?,
-                        h::HistoryStation {
-                            station_id: r.try_get(1)?,
-                            brand: u8::try_from(r.try_get::<i64, _>(2)?).unwrap_or(0),
-                            region: region.and_then(|r| u8::try_from(r).ok()),
-                            first_seen,
-                            last_seen,
-                        },
-                    );
-                }
-                Ok(std::sync::Arc::new(stations))
-            }
-
-            async fn each_day(
-                &self,
-                product: u8,
-                from: jiff::civil::Date,
-                to: jiff::civil::Date,
-                each: &mut (dyn for<'d> FnMut(jiff::civil::Date, &'d [(i64, i64)]) + Send),
-            ) -> Result<(), $crate::store::StoreError> {
-                use futures::TryStreamExt;
-                use sqlx::Row;
-                use $crate::store::history as h;
-                let mut rows = sqlx::query(h::MARKET)
-                    .bind(i64::from(product))
-                    .bind(h::day_number(from))
-                    .bind(h::day_number(to))
-                    .fetch(&self.pool);
-                let mut pairs: Vec<(i64, i64)> = Vec::new();
-                while let Some(r) = rows.try_next().await? {
-                    let Some(date) = h::from_day_number(r.try_get(0)?) else { continue };
-                    let text: &str = r.try_get(1)?;
-                    pairs.clear();
-                    pairs.extend(h::parse_pairs(text));
-                    each(date, &pairs);
-                }
-                Ok(())
-            }
-
-            async fn history_version(&self) -> Result<i64, $crate::store::StoreError> {
-                $crate::store::SnapshotStore::change_counter(self, $crate::store::history::HISTORY_COUNTER)
-                    .await
-            }
-
-            async fn prune_history(
-                &self,
-                before: jiff::civil::Date,
-            ) -> Result<u64, $crate::store::StoreError> {
-                use $crate::store::history as h;
-                let day = h::day_number(before);
-                let mut tx = self.pool.begin_with($begin).await?;
-                let prices = sqlx::query(h::PRUNE_PRICES).bind(day).execute(&mut *tx).await?;
-                sqlx::query(h::PRUNE_DAYS).bind(day).execute(&mut *tx).await?;
-                sqlx::query(h::PRUNE_STATIONS).bind(day).execute(&mut *tx).await?;
-                sqlx::query($crate::store::enrich::BUMP_COUNTER)
-                    .bind(h::HISTORY_COUNTER)
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                Ok(prices.rows_affected())
-            }
-        }
-    };
+/// How the period of `interval` is stored in `period_stations`.
+fn period_code(interval: Interval) -> i64 {
+    match interval {
+        Interval::Day => 1,
+        Interval::Week => 7,
+        Interval::Month => 31,
+    }
 }
 
-pub(crate) use impl_history_store;
+fn month_of(day: i64) -> i64 {
+    day / 100
+}
+
+/// First and last day (`YYYYMMDD`) of a month (`YYYYMM`).
+fn month_days(month: i64) -> Option<(Date, Date)> {
+    let first = Date::new(i16::try_from(month / 100).ok()?, i8::try_from(month % 100).ok()?, 1).ok()?;
+    Some((first, first.last_of_month()))
+}
+
+fn shift(d: Date, days: i64) -> Date {
+    d.checked_add(jiff::Span::new().days(days)).unwrap_or(d)
+}
+
+/// Days of prices being written: (product, day) → sid → tenths of a cent.
+#[derive(Default)]
+struct Days {
+    map: HashMap<(u8, i64), HashMap<i64, i64>>,
+}
+
+impl Days {
+    /// Read the stored days of `product` from `from` to `to` that are not held yet.
+    async fn load<C: Conn + ?Sized>(
+        &mut self,
+        conn: &mut C,
+        product: u8,
+        from: i64,
+        to: i64,
+    ) -> Result<(), StoreError> {
+        let rows: Vec<(i64, String)> = conn.fetch_all(sql(DAYS).bind(product).bind(from).bind(to)).await?;
+        for (day, pairs) in rows {
+            self.map.entry((product, day)).or_insert_with(|| parse_pairs(&pairs).collect());
+        }
+        Ok(())
+    }
+
+    /// The distinct stations priced on the days of `product` from `from` to `to`.
+    fn stations(&self, product: u8, from: Date, to: Date) -> usize {
+        let mut sids = std::collections::HashSet::new();
+        let mut d = from;
+        while d <= to {
+            if let Some(day) = self.map.get(&(product, day_number(d))) {
+                sids.extend(day.keys().copied());
+            }
+            let Ok(next) = d.tomorrow() else { break };
+            d = next;
+        }
+        sids.len()
+    }
+}
+
+/// The figures of one day's prices and its summary row's arguments.
+fn summary_values(product: u8, day: i64, prices: &HashMap<i64, i64>) -> Option<Vec<Arg>> {
+    let mut sorted: Vec<i64> = prices.values().copied().collect();
+    sorted.sort_unstable();
+    let f = DayFigures::of_sorted(&sorted)?;
+    let mut cheapest: Vec<i64> = prices.iter().filter(|(_, p)| **p == f.min).map(|(sid, _)| *sid).collect();
+    cheapest.sort_unstable();
+    let cheapest: Vec<String> = cheapest.iter().map(i64::to_string).collect();
+    let stations = i64::try_from(f.stations).unwrap_or(i64::MAX);
+    Some(vec![
+        product.into(),
+        day.into(),
+        stations.into(),
+        f.min.into(),
+        f.p10.into(),
+        f.median.into(),
+        f.mean.into(),
+        f.p90.into(),
+        f.max.into(),
+        cheapest.join(",").into(),
+    ])
+}
+
+/// Write `rows` with one multi-row statement per [`BATCH`] (fewer for wide rows).
+async fn put_rows<C: Conn + ?Sized>(
+    conn: &mut C,
+    (head, tail): (&str, &str),
+    rows: Vec<Vec<Arg>>,
+    per_statement: usize,
+) -> Result<(), StoreError> {
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<Vec<Arg>> = rows.by_ref().take(per_statement).collect();
+        conn.execute(Statement::rows(head, chunk, tail)).await?;
+    }
+    Ok(())
+}
+
+/// One price to store: product, day (`YYYYMMDD`), sid, tenths of a cent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Incoming {
+    pub product: u8,
+    pub day: i64,
+    pub sid: i64,
+    pub price: i64,
+}
+
+/// What happens to a price the store already has with another value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Differing {
+    /// Replaced: the live feed corrects itself.
+    Replace,
+    /// Kept, and counted as a conflict: an archive row never overrides what is stored.
+    Keep,
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Applied {
+    pub written: u64,
+    pub replaced: u64,
+    pub unchanged: u64,
+    pub conflicts: u64,
+}
+
+/// Store `prices` in the caller's transaction, with everything read from them: the days'
+/// pairs, their summaries, the distinct stations of their weeks and months, and the month
+/// rows of each station that gained or changed a price. Nothing is written when nothing is
+/// new.
+pub(super) async fn apply<B: Backend>(
+    tx: &mut B::Conn,
+    prices: &[Incoming],
+    differing: Differing,
+) -> Result<Applied, StoreError> {
+    let mut report = Applied::default();
+    let mut days = Days::default();
+    // The stored prices of the days written to.
+    let mut spans: BTreeMap<u8, (i64, i64)> = BTreeMap::new();
+    for p in prices {
+        let span = spans.entry(p.product).or_insert((p.day, p.day));
+        *span = (span.0.min(p.day), span.1.max(p.day));
+    }
+    for (product, (from, to)) in &spans {
+        days.load(tx, *product, *from, *to).await?;
+    }
+    let mut touched_days: BTreeSet<(u8, i64)> = BTreeSet::new();
+    let mut touched_rows: BTreeMap<(u8, i64), BTreeSet<i64>> = BTreeMap::new();
+    for p in prices {
+        let day = days.map.entry((p.product, p.day)).or_default();
+        match day.get(&p.sid) {
+            Some(&stored) if stored == p.price => {
+                report.unchanged += 1;
+                continue;
+            }
+            Some(_) if differing == Differing::Keep => {
+                report.conflicts += 1;
+                continue;
+            }
+            Some(_) => report.replaced += 1,
+            None => report.written += 1,
+        }
+        day.insert(p.sid, p.price);
+        touched_days.insert((p.product, p.day));
+        touched_rows.entry((p.product, month_of(p.day))).or_default().insert(p.sid);
+    }
+    if touched_days.is_empty() {
+        return Ok(report);
+    }
+    // Every day of the touched months, and of the weeks that overlap them.
+    for &(product, month) in touched_rows.keys() {
+        let Some((first, last)) = month_days(month) else { continue };
+        days.load(tx, product, day_number(shift(first, -6)), day_number(shift(last, 6))).await?;
+    }
+    let mut day_rows = Vec::new();
+    let mut summary_rows = Vec::new();
+    let mut weeks: BTreeSet<(u8, Date)> = BTreeSet::new();
+    let mut months: BTreeSet<(u8, Date)> = BTreeSet::new();
+    for &(product, day) in &touched_days {
+        let Some(prices) = days.map.get(&(product, day)) else { continue };
+        day_rows.push(vec![product.into(), day.into(), format_pairs(prices).into()]);
+        summary_rows.extend(summary_values(product, day, prices));
+        if let Some(date) = from_day_number(day) {
+            weeks.insert((product, Interval::Week.start(date)));
+            months.insert((product, Interval::Month.start(date)));
+        }
+    }
+    put_rows(tx, (PUT_DAYS, PUT_DAYS_TAIL), day_rows, 50).await?;
+    put_rows(tx, (PUT_SUMMARIES, PUT_SUMMARIES_TAIL), summary_rows, BATCH / 2).await?;
+    let mut period_rows = Vec::new();
+    for (interval, starts) in [(Interval::Week, &weeks), (Interval::Month, &months)] {
+        for &(product, start) in starts {
+            let stations = days.stations(product, start, interval.end(start));
+            let stations = i64::try_from(stations).unwrap_or(i64::MAX);
+            period_rows.push(vec![
+                product.into(),
+                period_code(interval).into(),
+                day_number(start).into(),
+                stations.into(),
+            ]);
+        }
+    }
+    put_rows(tx, (PUT_PERIODS, PUT_PERIODS_TAIL), period_rows, BATCH).await?;
+    let mut month_rows = Vec::new();
+    for (&(product, month), sids) in &touched_rows {
+        month_rows.extend(station_month_rows(&days, product, month, sids));
+    }
+    B::put_month_rows(tx, &month_rows).await?;
+    Ok(report)
+}
+
+/// The month rows of `sids` for one product and month, from the days held.
+fn station_month_rows(days: &Days, product: u8, month: i64, sids: &BTreeSet<i64>) -> Vec<MonthRow> {
+    let mut texts: BTreeMap<i64, String> = BTreeMap::new();
+    for dom in 1..=31 {
+        let Some(day) = days.map.get(&(product, month * 100 + dom)) else { continue };
+        for sid in sids {
+            if let Some(price) = day.get(sid) {
+                let text = texts.entry(*sid).or_default();
+                if !text.is_empty() {
+                    text.push(',');
+                }
+                text.push_str(&format!("{dom}:{price}"));
+            }
+        }
+    }
+    texts
+        .into_iter()
+        .map(|(sid, prices)| MonthRow { sid, product: i64::from(product), month, prices })
+        .collect()
+}
+
+/// Compute the summaries of days stored before summaries existed, once (a migration marks
+/// them owed): each product's days are read in order, a day at a time.
+pub(super) async fn settle_summaries<B: Backend>(db: &B) -> Result<(), StoreError> {
+    let mut tx = db.write().await?;
+    if counters::read(&mut *tx, counters::SUMMARIES_OWED).await? == 0 {
+        return Ok(());
+    }
+    let products: Vec<(i64,)> = tx.fetch_all(sql(PRODUCTS)).await?;
+    for (product,) in products {
+        let Ok(product) = u8::try_from(product) else { continue };
+        let mut summaries = Vec::new();
+        let mut periods: Vec<Vec<Arg>> = Vec::new();
+        let mut open: [(Option<Date>, std::collections::HashSet<i64>); 2] = Default::default();
+        let intervals = [Interval::Week, Interval::Month];
+        let mut close =
+            |interval: Interval, start: Option<Date>, sids: &mut std::collections::HashSet<i64>| {
+                if let Some(start) = start {
+                    let n = i64::try_from(sids.len()).unwrap_or(i64::MAX);
+                    periods.push(vec![
+                        product.into(),
+                        period_code(interval).into(),
+                        day_number(start).into(),
+                        n.into(),
+                    ]);
+                }
+                sids.clear();
+            };
+        let all = sql(DAYS).bind(product).bind(0_i64).bind(i64::MAX);
+        tx.fetch_each(all, &mut |(day, pairs): (i64, String)| {
+            let prices: HashMap<i64, i64> = parse_pairs(&pairs).collect();
+            summaries.extend(summary_values(product, day, &prices));
+            let Some(date) = from_day_number(day) else { return };
+            for (i, interval) in intervals.iter().enumerate() {
+                let start = interval.start(date);
+                if open[i].0 != Some(start) {
+                    let (was, sids) = &mut open[i];
+                    close(*interval, *was, sids);
+                    open[i].0 = Some(start);
+                }
+                open[i].1.extend(prices.keys().copied());
+            }
+        })
+        .await?;
+        for (i, interval) in intervals.iter().enumerate() {
+            let (was, sids) = &mut open[i];
+            close(*interval, *was, sids);
+        }
+        put_rows(&mut *tx, (PUT_SUMMARIES, PUT_SUMMARIES_TAIL), summaries, BATCH / 2).await?;
+        put_rows(&mut *tx, (PUT_PERIODS, PUT_PERIODS_TAIL), periods, BATCH).await?;
+    }
+    counters::set(&mut *tx, counters::SUMMARIES_OWED, 0).await?;
+    B::commit(tx).await
+}
+
+/// A station of `history_stations` as read.
+#[derive(sqlx::FromRow)]
+struct StationRow {
+    sid: i64,
+    station_id: String,
+    brand: i64,
+    first_seen: i64,
+    last_seen: i64,
+    region: Option<i64>,
+}
+
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    day: i64,
+    stations: i64,
+    min: i64,
+    p10: i64,
+    median: i64,
+    mean: i64,
+    p90: i64,
+    max: i64,
+    cheapest: String,
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> HistoryStore for SqlStore<B> {
+    async fn record(&self, extracts: &[DayExtract<'_>]) -> Result<HistoryWrite, StoreError> {
+        // The write lock first (SQLite): the stations read below decide the writes after it.
+        let mut tx = self.db.write().await?;
+        // sid, first seen, last seen of every known station.
+        let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
+        let rows: Vec<StationRow> = tx.fetch_all(sql(STATIONS)).await?;
+        for r in rows {
+            known.insert(r.station_id, (r.sid, r.first_seen, r.last_seen));
+        }
+        let mut prices = Vec::new();
+        for extract in extracts {
+            let (product, quotes) = (extract.product, extract.quotes);
+            let day = day_number(extract.date);
+            // Stations: insert new ones; write details only when this date moves first or
+            // last seen (a station's details are those of its first extract of its newest
+            // day: one write per station and day, not per product).
+            let mut pending = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for q in quotes {
+                let st = &q.station;
+                if !seen.insert(st.digest.as_str()) {
+                    continue;
+                }
+                match known.get(&st.digest) {
+                    Some((_, first, last)) if *first <= day && *last >= day => {}
+                    _ => pending.push((st.digest.clone(), i64::from(st.brand), details(st)?)),
+                }
+            }
+            // Rows in one order for every writer, so concurrent writers (replicas on
+            // PostgreSQL) lock stations in the same order and never deadlock.
+            pending.sort_by(|a, b| a.0.cmp(&b.0));
+            for chunk in pending.chunks(BATCH) {
+                let values = chunk.iter().map(|(id, brand, json)| {
+                    vec![id.into(), (*brand).into(), json.into(), day.into(), day.into()]
+                });
+                let upsert = Statement::rows(UPSERT_STATIONS, values, UPSERT_STATIONS_TAIL);
+                let returned: Vec<(i64, String)> = tx.fetch_all(upsert).await?;
+                for (sid, id) in returned {
+                    let entry = known.entry(id).or_insert((sid, day, day));
+                    *entry = (sid, entry.1.min(day), entry.2.max(day));
+                }
+            }
+            for q in quotes.iter().filter(|q| q.product == product) {
+                let Some(&(sid, _, _)) = known.get(&q.station.digest) else { continue };
+                let price = crate::model::station::tenths(q.price);
+                prices.push(Incoming { product, day, sid, price });
+            }
+        }
+        let applied = apply::<B>(&mut tx, &prices, Differing::Replace).await?;
+        if applied.written + applied.replaced > 0 {
+            counters::bump(&mut *tx, counters::HISTORY).await?;
+        }
+        B::commit(tx).await?;
+        Ok(HistoryWrite { written: applied.written, replaced: applied.replaced })
+    }
+
+    async fn station_history(
+        &self,
+        station_id: &str,
+        product: u8,
+        from: Date,
+        to: Date,
+    ) -> Result<Option<Vec<(Date, i64)>>, StoreError> {
+        let mut conn = self.db.read().await?;
+        let Some((sid,)) = conn.fetch_optional::<(i64,)>(sql(STATION_SID).bind(station_id)).await? else {
+            return Ok(None);
+        };
+        let (first, last) = (month_of(day_number(from)), month_of(day_number(to)));
+        let read = sql(STATION_MONTHS).bind(sid).bind(product).bind(first).bind(last);
+        let months: Vec<(i64, String)> = conn.fetch_all(read).await?;
+        if months.is_empty() {
+            let any: Option<(i32,)> = conn.fetch_optional(sql(HAS_PRODUCT).bind(sid).bind(product)).await?;
+            if any.is_none() {
+                return Ok(None);
+            }
+        }
+        let mut out = Vec::with_capacity(months.len() * 31);
+        for (month, prices) in months {
+            for (dom, price) in parse_pairs(&prices) {
+                let Some(date) = from_day_number(month * 100 + dom) else { continue };
+                if (from..=to).contains(&date) {
+                    out.push((date, price));
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    async fn market(&self, product: u8, from: Date, to: Date) -> Result<MarketRows, StoreError> {
+        let stations = self.stations().await?;
+        let read = sql(DAYS).bind(product).bind(day_number(from)).bind(day_number(to));
+        let rows: Vec<(i64, String)> = self.db.read().await?.fetch_all(read).await?;
+        let days = rows
+            .into_iter()
+            .filter_map(|(day, pairs)| Some((from_day_number(day)?, parse_pairs(&pairs).collect())))
+            .collect();
+        Ok(MarketRows { days, stations })
+    }
+
+    async fn stations(&self) -> Result<std::sync::Arc<HashMap<i64, HistoryStation>>, StoreError> {
+        let rows: Vec<StationRow> = self.db.read().await?.fetch_all(sql(STATIONS)).await?;
+        let stations = rows
+            .into_iter()
+            .filter_map(|r| {
+                let station = HistoryStation {
+                    station_id: r.station_id,
+                    brand: u8::try_from(r.brand).unwrap_or(0),
+                    region: r.region.and_then(|r| u8::try_from(r).ok()),
+                    first_seen: from_day_number(r.first_seen)?,
+                    last_seen: from_day_number(r.last_seen)?,
+                };
+                Some((r.sid, station))
+            })
+            .collect();
+        Ok(std::sync::Arc::new(stations))
+    }
+
+    async fn each_day(
+        &self,
+        product: u8,
+        from: Date,
+        to: Date,
+        each: &mut (dyn for<'d> FnMut(Date, &'d [(i64, i64)]) + Send),
+    ) -> Result<(), StoreError> {
+        let read = sql(DAYS).bind(product).bind(day_number(from)).bind(day_number(to));
+        let mut pairs: Vec<(i64, i64)> = Vec::new();
+        let mut conn = self.db.read().await?;
+        conn.fetch_each(read, &mut |(day, text): (i64, String)| {
+            let Some(date) = from_day_number(day) else { return };
+            pairs.clear();
+            pairs.extend(parse_pairs(&text));
+            each(date, &pairs);
+        })
+        .await
+    }
+
+    async fn day_summaries(&self, product: u8, from: Date, to: Date) -> Result<Vec<DaySummary>, StoreError> {
+        let read = sql(SUMMARIES).bind(product).bind(day_number(from)).bind(day_number(to));
+        let rows: Vec<SummaryRow> = self.db.read().await?.fetch_all(read).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                Some(DaySummary {
+                    date: from_day_number(r.day)?,
+                    figures: DayFigures {
+                        stations: usize::try_from(r.stations).ok()?,
+                        min: r.min,
+                        p10: r.p10,
+                        median: r.median,
+                        mean: r.mean,
+                        p90: r.p90,
+                        max: r.max,
+                    },
+                    cheapest: r.cheapest.split(',').filter_map(|s| s.parse().ok()).collect(),
+                })
+            })
+            .collect())
+    }
+
+    async fn period_stations(
+        &self,
+        product: u8,
+        interval: Interval,
+        from: Date,
+        to: Date,
+    ) -> Result<HashMap<Date, usize>, StoreError> {
+        let read = sql(PERIODS)
+            .bind(product)
+            .bind(period_code(interval))
+            .bind(day_number(from))
+            .bind(day_number(to));
+        let rows: Vec<(i64, i64)> = self.db.read().await?.fetch_all(read).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(start, n)| Some((from_day_number(start)?, usize::try_from(n).ok()?)))
+            .collect())
+    }
+
+    async fn history_version(&self) -> Result<i64, StoreError> {
+        counters::read(&mut *self.db.read().await?, counters::HISTORY).await
+    }
+
+    async fn prune_history(&self, before: Date) -> Result<u64, StoreError> {
+        let cut = day_number(before);
+        let mut tx = self.db.write().await?;
+        let (pruned,): (i64,) = tx.fetch_optional(sql(PRUNED_PRICES).bind(cut)).await?.unwrap_or((0,));
+        tx.execute(sql(PRUNE_DAYS).bind(cut)).await?;
+        tx.execute(sql(PRUNE_SUMMARIES).bind(cut)).await?;
+        // A week or month cut in two counts stations of days no longer stored: statistics
+        // count such a period from its days.
+        tx.execute(sql(PRUNE_PERIODS).bind(cut)).await?;
+        // The month of the cut keeps its days from the cut on: its rows are written again
+        // from the days that stay.
+        let month = month_of(cut);
+        tx.execute(sql(PRUNE_MONTHS).bind(month)).await?;
+        if let Some((_, last)) = month_days(month) {
+            let mut days = Days::default();
+            let products: Vec<(i64,)> = tx.fetch_all(sql(PRODUCTS)).await?;
+            let mut rows = Vec::new();
+            for (product,) in products {
+                let Ok(product) = u8::try_from(product) else { continue };
+                days.load(&mut *tx, product, cut, day_number(last)).await?;
+                let sids: BTreeSet<i64> = days
+                    .map
+                    .iter()
+                    .filter(|((p, _), _)| *p == product)
+                    .flat_map(|(_, prices)| prices.keys().copied())
+                    .collect();
+                rows.extend(station_month_rows(&days, product, month, &sids));
+            }
+            B::put_month_rows(&mut tx, &rows).await?;
+        }
+        tx.execute(sql(PRUNE_STATIONS).bind(cut)).await?;
+        counters::bump(&mut *tx, counters::HISTORY).await?;
+        B::commit(tx).await?;
+        Ok(u64::try_from(pruned).unwrap_or(0))
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,18 @@
 //! Where validated snapshots live, shared by every replica: SQLite by default, PostgreSQL
-//! for many. Both backends run the same statements (written with `$n` placeholders, which
-//! both understand) behind one interface, with the fill lease and its fencing in SQL.
+//! for many. One implementation ([`SqlStore`]) runs the same statements on either database
+//! (`conn`), which differ only in what `backend` says; the fill lease and its fencing are SQL
+//! (`leases`), and so are the change counters replicas compare (`counters`).
 
 pub mod archive;
+pub mod backend;
 pub mod codec;
+mod conn;
+mod counters;
 pub mod enrich;
 pub mod events;
 pub mod history;
-mod sql;
+mod leases;
+mod snapshots;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -156,13 +161,18 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// The embedded SQLite store (WAL, busy timeout).
+/// The store over one database.
 #[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pool: sqlx::SqlitePool,
+pub struct SqlStore<B> {
+    db: B,
 }
 
-impl SqliteStore {
+/// The embedded SQLite store (WAL, busy timeout).
+pub type SqliteStore = SqlStore<backend::Sqlite>;
+/// The shared PostgreSQL store.
+pub type PostgresStore = SqlStore<backend::Postgres>;
+
+impl SqlStore<backend::Sqlite> {
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
@@ -180,17 +190,13 @@ impl SqliteStore {
         }
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+        let db = backend::Sqlite { pool };
+        history::settle_summaries(&db).await?;
+        Ok(Self { db })
     }
 }
 
-/// The shared PostgreSQL store.
-#[derive(Debug, Clone)]
-pub struct PostgresStore {
-    pool: sqlx::PgPool,
-}
-
-impl PostgresStore {
+impl SqlStore<backend::Postgres> {
     /// Connect and migrate; `schema` (tests) puts every table in that schema.
     pub async fn connect(url: &str, schema: Option<&str>) -> Result<Self, StoreError> {
         let mut options = PgPoolOptions::new().max_connections(8).acquire_timeout(Duration::from_secs(3));
@@ -207,32 +213,11 @@ impl PostgresStore {
         }
         let pool = options.connect(url).await?;
         sqlx::migrate!("migrations/postgres").run(&pool).await?;
-        Ok(Self { pool })
+        let db = backend::Postgres { pool };
+        history::settle_summaries(&db).await?;
+        Ok(Self { db })
     }
 }
-
-sql::impl_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE, None);
-sql::impl_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE, Some(events::POSTGRES_NOTIFY));
-// Every write transaction opens with its backend's `$begin` (SQLite: BEGIN IMMEDIATE).
-events::impl_event_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE, events::no_waker);
-events::impl_event_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE, events::pg_waker);
-enrich::impl_enrich_store!(SqliteStore, sql::SQLITE_BEGIN_WRITE);
-enrich::impl_enrich_store!(PostgresStore, sql::POSTGRES_BEGIN_WRITE);
-history::impl_history_store!(SqliteStore, sqlx::Sqlite, sql::SQLITE_BEGIN_WRITE);
-history::impl_history_store!(PostgresStore, sqlx::Postgres, sql::POSTGRES_BEGIN_WRITE);
-
-archive::impl_archive_store!(
-    SqliteStore,
-    sqlx::Sqlite,
-    sql::SQLITE_BEGIN_WRITE,
-    archive::insert_prices_sqlite
-);
-archive::impl_archive_store!(
-    PostgresStore,
-    sqlx::Postgres,
-    sql::POSTGRES_BEGIN_WRITE,
-    archive::insert_prices_postgres
-);
 
 /// Everything a process keeps in its store.
 pub trait Store:

@@ -243,7 +243,7 @@ async fn a_failing_history_store_is_one_error_everywhere() {
     use sqlx::Connection;
     let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
     let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
-    sqlx::query("DROP TABLE price_history").execute(&mut conn).await.expect("drop");
+    sqlx::query("DROP TABLE station_months").execute(&mut conn).await.expect("drop");
     sqlx::query("DROP TABLE history_stations").execute(&mut conn).await.expect("drop");
     app.clock.advance(Duration::from_secs(2));
     for uri in [format!("/v1/stations/{id}/history?product=1"), "/v1/stats?product=1".to_string()] {

@@ -1,0 +1,51 @@
+-- Long ranges read summaries instead of every stored day (docs/design.md says why).
+--
+-- A station's history: one row per station, product and month holding that month's prices as
+-- `day:price` pairs (day of the month, tenths of a cent), days ascending, so decades of one
+-- station are one short range read. It replaces the row per station, product and day; every
+-- stored price moves over.
+CREATE TABLE station_months (
+    sid     BIGINT NOT NULL,
+    product BIGINT NOT NULL,
+    month   BIGINT NOT NULL,            -- YYYYMM
+    prices  TEXT NOT NULL,
+    PRIMARY KEY (sid, product, month)
+);
+
+INSERT INTO station_months (sid, product, month, prices)
+SELECT sid, product, day / 100, string_agg((day % 100)::text || ':' || price::text, ',' ORDER BY day)
+FROM price_history
+GROUP BY sid, product, day / 100;
+
+DROP TABLE price_history;
+
+-- The figures of each (product, day) of `price_days`, written with it: statistics over any
+-- window read one small row a day. Prices in tenths of a cent; `cheapest` is every sid at the
+-- day's minimum, comma-separated.
+CREATE TABLE day_summaries (
+    product  BIGINT NOT NULL,
+    day      BIGINT NOT NULL,           -- YYYYMMDD
+    stations BIGINT NOT NULL,
+    min      BIGINT NOT NULL,
+    p10      BIGINT NOT NULL,
+    median   BIGINT NOT NULL,
+    mean     BIGINT NOT NULL,
+    p90      BIGINT NOT NULL,
+    max      BIGINT NOT NULL,
+    cheapest TEXT NOT NULL,
+    PRIMARY KEY (product, day)
+);
+
+-- Distinct stations priced in each ISO week (period 7) and calendar month (period 31).
+CREATE TABLE period_stations (
+    product  BIGINT NOT NULL,
+    period   BIGINT NOT NULL,
+    start    BIGINT NOT NULL,           -- YYYYMMDD of the period's first day
+    stations BIGINT NOT NULL,
+    PRIMARY KEY (product, period, start)
+);
+
+-- The summaries of the days already stored are computed by the store when it opens (they
+-- need percentiles), once: this counter says they are owed.
+INSERT INTO change_counters (name, value) VALUES ('summaries_owed', 1)
+ON CONFLICT (name) DO UPDATE SET value = 1;
