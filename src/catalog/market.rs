@@ -10,7 +10,7 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::stats::{Interval, Market, Periods};
+use crate::model::stats::{DayStats, Interval, Market, Periods};
 use crate::store::StoreError;
 use crate::store::history::{DayPrices, HistoryStation, HistoryStore, MarketRows};
 
@@ -24,6 +24,8 @@ struct Held {
     version: Option<i64>,
     checked_at: Option<Timestamp>,
     stations: Arc<HashMap<i64, HistoryStation>>,
+    /// Whether `stations` was read at `version`.
+    stations_read: bool,
     /// Every day read, with or without prices (`None`: the store has no row for it).
     days: HashMap<u8, BTreeMap<Date, Option<DayPrices>>>,
     prices: usize,
@@ -76,6 +78,7 @@ impl MarketDays {
             held.prices = 0;
         }
         held.stations = read.stations.clone();
+        held.stations_read = true;
         let mut got: BTreeMap<Date, Option<DayPrices>> =
             read.days.iter().map(|(d, p)| (*d, Some(p.clone()))).collect();
         let mut day = from;
@@ -88,6 +91,78 @@ impl MarketDays {
         held.prices += added;
         held.days.entry(product).or_default().extend(got);
         Ok(read)
+    }
+
+    /// Every station of the history, by sid, as the store has it at `now`.
+    async fn stations(&self, now: Timestamp) -> Result<Arc<HashMap<i64, HistoryStation>>, StoreError> {
+        self.confirm(now).await?;
+        let version = {
+            let held = crate::sync::lock(&self.held);
+            if held.stations_read {
+                return Ok(held.stations.clone());
+            }
+            held.version
+        };
+        let stations = self.store.stations().await?;
+        let mut held = crate::sync::lock(&self.held);
+        if held.version == version {
+            held.stations = stations.clone();
+            held.stations_read = true;
+        }
+        Ok(stations)
+    }
+
+    /// Statewide statistics of `product` from `from` to `to` (no station filter), from the
+    /// figures stored with each day and the distinct stations stored with each week and
+    /// month: a row a day, whatever the window. A week or month the window cuts (or pruning
+    /// cut) counts its stations from its days inside the window.
+    pub async fn statewide(
+        &self,
+        (product, from, to): (u8, Date, Date),
+        interval: Interval,
+        now: Timestamp,
+    ) -> Result<Market, StoreError> {
+        let stations = self.stations(now).await?;
+        let summaries = self.store.day_summaries(product, from, to).await?;
+        let days: Vec<DayStats> = summaries
+            .into_iter()
+            .map(|s| {
+                let cheapest = s
+                    .cheapest
+                    .iter()
+                    .filter_map(|sid| stations.get(sid))
+                    .map(|st| st.station_id.clone())
+                    .collect();
+                s.figures.stats(s.date, cheapest)
+            })
+            .collect();
+        if interval == Interval::Day {
+            return Ok(Market::of_stats(days));
+        }
+        let mut periods = Periods::new(interval, CYCLE_WINDOW_DAYS);
+        for day in days {
+            periods.add_day(day);
+        }
+        let mut market = periods.finish();
+        let counts = self.store.period_stations(product, interval, from, to).await?;
+        for row in &mut market.days {
+            let end = interval.end(row.date);
+            let whole = row.date >= from && end <= to;
+            row.stations = match counts.get(&row.date).filter(|_| whole) {
+                Some(&n) => n,
+                None => self.distinct_stations(product, row.date.max(from), end.min(to)).await?,
+            };
+        }
+        Ok(market)
+    }
+
+    /// The distinct stations priced in `product` from `from` to `to`, from the stored days.
+    async fn distinct_stations(&self, product: u8, from: Date, to: Date) -> Result<usize, StoreError> {
+        let mut sids = HashSet::new();
+        self.store
+            .each_day(product, from, to, &mut |_, day| sids.extend(day.iter().map(|(sid, _)| *sid)))
+            .await?;
+        Ok(sids.len())
     }
 
     /// The window from memory, when every day of it is held.

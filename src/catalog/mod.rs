@@ -109,6 +109,10 @@ impl Catalog {
                 Some(data.quotes().map(|q| q.station.digest.clone()).collect())
             }
         };
+        if query.brands.is_none() && query.regions.is_none() {
+            let range = (query.product, query.from, query.to);
+            return Ok(held.statewide(range, query.interval, self.now()).await?);
+        }
         let filter = market::StationFilter {
             brands: query.brands.as_deref(),
             regions: query.regions.as_deref().zip(members.as_ref()),

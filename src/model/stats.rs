@@ -373,7 +373,11 @@ pub struct Market {
 impl Market {
     /// The market of each day's (stationId, price in tenths) pairs, days ascending.
     pub fn of_days(by_day: &[(Date, Vec<(&str, i64)>)]) -> Self {
-        let days: Vec<DayStats> = by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect();
+        Self::of_stats(by_day.iter().filter_map(|(d, prices)| day_stats(*d, prices)).collect())
+    }
+
+    /// The market of day rows, days ascending.
+    pub fn of_stats(days: Vec<DayStats>) -> Self {
         let medians: Vec<(Date, f64)> = days.iter().map(|d| (d.date, d.median)).collect();
         Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days }
     }

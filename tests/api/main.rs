@@ -21,5 +21,6 @@ mod sim_feed;
 mod source_client;
 mod stations;
 mod store;
+mod summaries;
 mod support;
 mod warm;
