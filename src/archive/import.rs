@@ -27,6 +27,13 @@ pub enum ImportError {
     Archive(#[from] ArchiveError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A file's write failed (the store went away, say): nothing of it was written.
+    #[error("{file}: {source}")]
+    Write {
+        file: String,
+        #[source]
+        source: StoreError,
+    },
     #[error("{file}: {reason}")]
     Download { file: String, reason: String },
     #[error("{file}: {reason}")]
@@ -269,7 +276,11 @@ impl Importer {
             bytes: listed.map(|l| l.bytes),
         });
         let (batch, keys) = self.batch(&read, record);
-        let write = self.store.import(&batch).await?;
+        let write = self
+            .store
+            .import(&batch)
+            .await
+            .map_err(|source| ImportError::Write { file: name.to_string(), source })?;
         // The new archive stations become known, so the next file matches them by address.
         let sids: HashMap<&str, i64> =
             write.archive_sids.iter().map(|(id, sid)| (id.as_str(), *sid)).collect();

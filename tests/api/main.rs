@@ -13,6 +13,7 @@ mod feed_fixtures;
 mod golden;
 mod hardening;
 mod http_api;
+mod import_faults;
 mod layers;
 mod process;
 mod properties;
