@@ -36,12 +36,22 @@ CREATE TABLE day_summaries (
     PRIMARY KEY (product, day)
 );
 
--- Distinct stations priced in each ISO week (period 7) and calendar month (period 31).
-CREATE TABLE period_stations (
-    product  BIGINT NOT NULL,
-    period   BIGINT NOT NULL,
-    start    BIGINT NOT NULL,           -- YYYYMMDD of the period's first day
-    stations BIGINT NOT NULL,
+-- Each ISO week's and calendar month's figures: its days with prices, its distinct stations,
+-- its extremes and the sums of its days' p10, median, mean and p90 (tenths of a cent), so
+-- that weekly and monthly statistics read one row a period.
+CREATE TABLE period_summaries (
+    product    BIGINT NOT NULL,
+    period     BIGINT NOT NULL,     -- 7: ISO week, 31: calendar month
+    start      BIGINT NOT NULL,     -- YYYYMMDD of its first day
+    days       BIGINT NOT NULL,     -- days with prices
+    stations   BIGINT NOT NULL,     -- distinct stations priced
+    min        BIGINT NOT NULL,
+    max        BIGINT NOT NULL,
+    p10_sum    BIGINT NOT NULL,     -- sums of its days' figures
+    median_sum BIGINT NOT NULL,
+    mean_sum   BIGINT NOT NULL,
+    p90_sum    BIGINT NOT NULL,
+    cheapest   TEXT NOT NULL,       -- every sid at its minimum
     PRIMARY KEY (product, period, start)
 );
 

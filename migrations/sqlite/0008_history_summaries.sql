@@ -36,12 +36,22 @@ CREATE TABLE day_summaries (
     PRIMARY KEY (product, day)
 ) WITHOUT ROWID;
 
--- Distinct stations priced in each ISO week (period 7) and calendar month (period 31).
-CREATE TABLE period_stations (
-    product  INTEGER NOT NULL,
-    period   INTEGER NOT NULL,
-    start    INTEGER NOT NULL,          -- YYYYMMDD of the period's first day
-    stations INTEGER NOT NULL,
+-- Each ISO week's and calendar month's figures: its days with prices, its distinct stations,
+-- its extremes and the sums of its days' p10, median, mean and p90 (tenths of a cent), so
+-- that weekly and monthly statistics read one row a period.
+CREATE TABLE period_summaries (
+    product    INTEGER NOT NULL,
+    period     INTEGER NOT NULL,    -- 7: ISO week, 31: calendar month
+    start      INTEGER NOT NULL,    -- YYYYMMDD of its first day
+    days       INTEGER NOT NULL,    -- days with prices
+    stations   INTEGER NOT NULL,    -- distinct stations priced
+    min        INTEGER NOT NULL,
+    max        INTEGER NOT NULL,
+    p10_sum    INTEGER NOT NULL,    -- sums of its days' figures
+    median_sum INTEGER NOT NULL,
+    mean_sum   INTEGER NOT NULL,
+    p90_sum    INTEGER NOT NULL,
+    cheapest   TEXT NOT NULL,       -- every sid at its minimum
     PRIMARY KEY (product, period, start)
 ) WITHOUT ROWID;
 

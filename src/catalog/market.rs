@@ -12,7 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::model::stats::{DayStats, Interval, Market, Periods};
 use crate::store::StoreError;
-use crate::store::history::{DayPrices, HistoryStation, HistoryStore, MarketRows};
+use crate::store::history::{DayPrices, DaySummary, HistoryStation, HistoryStore, MarketRows};
 
 /// Prices held at most (all products): three years of one product's statewide days, or
 /// about 40 MiB at 16 bytes each; past it, everything held is dropped and read again.
@@ -113,9 +113,10 @@ impl MarketDays {
     }
 
     /// Statewide statistics of `product` from `from` to `to` (no station filter), from the
-    /// figures stored with each day and the distinct stations stored with each week and
-    /// month: a row a day, whatever the window. A week or month the window cuts (or pruning
-    /// cut) counts its stations from its days inside the window.
+    /// figures stored with each day, week and month: a row a day for daily statistics, a row
+    /// a period for weekly and monthly ones (and the last year of days for the cycle), whatever
+    /// the window. A week or month the window cuts (or pruning cut) is folded from its days
+    /// inside the window.
     pub async fn statewide(
         &self,
         (product, from, to): (u8, Date, Date),
@@ -123,37 +124,50 @@ impl MarketDays {
         now: Timestamp,
     ) -> Result<Market, StoreError> {
         let stations = self.stations(now).await?;
-        let summaries = self.store.day_summaries(product, from, to).await?;
-        let days: Vec<DayStats> = summaries
-            .into_iter()
-            .map(|s| {
-                let cheapest = s
-                    .cheapest
-                    .iter()
-                    .filter_map(|sid| stations.get(sid))
-                    .map(|st| st.station_id.clone())
-                    .collect();
-                s.figures.stats(s.date, cheapest)
-            })
-            .collect();
+        let names = |sids: &[i64]| -> Vec<String> {
+            sids.iter().filter_map(|sid| stations.get(sid)).map(|st| st.station_id.clone()).collect()
+        };
+        let day_rows = |summaries: Vec<DaySummary>| -> Vec<DayStats> {
+            summaries.into_iter().map(|s| s.figures.stats(s.date, names(&s.cheapest))).collect()
+        };
         if interval == Interval::Day {
-            return Ok(Market::of_stats(days));
+            return Ok(Market::of_stats(day_rows(self.store.day_summaries(product, from, to).await?)));
         }
-        let mut periods = Periods::new(interval, CYCLE_WINDOW_DAYS);
-        for day in days {
-            periods.add_day(day);
+        // Whole periods of the window, as stored.
+        let mut rows: BTreeMap<Date, DayStats> = BTreeMap::new();
+        let mut gaps: Vec<(Date, Date)> = Vec::new();
+        let mut cursor = from;
+        for p in self.store.period_summaries(product, interval, from, to).await? {
+            let end = interval.end(p.start);
+            if end > to {
+                continue;
+            }
+            if cursor < p.start {
+                gaps.push((cursor, p.start.yesterday().unwrap_or(p.start)));
+            }
+            rows.insert(p.start, p.figures.stats(p.start, p.stations, names(&p.cheapest)));
+            cursor = end.tomorrow().unwrap_or(end);
         }
-        let mut market = periods.finish();
-        let counts = self.store.period_stations(product, interval, from, to).await?;
-        for row in &mut market.days {
-            let end = interval.end(row.date);
-            let whole = row.date >= from && end <= to;
-            row.stations = match counts.get(&row.date).filter(|_| whole) {
-                Some(&n) => n,
-                None => self.distinct_stations(product, row.date.max(from), end.min(to)).await?,
-            };
+        if cursor <= to {
+            gaps.push((cursor, to));
         }
-        Ok(market)
+        // The rest (the window's cut ends, a period pruning cut) from its days.
+        for (a, b) in gaps {
+            let mut folded = Periods::new(interval, 0);
+            for s in self.store.day_summaries(product, a, b).await? {
+                folded.add_day(s.date, &s.figures, names(&s.cheapest));
+            }
+            for mut row in folded.finish().days {
+                let end = interval.end(row.date);
+                row.stations = self.distinct_stations(product, row.date.max(a), end.min(b)).await?;
+                rows.insert(row.date, row);
+            }
+        }
+        // The cycle and the weekday pattern: the window's last year of daily medians.
+        let last = self.store.last_day_summaries(product, (from, to), CYCLE_WINDOW_DAYS).await?;
+        let medians: Vec<(Date, f64)> =
+            last.iter().map(|s| (s.date, s.figures.median as f64 / 10.0)).collect();
+        Ok(Market::with_medians(rows.into_values().collect(), &medians))
     }
 
     /// The distinct stations priced in `product` from `from` to `to`, from the stored days.

@@ -379,7 +379,12 @@ impl Market {
     /// The market of day rows, days ascending.
     pub fn of_stats(days: Vec<DayStats>) -> Self {
         let medians: Vec<(Date, f64)> = days.iter().map(|d| (d.date, d.median)).collect();
-        Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days }
+        Self::with_medians(days, &medians)
+    }
+
+    /// Rows, with the weekday pattern and cycle of a daily median series (ascending).
+    pub fn with_medians(days: Vec<DayStats>, medians: &[(Date, f64)]) -> Self {
+        Market { weekdays: weekday_offsets(medians), cycle: detect_cycle(medians), days }
     }
 }
 
@@ -431,13 +436,57 @@ pub struct Periods {
 
 struct Period {
     start: Date,
-    days: f64,
-    sums: [f64; 4],
-    /// Cents, as the day rows have them.
-    min: f64,
-    max: f64,
+    figures: PeriodFigures,
     cheapest: std::collections::BTreeSet<String>,
     stations: std::collections::HashSet<String>,
+}
+
+/// A week's or month's figures in whole tenths of a cent, as stored with its days: the sums of
+/// its days' p10, median, mean and p90 (their means are the period's) and its extremes.
+/// Integer sums make the period's row the same whether it is folded from its days or read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeriodFigures {
+    pub days: i64,
+    pub sums: [i64; 4],
+    pub min: i64,
+    pub max: i64,
+}
+
+impl PeriodFigures {
+    /// Add a day; how its minimum compares with the period's before it (`Less` for the first
+    /// day), which says whether its cheapest stations replace, join or miss the period's.
+    pub fn add(&mut self, day: &DayFigures) -> std::cmp::Ordering {
+        let order = if self.days == 0 { std::cmp::Ordering::Less } else { day.min.cmp(&self.min) };
+        if self.days == 0 {
+            (self.min, self.max) = (day.min, day.max);
+        }
+        self.days += 1;
+        for (sum, value) in self.sums.iter_mut().zip([day.p10, day.median, day.mean, day.p90]) {
+            *sum += value;
+        }
+        self.min = self.min.min(day.min);
+        self.max = self.max.max(day.max);
+        order
+    }
+
+    /// The period's row, dated by its first day, with up to three of its cheapest stations.
+    pub fn stats(&self, start: Date, stations: usize, mut cheapest: Vec<String>) -> DayStats {
+        cheapest.sort();
+        cheapest.truncate(3);
+        let days = self.days.max(1) as f64;
+        let mean = |i: usize| round1(self.sums[i] as f64 / 10.0 / days);
+        DayStats {
+            date: start,
+            stations,
+            min: self.min as f64 / 10.0,
+            p10: mean(0),
+            median: mean(1),
+            mean: mean(2),
+            p90: mean(3),
+            max: self.max as f64 / 10.0,
+            cheapest,
+        }
+    }
 }
 
 impl Periods {
@@ -447,8 +496,14 @@ impl Periods {
 
     /// Add one day's (station id, tenths) pairs; days must come in ascending order.
     pub fn add(&mut self, date: Date, prices: &[(&str, i64)]) {
-        let Some(day) = day_stats(date, prices) else { return };
-        self.add_day(day);
+        let mut sorted: Vec<i64> = prices.iter().map(|(_, p)| *p).collect();
+        sorted.sort_unstable();
+        let Some(figures) = DayFigures::of_sorted(&sorted) else { return };
+        let mut cheapest: Vec<&str> =
+            prices.iter().filter(|(_, p)| *p == figures.min).map(|(id, _)| *id).collect();
+        cheapest.sort_unstable();
+        cheapest.truncate(3);
+        self.add_day(date, &figures, cheapest.into_iter().map(str::to_string));
         // A station is priced on most days of its period: allocate its id once per period.
         if let Some(period) = self.current.as_mut() {
             for (id, _) in prices {
@@ -459,64 +514,45 @@ impl Periods {
         }
     }
 
-    /// Add one day's row (its `cheapest`, up to three stations at its minimum, is enough: the
-    /// period's three are among its days' threes); days must come in ascending order. The
-    /// stations it priced are not known from a row: the period's `stations` then counts only
-    /// what [`add`](Self::add) brought, and the caller sets it.
-    pub fn add_day(&mut self, day: DayStats) {
-        self.medians.push_back((day.date, day.median));
+    /// Add one day's figures and (some of) its stations at the minimum (its three first are
+    /// enough: the period's three are among its days' threes); days must come in ascending
+    /// order. The stations it priced are not known from figures: the period's `stations` then
+    /// counts only what [`add`](Self::add) brought, and the caller sets it.
+    pub fn add_day(&mut self, date: Date, figures: &DayFigures, cheapest: impl IntoIterator<Item = String>) {
+        self.medians.push_back((date, figures.median as f64 / 10.0));
         while self.medians.len() > self.cycle_days {
             self.medians.pop_front();
         }
-        let start = self.interval.start(day.date);
+        let start = self.interval.start(date);
         if self.current.as_ref().is_some_and(|p| p.start != start) {
             self.close();
         }
         let period = self.current.get_or_insert_with(|| Period {
             start,
-            days: 0.0,
-            sums: [0.0; 4],
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
+            figures: PeriodFigures::default(),
             cheapest: Default::default(),
             stations: Default::default(),
         });
-        period.days += 1.0;
-        for (sum, value) in period.sums.iter_mut().zip([day.p10, day.median, day.mean, day.p90]) {
-            *sum += value;
+        match period.figures.add(figures) {
+            std::cmp::Ordering::Less => {
+                period.cheapest.clear();
+                period.cheapest.extend(cheapest);
+            }
+            std::cmp::Ordering::Equal => period.cheapest.extend(cheapest),
+            std::cmp::Ordering::Greater => {}
         }
-        // Whole tenths over ten: equal prices give equal floats, and order is kept.
-        if day.min < period.min {
-            period.min = day.min;
-            period.cheapest.clear();
-        }
-        if day.min == period.min {
-            period.cheapest.extend(day.cheapest);
-        }
-        period.max = period.max.max(day.max);
     }
 
     fn close(&mut self) {
         let Some(p) = self.current.take() else { return };
-        let mean = |i: usize| round1(p.sums[i] / p.days);
-        self.rows.push(DayStats {
-            date: p.start,
-            stations: p.stations.len(),
-            min: p.min,
-            p10: mean(0),
-            median: mean(1),
-            mean: mean(2),
-            p90: mean(3),
-            max: p.max,
-            cheapest: p.cheapest.into_iter().take(3).collect(),
-        });
+        self.rows.push(p.figures.stats(p.start, p.stations.len(), p.cheapest.into_iter().collect()));
     }
 
     /// The rows, with the cycle and weekday pattern of the kept daily medians.
     pub fn finish(mut self) -> Market {
         self.close();
         let medians: Vec<(Date, f64)> = self.medians.into_iter().collect();
-        Market { weekdays: weekday_offsets(&medians), cycle: detect_cycle(&medians), days: self.rows }
+        Market::with_medians(self.rows, &medians)
     }
 }
 

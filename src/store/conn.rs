@@ -258,3 +258,20 @@ impl Conn for sqlx::PgConnection {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_number_their_placeholders_in_order() {
+        let rows =
+            vec![vec![Arg::from(1_i64), Arg::from("a")], vec![Arg::from(2_i64), Arg::from(None::<String>)]];
+        let s = Statement::rows("INSERT INTO t (n, s)", rows, " ON CONFLICT DO NOTHING");
+        assert_eq!(s.sql, "INSERT INTO t (n, s) VALUES ($1, $2), ($3, $4) ON CONFLICT DO NOTHING");
+        assert_eq!(s.args.len(), 4);
+        assert_eq!(s.args[3], Arg::Text(None));
+        let one = sql("SELECT $1").bind(7_u8);
+        assert_eq!(one.args, vec![Arg::Int(Some(7))]);
+    }
+}

@@ -20,7 +20,7 @@ use super::backend::{Backend, MonthRow};
 use super::conn::{Arg, Conn, Statement, sql};
 use super::{SqlStore, StoreError, counters};
 use crate::model::station::{Quote, Station};
-use crate::model::stats::{DayFigures, Interval};
+use crate::model::stats::{DayFigures, Interval, PeriodFigures};
 
 /// What one write did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +78,18 @@ pub struct DaySummary {
     pub cheapest: Vec<i64>,
 }
 
+/// One week's or month's stored figures, with every station at its minimum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeriodSummary {
+    /// Its first day.
+    pub start: Date,
+    pub figures: PeriodFigures,
+    /// The distinct stations priced in it.
+    pub stations: usize,
+    /// The sids at its minimum, ascending.
+    pub cheapest: Vec<i64>,
+}
+
 /// History persistence.
 #[async_trait::async_trait]
 pub trait HistoryStore: Send + Sync + 'static {
@@ -110,15 +122,23 @@ pub trait HistoryStore: Send + Sync + 'static {
     /// The stored figures of each day of a product with prices between two dates (inclusive),
     /// ascending.
     async fn day_summaries(&self, product: u8, from: Date, to: Date) -> Result<Vec<DaySummary>, StoreError>;
-    /// The distinct stations of each week or month of a product starting between two dates
-    /// (inclusive), by its first day. A period cut by pruning has none.
-    async fn period_stations(
+    /// The last `n` days' figures of a product with prices between two dates (inclusive),
+    /// ascending.
+    async fn last_day_summaries(
+        &self,
+        product: u8,
+        (from, to): (Date, Date),
+        n: usize,
+    ) -> Result<Vec<DaySummary>, StoreError>;
+    /// The stored figures of each week or month of a product starting between two dates
+    /// (inclusive), ascending. A period cut by pruning has none.
+    async fn period_summaries(
         &self,
         product: u8,
         interval: Interval,
         from: Date,
         to: Date,
-    ) -> Result<HashMap<Date, usize>, StoreError>;
+    ) -> Result<Vec<PeriodSummary>, StoreError>;
     /// A number that changes with every write to the history (by any replica).
     async fn history_version(&self) -> Result<i64, StoreError>;
     /// Delete prices older than `before`, and stations last seen before it.
@@ -169,17 +189,22 @@ const PUT_SUMMARIES: &str =
 const PUT_SUMMARIES_TAIL: &str = " ON CONFLICT (product, day) DO UPDATE SET stations = excluded.stations, \
      min = excluded.min, p10 = excluded.p10, median = excluded.median, mean = excluded.mean, p90 = excluded.p90, \
      max = excluded.max, cheapest = excluded.cheapest";
-const PERIODS: &str = "SELECT start, stations FROM period_stations \
-     WHERE product = $1 AND period = $2 AND start >= $3 AND start <= $4";
-const PUT_PERIODS: &str = "INSERT INTO period_stations (product, period, start, stations)";
-const PUT_PERIODS_TAIL: &str =
-    " ON CONFLICT (product, period, start) DO UPDATE SET stations = excluded.stations";
+const LAST_SUMMARIES: &str = "SELECT day, stations, min, p10, median, mean, p90, max, cheapest FROM day_summaries \
+     WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day DESC LIMIT $4";
+const PERIODS: &str = "SELECT start, days, stations, min, max, p10_sum, median_sum, mean_sum, p90_sum, cheapest \
+     FROM period_summaries WHERE product = $1 AND period = $2 AND start >= $3 AND start <= $4 ORDER BY start";
+const PUT_PERIODS: &str = "INSERT INTO period_summaries \
+     (product, period, start, days, stations, min, max, p10_sum, median_sum, mean_sum, p90_sum, cheapest)";
+const PUT_PERIODS_TAIL: &str = " ON CONFLICT (product, period, start) DO UPDATE SET days = excluded.days, \
+     stations = excluded.stations, min = excluded.min, max = excluded.max, p10_sum = excluded.p10_sum, \
+     median_sum = excluded.median_sum, mean_sum = excluded.mean_sum, p90_sum = excluded.p90_sum, \
+     cheapest = excluded.cheapest";
 const PRODUCTS: &str = "SELECT DISTINCT product FROM price_days";
 const PRUNED_PRICES: &str =
     "SELECT CAST(COALESCE(SUM(stations), 0) AS BIGINT) FROM day_summaries WHERE day < $1";
 const PRUNE_DAYS: &str = "DELETE FROM price_days WHERE day < $1";
 const PRUNE_SUMMARIES: &str = "DELETE FROM day_summaries WHERE day < $1";
-const PRUNE_PERIODS: &str = "DELETE FROM period_stations WHERE start < $1";
+const PRUNE_PERIODS: &str = "DELETE FROM period_summaries WHERE start < $1";
 const PRUNE_MONTHS: &str = "DELETE FROM station_months WHERE month <= $1";
 const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
 
@@ -251,29 +276,82 @@ impl Days {
         Ok(())
     }
 
-    /// The distinct stations priced on the days of `product` from `from` to `to`.
-    fn stations(&self, product: u8, from: Date, to: Date) -> usize {
-        let mut sids = std::collections::HashSet::new();
+    /// The figures of the days of `product` from `from` to `to`, as one period.
+    fn period(&self, product: u8, from: Date, to: Date) -> PeriodSums {
+        let mut period = PeriodSums::default();
         let mut d = from;
         while d <= to {
             if let Some(day) = self.map.get(&(product, day_number(d))) {
-                sids.extend(day.keys().copied());
+                period.add(day);
             }
             let Ok(next) = d.tomorrow() else { break };
             d = next;
         }
-        sids.len()
+        period
+    }
+}
+
+/// A day's figures and every sid at its minimum, ascending.
+fn day_figures(prices: &HashMap<i64, i64>) -> Option<(DayFigures, Vec<i64>)> {
+    let mut sorted: Vec<i64> = prices.values().copied().collect();
+    sorted.sort_unstable();
+    let figures = DayFigures::of_sorted(&sorted)?;
+    let mut cheapest: Vec<i64> =
+        prices.iter().filter(|(_, p)| **p == figures.min).map(|(sid, _)| *sid).collect();
+    cheapest.sort_unstable();
+    Some((figures, cheapest))
+}
+
+fn sids_text(sids: impl IntoIterator<Item = i64>) -> String {
+    sids.into_iter().map(|sid| sid.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// A week or month being summed from its days.
+#[derive(Default)]
+struct PeriodSums {
+    figures: PeriodFigures,
+    cheapest: BTreeSet<i64>,
+    sids: std::collections::HashSet<i64>,
+}
+
+impl PeriodSums {
+    fn add(&mut self, prices: &HashMap<i64, i64>) {
+        let Some((figures, cheapest)) = day_figures(prices) else { return };
+        match self.figures.add(&figures) {
+            std::cmp::Ordering::Less => self.cheapest = cheapest.into_iter().collect(),
+            std::cmp::Ordering::Equal => self.cheapest.extend(cheapest),
+            std::cmp::Ordering::Greater => {}
+        }
+        self.sids.extend(prices.keys().copied());
+    }
+
+    /// Its row of `period_summaries`; `None` without days.
+    fn values(&self, product: u8, interval: Interval, start: Date) -> Option<Vec<Arg>> {
+        let f = &self.figures;
+        (f.days > 0).then(|| {
+            let stations = i64::try_from(self.sids.len()).unwrap_or(i64::MAX);
+            let [p10, median, mean, p90] = f.sums;
+            vec![
+                product.into(),
+                period_code(interval).into(),
+                day_number(start).into(),
+                f.days.into(),
+                stations.into(),
+                f.min.into(),
+                f.max.into(),
+                p10.into(),
+                median.into(),
+                mean.into(),
+                p90.into(),
+                sids_text(self.cheapest.iter().copied()).into(),
+            ]
+        })
     }
 }
 
 /// The figures of one day's prices and its summary row's arguments.
 fn summary_values(product: u8, day: i64, prices: &HashMap<i64, i64>) -> Option<Vec<Arg>> {
-    let mut sorted: Vec<i64> = prices.values().copied().collect();
-    sorted.sort_unstable();
-    let f = DayFigures::of_sorted(&sorted)?;
-    let mut cheapest: Vec<i64> = prices.iter().filter(|(_, p)| **p == f.min).map(|(sid, _)| *sid).collect();
-    cheapest.sort_unstable();
-    let cheapest: Vec<String> = cheapest.iter().map(i64::to_string).collect();
+    let (f, cheapest) = day_figures(prices)?;
     let stations = i64::try_from(f.stations).unwrap_or(i64::MAX);
     Some(vec![
         product.into(),
@@ -285,7 +363,7 @@ fn summary_values(product: u8, day: i64, prices: &HashMap<i64, i64>) -> Option<V
         f.mean.into(),
         f.p90.into(),
         f.max.into(),
-        cheapest.join(",").into(),
+        sids_text(cheapest).into(),
     ])
 }
 
@@ -397,17 +475,11 @@ pub(super) async fn apply<B: Backend>(
     let mut period_rows = Vec::new();
     for (interval, starts) in [(Interval::Week, &weeks), (Interval::Month, &months)] {
         for &(product, start) in starts {
-            let stations = days.stations(product, start, interval.end(start));
-            let stations = i64::try_from(stations).unwrap_or(i64::MAX);
-            period_rows.push(vec![
-                product.into(),
-                period_code(interval).into(),
-                day_number(start).into(),
-                stations.into(),
-            ]);
+            period_rows
+                .extend(days.period(product, start, interval.end(start)).values(product, interval, start));
         }
     }
-    put_rows(tx, (PUT_PERIODS, PUT_PERIODS_TAIL), period_rows, BATCH).await?;
+    put_rows(tx, (PUT_PERIODS, PUT_PERIODS_TAIL), period_rows, BATCH / 3).await?;
     let mut month_rows = Vec::new();
     for (&(product, month), sids) in &touched_rows {
         month_rows.extend(station_month_rows(&days, product, month, sids));
@@ -449,43 +521,32 @@ pub(super) async fn settle_summaries<B: Backend>(db: &B) -> Result<(), StoreErro
         let Ok(product) = u8::try_from(product) else { continue };
         let mut summaries = Vec::new();
         let mut periods: Vec<Vec<Arg>> = Vec::new();
-        let mut open: [(Option<Date>, std::collections::HashSet<i64>); 2] = Default::default();
         let intervals = [Interval::Week, Interval::Month];
-        let mut close =
-            |interval: Interval, start: Option<Date>, sids: &mut std::collections::HashSet<i64>| {
-                if let Some(start) = start {
-                    let n = i64::try_from(sids.len()).unwrap_or(i64::MAX);
-                    periods.push(vec![
-                        product.into(),
-                        period_code(interval).into(),
-                        day_number(start).into(),
-                        n.into(),
-                    ]);
-                }
-                sids.clear();
-            };
+        let mut open: [(Option<Date>, PeriodSums); 2] = Default::default();
         let all = sql(DAYS).bind(product).bind(0_i64).bind(i64::MAX);
         tx.fetch_each(all, &mut |(day, pairs): (i64, String)| {
             let prices: HashMap<i64, i64> = parse_pairs(&pairs).collect();
             summaries.extend(summary_values(product, day, &prices));
             let Some(date) = from_day_number(day) else { return };
-            for (i, interval) in intervals.iter().enumerate() {
+            for (interval, (was, sums)) in intervals.iter().zip(open.iter_mut()) {
                 let start = interval.start(date);
-                if open[i].0 != Some(start) {
-                    let (was, sids) = &mut open[i];
-                    close(*interval, *was, sids);
-                    open[i].0 = Some(start);
+                if *was != Some(start) {
+                    if let Some(was) = *was {
+                        periods.extend(sums.values(product, *interval, was));
+                    }
+                    (*was, *sums) = (Some(start), PeriodSums::default());
                 }
-                open[i].1.extend(prices.keys().copied());
+                sums.add(&prices);
             }
         })
         .await?;
-        for (i, interval) in intervals.iter().enumerate() {
-            let (was, sids) = &mut open[i];
-            close(*interval, *was, sids);
+        for (interval, (was, sums)) in intervals.iter().zip(open.iter()) {
+            if let Some(was) = *was {
+                periods.extend(sums.values(product, *interval, was));
+            }
         }
         put_rows(&mut *tx, (PUT_SUMMARIES, PUT_SUMMARIES_TAIL), summaries, BATCH / 2).await?;
-        put_rows(&mut *tx, (PUT_PERIODS, PUT_PERIODS_TAIL), periods, BATCH).await?;
+        put_rows(&mut *tx, (PUT_PERIODS, PUT_PERIODS_TAIL), periods, BATCH / 3).await?;
     }
     counters::set(&mut *tx, counters::SUMMARIES_OWED, 0).await?;
     B::commit(tx).await
@@ -513,6 +574,42 @@ struct SummaryRow {
     p90: i64,
     max: i64,
     cheapest: String,
+}
+
+impl SummaryRow {
+    fn summary(self) -> Option<DaySummary> {
+        Some(DaySummary {
+            date: from_day_number(self.day)?,
+            figures: DayFigures {
+                stations: usize::try_from(self.stations).ok()?,
+                min: self.min,
+                p10: self.p10,
+                median: self.median,
+                mean: self.mean,
+                p90: self.p90,
+                max: self.max,
+            },
+            cheapest: parse_sids(&self.cheapest),
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct PeriodRow {
+    start: i64,
+    days: i64,
+    stations: i64,
+    min: i64,
+    max: i64,
+    p10_sum: i64,
+    median_sum: i64,
+    mean_sum: i64,
+    p90_sum: i64,
+    cheapest: String,
+}
+
+fn parse_sids(text: &str) -> Vec<i64> {
+    text.split(',').filter_map(|s| s.parse().ok()).collect()
 }
 
 #[async_trait::async_trait]
@@ -656,42 +753,51 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
     async fn day_summaries(&self, product: u8, from: Date, to: Date) -> Result<Vec<DaySummary>, StoreError> {
         let read = sql(SUMMARIES).bind(product).bind(day_number(from)).bind(day_number(to));
         let rows: Vec<SummaryRow> = self.db.read().await?.fetch_all(read).await?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| {
-                Some(DaySummary {
-                    date: from_day_number(r.day)?,
-                    figures: DayFigures {
-                        stations: usize::try_from(r.stations).ok()?,
-                        min: r.min,
-                        p10: r.p10,
-                        median: r.median,
-                        mean: r.mean,
-                        p90: r.p90,
-                        max: r.max,
-                    },
-                    cheapest: r.cheapest.split(',').filter_map(|s| s.parse().ok()).collect(),
-                })
-            })
-            .collect())
+        Ok(rows.into_iter().filter_map(SummaryRow::summary).collect())
     }
 
-    async fn period_stations(
+    async fn last_day_summaries(
+        &self,
+        product: u8,
+        (from, to): (Date, Date),
+        n: usize,
+    ) -> Result<Vec<DaySummary>, StoreError> {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        let read = sql(LAST_SUMMARIES).bind(product).bind(day_number(from)).bind(day_number(to)).bind(n);
+        let rows: Vec<SummaryRow> = self.db.read().await?.fetch_all(read).await?;
+        let mut out: Vec<DaySummary> = rows.into_iter().filter_map(SummaryRow::summary).collect();
+        out.reverse();
+        Ok(out)
+    }
+
+    async fn period_summaries(
         &self,
         product: u8,
         interval: Interval,
         from: Date,
         to: Date,
-    ) -> Result<HashMap<Date, usize>, StoreError> {
+    ) -> Result<Vec<PeriodSummary>, StoreError> {
         let read = sql(PERIODS)
             .bind(product)
             .bind(period_code(interval))
             .bind(day_number(from))
             .bind(day_number(to));
-        let rows: Vec<(i64, i64)> = self.db.read().await?.fetch_all(read).await?;
+        let rows: Vec<PeriodRow> = self.db.read().await?.fetch_all(read).await?;
         Ok(rows
             .into_iter()
-            .filter_map(|(start, n)| Some((from_day_number(start)?, usize::try_from(n).ok()?)))
+            .filter_map(|r| {
+                Some(PeriodSummary {
+                    start: from_day_number(r.start)?,
+                    figures: PeriodFigures {
+                        days: r.days,
+                        sums: [r.p10_sum, r.median_sum, r.mean_sum, r.p90_sum],
+                        min: r.min,
+                        max: r.max,
+                    },
+                    stations: usize::try_from(r.stations).ok()?,
+                    cheapest: parse_sids(&r.cheapest),
+                })
+            })
             .collect())
     }
 
@@ -748,6 +854,40 @@ mod tests {
         let day = HashMap::from([(22, 2001), (1, 1899)]);
         assert_eq!(format_pairs(&day), "1:1899,22:2001");
         assert_eq!(parse_pairs(&format_pairs(&day)).count(), 2);
+    }
+
+    #[test]
+    fn a_month_row_holds_each_day_of_the_station_in_order() {
+        let mut days = Days::default();
+        days.map.insert((1, 20_261_102), HashMap::from([(7, 1899), (8, 1910)]));
+        days.map.insert((1, 20_261_101), HashMap::from([(7, 1889)]));
+        days.map.insert((1, 20_261_130), HashMap::from([(7, 1999), (9, 2001)]));
+        days.map.insert((4, 20_261_101), HashMap::from([(7, 2100)]));
+        let rows = station_month_rows(&days, 1, 202_611, &BTreeSet::from([7, 8]));
+        assert_eq!(
+            rows,
+            vec![
+                MonthRow { sid: 7, product: 1, month: 202_611, prices: "1:1889,2:1899,30:1999".into() },
+                MonthRow { sid: 8, product: 1, month: 202_611, prices: "2:1910".into() },
+            ]
+        );
+        let two = days.period(1, date(2026, 11, 1), date(2026, 11, 2));
+        assert_eq!((two.sids.len(), two.figures.days, two.figures.min), (2, 2, 1889));
+        assert_eq!(two.cheapest, BTreeSet::from([7]));
+        assert_eq!(days.period(1, date(2026, 11, 1), date(2026, 11, 30)).sids.len(), 3);
+    }
+
+    #[test]
+    fn a_day_summary_has_every_station_at_the_minimum() {
+        let values =
+            summary_values(1, 20_261_102, &HashMap::from([(9, 1800), (3, 1800), (4, 1950), (5, 2000)]))
+                .expect("a day");
+        assert_eq!(values[2], Arg::from(4_i64), "stations");
+        assert_eq!(values[3], Arg::from(1800_i64), "min");
+        assert_eq!(values[5], Arg::from(1875_i64), "median of 1800, 1800, 1950, 2000");
+        assert_eq!(values[6], Arg::from(1888_i64), "mean 1887.5, rounded");
+        assert_eq!(values[9], Arg::from("3,9"), "both stations at the minimum, ascending");
+        assert_eq!(summary_values(1, 20_261_102, &HashMap::new()), None);
     }
 
     #[test]
