@@ -8,7 +8,8 @@
 //!   stations read these);
 //! - `day_summaries`: the figures of each (product, day) (statewide statistics over any
 //!   window read one small row a day);
-//! - `period_stations`: the distinct stations of each ISO week and calendar month;
+//! - `period_summaries`: the figures of each ISO week and calendar month (its days, distinct
+//!   stations, extremes and the sums of its days' figures);
 //! - `station_months`: each station's prices of a product and month as `day:price` pairs (its
 //!   history over decades is one short range read).
 
@@ -231,7 +232,7 @@ pub fn parse_pairs(text: &str) -> impl Iterator<Item = (i64, i64)> + '_ {
     })
 }
 
-/// How the period of `interval` is stored in `period_stations`.
+/// How the period of `interval` is stored in `period_summaries`.
 fn period_code(interval: Interval) -> i64 {
     match interval {
         Interval::Day => 1,

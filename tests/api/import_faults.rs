@@ -20,7 +20,8 @@ const DUMP: [&str; 6] = [
     "SELECT product || '|' || day || '|' || length(pairs) FROM price_days ORDER BY 1",
     "SELECT product || '|' || day || '|' || stations || '|' || min || '|' || p10 || '|' || median || '|' || mean \
      || '|' || p90 || '|' || max FROM day_summaries ORDER BY 1",
-    "SELECT product || '|' || period || '|' || start || '|' || stations FROM period_stations ORDER BY 1",
+    "SELECT product || '|' || period || '|' || start || '|' || days || '|' || stations || '|' || min || '|' || max \
+     || '|' || p10_sum || '|' || median_sum || '|' || mean_sum || '|' || p90_sum FROM period_summaries ORDER BY 1",
     "SELECT station_id || '|' || brand || '|' || first_seen || '|' || last_seen || '|' || COALESCE(region, -1) \
      || '|' || archive FROM history_stations ORDER BY 1",
     "SELECT month || '|' || rows || '|' || COALESCE(file_date, '') || '|' || COALESCE(bytes, -1) \
