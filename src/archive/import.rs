@@ -276,6 +276,8 @@ impl Importer {
             bytes: listed.map(|l| l.bytes),
         });
         let (batch, keys) = self.batch(&read, record);
+        // The file's rows are in the batch now: only the tally is kept while it is written.
+        let ReadFile { tally, .. } = read;
         let write = self
             .store
             .import(&batch)
@@ -292,7 +294,7 @@ impl Importer {
         }
         let s = &mut self.summary;
         s.files += 1;
-        s.read.add(&read.tally);
+        s.read.add(&tally);
         s.written += write.written;
         s.unchanged += write.unchanged;
         s.conflicts += write.conflicts;
@@ -347,22 +349,21 @@ impl Importer {
                 }
             }
         }
-        // Two rows for one station, product and day (two trading names at one address, which
-        // matching makes one station): the first is kept.
-        let mut seen = HashSet::new();
-        let mut duplicates = 0;
         batch.prices = read
             .prices
             .iter()
             .filter_map(|&(product, day, site, price)| {
                 let station = (*slots.get(site as usize)?)?;
-                if !seen.insert((product, day, station)) {
-                    duplicates += 1;
-                    return None;
-                }
                 Some(ImportPrice { product, day, station, price })
             })
             .collect();
+        // Two rows for one station, product and day (two trading names at one address, which
+        // matching makes one station): the first is kept. A stable sort keeps the file's order
+        // among equals, and needs no set of a month's keys beside the prices.
+        let before = batch.prices.len();
+        batch.prices.sort_by_key(|p| (p.product, p.day, p.station));
+        batch.prices.dedup_by_key(|p| (p.product, p.day, p.station));
+        let duplicates = (before - batch.prices.len()) as u64;
         if duplicates > 0 {
             *self
                 .summary

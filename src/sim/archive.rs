@@ -102,9 +102,24 @@ fn archive_price(feed_text: &str) -> Option<String> {
 }
 
 /// The CSV of one month, up to `through` (the month's last day for a finished month).
-pub fn month_csv(data: &Dataset, (year, month): (i16, i8), through: Date) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 * 1024 * 1024);
-    out.extend_from_slice("\u{feff}".as_bytes());
+pub fn month_csv(data: &Dataset, month: (i16, i8), through: Date) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_month(data, month, through, &mut |chunk| {
+        out.extend_from_slice(&chunk);
+        true
+    });
+    out
+}
+
+/// The CSV of one month, a day at a time: `emit` gets each piece (the header with the first
+/// day) and says whether to go on. A whole month is several megabytes; a day is a few
+/// hundred kilobytes.
+pub fn write_month(
+    data: &Dataset,
+    (year, month): (i16, i8),
+    through: Date,
+    emit: &mut dyn FnMut(Vec<u8>) -> bool,
+) {
     let header: [&str; 10] = if year < 2010 {
         // Older exports spell some columns in another case.
         [
@@ -133,13 +148,16 @@ pub fn month_csv(data: &Dataset, (year, month): (i16, i8), through: Date) -> Vec
             "REGION_DESCRIPTION",
         ]
     };
-    let Ok(first) = Date::new(year, month, 1) else { return out };
+    let Ok(first) = Date::new(year, month, 1) else { return };
     // FuelWatch's two forms: up to September 2025 every line (the header's too) ends with a
     // trailing comma, an empty eleventh field, and LF; later files have ten fields and CRLF.
     let trailing = (year, month) <= LAST_TRAILING_COMMA_MONTH;
     let terminator = if trailing { csv::Terminator::Any(b'\n') } else { csv::Terminator::CRLF };
-    let mut writer = csv::WriterBuilder::new().terminator(terminator).from_writer(&mut out);
-    let mut w = Rows { w: &mut writer, trailing };
+    let mut start = Vec::with_capacity(512 * 1024);
+    start.extend_from_slice("\u{feff}".as_bytes());
+    let mut form = csv::WriterBuilder::new();
+    form.terminator(terminator);
+    let mut w = Rows { w: form.from_writer(start), form, trailing };
     w.write(header);
     let closed_open = (year, month) <= CLOSED_AFTER;
     let mut day = first;
@@ -170,27 +188,37 @@ pub fn month_csv(data: &Dataset, (year, month): (i16, i8), through: Date) -> Vec
             "South of River",
             "Metro",
         ]);
+        if !emit(w.take()) {
+            return;
+        }
         match day.tomorrow() {
             Ok(next) => day = next,
             Err(_) => break,
         }
     }
-    let _ = writer.flush();
-    drop(writer);
-    out.extend_from_slice(if trailing { b"\n\n" } else { b"\r\n\r\n" });
-    out
+    let mut tail = w.take();
+    tail.extend_from_slice(if trailing { b"\n\n" } else { b"\r\n\r\n" });
+    emit(tail);
 }
 
 /// The last month written in the older form (trailing comma, LF).
 const LAST_TRAILING_COMMA_MONTH: (i16, i8) = (2025, 9);
 
 /// A month's writer, in the month's form.
-struct Rows<'a, W: std::io::Write> {
-    w: &'a mut csv::Writer<W>,
+struct Rows {
+    w: csv::Writer<Vec<u8>>,
+    form: csv::WriterBuilder,
     trailing: bool,
 }
 
-impl<W: std::io::Write> Rows<'_, W> {
+impl Rows {
+    /// What was written since the last take.
+    fn take(&mut self) -> Vec<u8> {
+        let next = self.form.from_writer(Vec::with_capacity(512 * 1024));
+        // Writing into memory cannot fail.
+        std::mem::replace(&mut self.w, next).into_inner().unwrap_or_default()
+    }
+
     fn write(&mut self, fields: [&str; 10]) {
         let _ = if self.trailing {
             self.w.write_record(fields.iter().copied().chain([""]))
@@ -200,14 +228,7 @@ impl<W: std::io::Write> Rows<'_, W> {
     }
 }
 
-fn write_station<W: std::io::Write>(
-    w: &mut Rows<'_, W>,
-    station: &SimStation,
-    date: &str,
-    day: Date,
-    year: i16,
-    i: usize,
-) {
+fn write_station(w: &mut Rows, station: &SimStation, date: &str, day: Date, year: i16, i: usize) {
     let (area, wider) = area_of(station.region);
     // Some exports pad the trading name.
     let name = if i.is_multiple_of(17) {

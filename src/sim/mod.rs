@@ -66,14 +66,6 @@ impl SimState {
         &self.data
     }
 
-    /// A month's archive file as it stands on `today` (the current month up to today).
-    pub fn month_file(&self, month: (i16, i8), today: jiff::civil::Date) -> Vec<u8> {
-        match archive::last_day(month, today) {
-            Some(through) => archive::month_csv(&self.data, month, through),
-            None => Vec::new(),
-        }
-    }
-
     /// The list of monthly files at `now`, with `url`s under `base`.
     pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<crate::archive::list::ListedFile> {
         archive::file_list(&self.data, base, crate::time::perth_now(now).date())
@@ -175,12 +167,22 @@ async fn archive_handler(
 ) -> Response {
     let today = crate::time::perth_now(state.clock.now()).date();
     let month = crate::archive::month_of_file(&file).filter(|_| file.ends_with(".csv"));
-    match month.filter(|m| archive::has_month(*m, today)) {
-        Some(month) => {
+    let month = month.filter(|m| archive::has_month(*m, today));
+    match month.and_then(|m| Some((m, archive::last_day(m, today)?))) {
+        Some((month, through)) => {
+            // Streamed a day at a time, as a blob store sends a large file: the origin never
+            // holds a whole month.
+            let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(2);
             let data = state.clone();
-            let body =
-                tokio::task::spawn_blocking(move || data.month_file(month, today)).await.unwrap_or_default();
-            ([(header::CONTENT_TYPE, "text/csv")], body).into_response()
+            tokio::task::spawn_blocking(move || {
+                archive::write_month(data.dataset(), month, through, &mut |chunk| {
+                    tx.blocking_send(chunk).is_ok()
+                });
+            });
+            let chunks = futures::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|chunk| (Ok::<Bytes, std::io::Error>(Bytes::from(chunk)), rx))
+            });
+            ([(header::CONTENT_TYPE, "text/csv")], Body::from_stream(chunks)).into_response()
         }
         None => (StatusCode::NOT_FOUND, "The specified blob does not exist.").into_response(),
     }

@@ -43,7 +43,7 @@ pub struct ArchiveStationRow {
 }
 
 /// Which station a price belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Slot {
     /// A station the history knows, by sid.
     Known(i64),
