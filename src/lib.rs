@@ -11,6 +11,7 @@ pub mod http;
 pub mod jobs;
 pub mod json_log;
 pub mod log_sink;
+pub mod malloc;
 pub mod model;
 pub mod places;
 pub mod query;

@@ -204,3 +204,36 @@ async fn warm_command_exit_codes() {
     assert_eq!(failed.status.code(), Some(1), "a failed extract makes warm exit non-zero");
     assert!(String::from_utf8_lossy(&failed.stdout).contains("upstream_denied"));
 }
+
+/// The environment a running process has, as the kernel holds it.
+fn environment(pid: u32) -> Vec<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/environ")).expect("environ");
+    raw.split(|b| *b == 0).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
+}
+
+/// The binary runs with two glibc malloc arenas (it starts itself again with
+/// `MALLOC_ARENA_MAX=2`, keeping its process id), unless the operator chose a number.
+#[tokio::test]
+async fn the_binary_runs_with_two_malloc_arenas_unless_told_otherwise() {
+    let (sim, _clock) = crate::support::origin_at(crate::support::perth_now(), Default::default()).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let run = serve_from(&sim.feed_url(), dir.path());
+    let env = environment(run.child.id());
+    assert!(env.iter().any(|v| v == "MALLOC_ARENA_MAX=2"), "{env:?}");
+    let r = http().get(format!("{}/v1?product=1", run.public)).send().await.expect("answers");
+    assert_eq!(r.status(), 200, "the process that started itself again serves");
+    drop(run);
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wafuel"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--no-jobs"])
+        .args(["--source-url", &sim.feed_url()])
+        .args(["--store", &format!("sqlite://{}/other.sqlite3", dir.path().display())])
+        .env("MALLOC_ARENA_MAX", "4")
+        .stderr(Stdio::null());
+    let told = start_command(command);
+    assert!(
+        environment(told.child.id()).iter().any(|v| v == "MALLOC_ARENA_MAX=4"),
+        "the operator's setting wins"
+    );
+}

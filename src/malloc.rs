@@ -1,0 +1,35 @@
+//! glibc's allocator gives each thread that contends for it an arena of its own (up to eight
+//! per core), and memory freed in one arena is not returned while others hold theirs. A
+//! replica's threads (the async workers, SQLite's connection threads, blocking tasks such as
+//! reading an archive file) each allocate, so the process kept about half again what its heap
+//! held at its peak: measured with heaptrack on `wafuel demo` (archive import included), a
+//! peak heap of 50 MiB against a resident set of 118–138 MiB. With two arenas the same run
+//! peaks at 95 MiB under a stream of never-repeated nearby queries, at the same throughput.
+//!
+//! The arena count can only be set before the allocator starts, by the environment
+//! (`MALLOC_ARENA_MAX`); so when it is not set, the process executes itself again, same
+//! arguments and process id, with `MALLOC_ARENA_MAX=2`. An operator's own setting wins.
+
+/// The arenas the process runs with when nobody said otherwise.
+pub const ARENAS: &str = "2";
+
+/// Run this program again with [`ARENAS`] malloc arenas unless `MALLOC_ARENA_MAX` is set.
+/// Call first thing in `main`, before any thread starts; it returns only when nothing needed
+/// doing or the new image could not be started (the process then goes on as it was).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn use_two_arenas() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let err = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("MALLOC_ARENA_MAX", ARENAS)
+        .exec();
+    eprintln!("wafuel: running with glibc's default malloc arenas ({err})");
+}
+
+/// Other platforms' allocators are left as they are.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn use_two_arenas() {}
