@@ -377,26 +377,33 @@ impl Importer {
 }
 
 fn known_by_address(stations: &[KnownStation]) -> HashMap<(String, String), Known> {
-    let mut known: HashMap<(String, String), Known> = HashMap::new();
+    // Several stations at one address: the most recently seen (a live one over an archive one
+    // seen as late), then the smallest station id. Never the order the store lists them in:
+    // sids follow the order a warm pass happened to record its extracts, and an import run
+    // again must pick the station the first run picked.
+    let rank = |s: &KnownStation| (s.last_seen, !s.archive, std::cmp::Reverse(s.station_id.clone()));
+    let mut best: HashMap<(String, String), &KnownStation> = HashMap::new();
     for s in stations {
         let key = (crate::model::key::fold_text(&s.street), crate::model::key::fold_text(&s.suburb));
-        let entry = Known {
-            sid: s.sid,
-            first_seen: s.first_seen,
-            last_seen: s.last_seen,
-            archive: s.archive,
-            region: s.region,
-        };
-        match known.get(&key) {
-            // Several stations at one address: the most recently seen (a live one over an
-            // archive one seen as late).
-            Some(held) if (held.last_seen, !held.archive) >= (entry.last_seen, !entry.archive) => {}
+        match best.get(&key) {
+            Some(held) if rank(held) >= rank(s) => {}
             _ => {
-                known.insert(key, entry);
+                best.insert(key, s);
             }
         }
     }
-    known
+    best.into_iter()
+        .map(|(key, s)| {
+            let known = Known {
+                sid: s.sid,
+                first_seen: s.first_seen,
+                last_seen: s.last_seen,
+                archive: s.archive,
+                region: s.region,
+            };
+            (key, known)
+        })
+        .collect()
 }
 
 /// The stored form of an archive station.
@@ -668,5 +675,15 @@ mod tests {
         ]);
         let found = known.get(&("1 main st".to_string(), "perth".to_string())).expect("known");
         assert_eq!(found.sid, 2);
+        // Seen as late, both live: the smaller station id, whatever the order or the sids.
+        let tied = |first: i64, second: i64| {
+            let mut a = station(first, "9 Side Rd", 20_261_125, false);
+            a.station_id = "b".into();
+            let mut b = station(second, "9 Side Rd", 20_261_125, false);
+            b.station_id = "a".into();
+            known_by_address(&[a.clone(), b.clone()]).values().next().map(|k| k.sid) == Some(second)
+                && known_by_address(&[b, a]).values().next().map(|k| k.sid) == Some(second)
+        };
+        assert!(tied(5, 6) && tied(6, 5), "the station with id \"a\" wins");
     }
 }
