@@ -12,13 +12,13 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /src/target/release/wafuel /usr/local/bin/wafuel
 USER wafuel
 WORKDIR /var/lib/wafuel
-# Two glibc malloc arenas (src/malloc.rs says why); set here, the binary need not start
-# itself again to get them.
+# glibc malloc arenas: the binary starts itself again with two per core unless this is set
+# (src/malloc.rs says why); a container's cores are the host's, so the number is set here.
 ENV WAFUEL_LISTEN=0.0.0.0:8080 \
     WAFUEL_ADMIN_LISTEN=0.0.0.0:9090 \
     WAFUEL_STORE=sqlite:///var/lib/wafuel/data/wafuel.sqlite3 \
     WAFUEL_LOG_FORMAT=json \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=4
 EXPOSE 8080 9090
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
     CMD curl -fsS http://127.0.0.1:9090/readyz || exit 1

@@ -211,15 +211,16 @@ fn environment(pid: u32) -> Vec<String> {
     raw.split(|b| *b == 0).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
 }
 
-/// The binary runs with two glibc malloc arenas (it starts itself again with
-/// `MALLOC_ARENA_MAX=2`, keeping its process id), unless the operator chose a number.
+/// The binary runs with two glibc malloc arenas per core (it starts itself again with
+/// `MALLOC_ARENA_MAX` set, keeping its process id), unless the operator chose a number.
 #[tokio::test]
-async fn the_binary_runs_with_two_malloc_arenas_unless_told_otherwise() {
+async fn the_binary_runs_with_two_malloc_arenas_per_core_unless_told_otherwise() {
     let (sim, _clock) = crate::support::origin_at(crate::support::perth_now(), Default::default()).await;
     let dir = tempfile::tempdir().expect("dir");
     let run = serve_from(&sim.feed_url(), dir.path());
     let env = environment(run.child.id());
-    assert!(env.iter().any(|v| v == "MALLOC_ARENA_MAX=2"), "{env:?}");
+    let want = format!("MALLOC_ARENA_MAX={}", wafuel::malloc::arenas());
+    assert!(env.contains(&want), "{want} in {env:?}");
     let r = http().get(format!("{}/v1?product=1", run.public)).send().await.expect("answers");
     assert_eq!(r.status(), 200, "the process that started itself again serves");
     drop(run);
