@@ -54,8 +54,9 @@ pub enum Command {
     /// Run one enrichment pass (Google Places), then exit.
     Enrich(EnrichArgs),
     /// Import FuelWatch's monthly archives (every retail price since January 2001) into the
-    /// history store: the given CSV files (plain or .gz), or every month from --from to --to
-    /// downloaded from the archive. Idempotent and resumable: imported months are skipped.
+    /// history store: the given CSV files (plain or .gz), or the months from --from to --to that
+    /// FuelWatch's own file list names, downloaded. Idempotent and resumable: imported months
+    /// are skipped unless their file changed (the current month grows every day).
     ImportHistory(ImportHistoryArgs),
 }
 
