@@ -199,7 +199,12 @@ async fn months_download_from_the_simulated_archive() {
     assert_eq!(s.files, 1, "September, as far as today; October is not there yet");
     assert_eq!(s.missing, vec!["2026-10".to_string()]);
     assert!(s.written > 28 * 900, "{s:?}");
-    assert_eq!(s.conflicts, 0, "the archive and the feed agree");
+    // Archive and feed agree, except where two live stations share an address: the archive's
+    // rows of that address belong to one of them (the smaller id), so the other's prices
+    // meet it as conflicts, at most one a product and day.
+    let shared = shared_addresses(&store).await;
+    let most = if shared { 2 * 7 * 30 } else { 0 };
+    assert!(s.conflicts <= most, "conflicts {} with an address shared: {shared}", s.conflicts);
     assert!(s.matched_stations > 900, "live stations matched by address: {s:?}");
     assert_eq!(
         s.archive_stations, 0,
@@ -217,6 +222,15 @@ async fn months_download_from_the_simulated_archive() {
         .expect_err("unreachable archive");
     assert!(matches!(err, ImportError::Download { .. }), "{err}");
     assert!(err.to_string().starts_with("FuelWatchRetail-07-2026.csv: "), "{err}");
+}
+
+/// Whether two live stations of the store share a normalised address and suburb.
+async fn shared_addresses(store: &Arc<dyn Store>) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    store.known_stations().await.expect("stations").iter().filter(|s| !s.archive).any(|s| {
+        let key = (wafuel::model::key::fold_text(&s.street), wafuel::model::key::fold_text(&s.suburb));
+        !seen.insert(key)
+    })
 }
 
 /// FuelWatch's own list decides what is downloaded: the months of the range it lists (the

@@ -553,6 +553,17 @@ async fn the_explorer_on_a_desktop() {
     .await;
     let labels = run(&client, "return document.querySelectorAll('#labels text').length").await;
     assert!(labels.as_u64().is_some_and(|n| n >= 3), "suburb names on the Perth view: {labels}");
+    // The dots share one tab stop; arrows move it between them.
+    let stops = "return [...document.querySelectorAll('#dots circle')].filter(c => c.tabIndex === 0).map(c => c.dataset.key)";
+    let stop = run(&client, stops).await;
+    assert_eq!(stop.as_array().map(Vec::len), Some(1), "one tab stop on the map: {stop}");
+    run(&client, "document.querySelector('#dots circle[tabindex=\"0\"]').focus(); return true").await;
+    client.active_element().await.expect("focus").send_keys("\u{E014}").await.expect("ArrowRight");
+    let moved = run(&client, "return document.activeElement.dataset.key").await;
+    assert!(moved.is_string() && moved != stop[0], "the arrow moved to another dot: {moved}");
+    assert_eq!(run(&client, stops).await, json!([moved]), "the tab stop moved with it");
+    // Picked after the keyboard moved the tab stop (that redraws the dots, and the mark with
+    // them), just before it is clicked.
     // A dot that a pointer can reach: inside the map, nothing drawn over it.
     let picked = run(
         &client,
@@ -569,15 +580,6 @@ async fn the_explorer_on_a_desktop() {
     .await;
     assert!(picked.is_string(), "a station dot to click in the Perth view");
     save_screenshot(&client, "explore-perth.png").await;
-    // The dots share one tab stop; arrows move it between them.
-    let stops = "return [...document.querySelectorAll('#dots circle')].filter(c => c.tabIndex === 0).map(c => c.dataset.key)";
-    let stop = run(&client, stops).await;
-    assert_eq!(stop.as_array().map(Vec::len), Some(1), "one tab stop on the map: {stop}");
-    run(&client, "document.querySelector('#dots circle[tabindex=\"0\"]').focus(); return true").await;
-    client.active_element().await.expect("focus").send_keys("\u{E014}").await.expect("ArrowRight");
-    let moved = run(&client, "return document.activeElement.dataset.key").await;
-    assert!(moved.is_string() && moved != stop[0], "the arrow moved to another dot: {moved}");
-    assert_eq!(run(&client, stops).await, json!([moved]), "the tab stop moved with it");
     let dot = client.find(Locator::Css("#dots circle[data-pick]")).await.expect("the picked dot");
     let dot_id = dot.attr("data-id").await.expect("attr").expect("a station id");
     let name_of = api(&base, &format!("/v1/stations/{dot_id}")).await;
