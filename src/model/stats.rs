@@ -91,6 +91,20 @@ impl DayFigures {
         })
     }
 
+    /// The figures of a day's (station, tenths) prices, with every station at the minimum,
+    /// ascending; `None` when there are none. The one place a day's figures are computed,
+    /// whether stations are named by id (statistics) or by sid (the store).
+    pub fn of_prices<K: Ord + Copy>(prices: impl IntoIterator<Item = (K, i64)>) -> Option<(Self, Vec<K>)> {
+        let prices: Vec<(K, i64)> = prices.into_iter().collect();
+        let mut sorted: Vec<i64> = prices.iter().map(|(_, p)| *p).collect();
+        sorted.sort_unstable();
+        let figures = Self::of_sorted(&sorted)?;
+        let mut cheapest: Vec<K> =
+            prices.iter().filter(|(_, p)| *p == figures.min).map(|(k, _)| *k).collect();
+        cheapest.sort_unstable();
+        Some((figures, cheapest))
+    }
+
     /// The day's row, with up to three of the stations at its minimum (ascending by id).
     pub fn stats(&self, date: Date, mut cheapest: Vec<String>) -> DayStats {
         cheapest.sort();
@@ -112,12 +126,8 @@ impl DayFigures {
 
 /// One day's statistics from (station id, price in tenths) pairs. `None` when empty.
 pub fn day_stats(date: Date, prices: &[(&str, i64)]) -> Option<DayStats> {
-    let mut sorted: Vec<i64> = prices.iter().map(|(_, p)| *p).collect();
-    sorted.sort_unstable();
-    let figures = DayFigures::of_sorted(&sorted)?;
-    let cheapest =
-        prices.iter().filter(|(_, p)| *p == figures.min).map(|(id, _)| (*id).to_string()).collect();
-    Some(figures.stats(date, cheapest))
+    let (figures, cheapest) = DayFigures::of_prices(prices.iter().copied())?;
+    Some(figures.stats(date, cheapest.into_iter().map(str::to_string).collect()))
 }
 
 /// The daily series on consecutive dates from the first to the last day with data; `None`
@@ -496,12 +506,7 @@ impl Periods {
 
     /// Add one day's (station id, tenths) pairs; days must come in ascending order.
     pub fn add(&mut self, date: Date, prices: &[(&str, i64)]) {
-        let mut sorted: Vec<i64> = prices.iter().map(|(_, p)| *p).collect();
-        sorted.sort_unstable();
-        let Some(figures) = DayFigures::of_sorted(&sorted) else { return };
-        let mut cheapest: Vec<&str> =
-            prices.iter().filter(|(_, p)| *p == figures.min).map(|(id, _)| *id).collect();
-        cheapest.sort_unstable();
+        let Some((figures, mut cheapest)) = DayFigures::of_prices(prices.iter().copied()) else { return };
         cheapest.truncate(3);
         self.add_day(date, &figures, cheapest.into_iter().map(str::to_string));
         // A station is priced on most days of its period: allocate its id once per period.

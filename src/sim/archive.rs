@@ -101,16 +101,6 @@ fn archive_price(feed_text: &str) -> Option<String> {
     Some(format!("{cents:.2}"))
 }
 
-/// The CSV of one month, up to `through` (the month's last day for a finished month).
-pub fn month_csv(data: &Dataset, month: (i16, i8), through: Date) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_month(data, month, through, &mut |chunk| {
-        out.extend_from_slice(&chunk);
-        true
-    });
-    out
-}
-
 /// The CSV of one month, a day at a time: `emit` gets each piece (the header with the first
 /// day) and says whether to go on. A whole month is several megabytes; a day is a few
 /// hundred kilobytes.
@@ -260,6 +250,16 @@ fn write_station(w: &mut Rows, station: &SimStation, date: &str, day: Date, year
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CSV of one month, up to `through`, whole.
+    fn month_csv(data: &Dataset, month: (i16, i8), through: Date) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_month(data, month, through, &mut |chunk| {
+            out.extend_from_slice(&chunk);
+            true
+        });
+        out
+    }
     use jiff::civil::date;
 
     #[test]

@@ -294,13 +294,7 @@ impl Days {
 
 /// A day's figures and every sid at its minimum, ascending.
 fn day_figures(prices: &HashMap<i64, i64>) -> Option<(DayFigures, Vec<i64>)> {
-    let mut sorted: Vec<i64> = prices.values().copied().collect();
-    sorted.sort_unstable();
-    let figures = DayFigures::of_sorted(&sorted)?;
-    let mut cheapest: Vec<i64> =
-        prices.iter().filter(|(_, p)| **p == figures.min).map(|(sid, _)| *sid).collect();
-    cheapest.sort_unstable();
-    Some((figures, cheapest))
+    DayFigures::of_prices(prices.iter().map(|(sid, p)| (*sid, *p)))
 }
 
 fn sids_text(sids: impl IntoIterator<Item = i64>) -> String {
