@@ -20,7 +20,8 @@ use wafuel::model::codes::product_codes;
 use wafuel::model::station::Quote;
 use wafuel::query::{Route, parse_selection};
 use wafuel::render::representation::{Coding, Representation};
-use wafuel::render::{DocumentMeta, PublicationStatus, jsonapi};
+use wafuel::model::documents::{DocumentMeta, PriceDoc, PublicationStatus, Scope, price_rows};
+use wafuel::render::jsonapi;
 use wafuel::sim::{Faults, SimState};
 use wafuel::source::rss;
 use wafuel::source::validate::{Component, validate};
@@ -75,14 +76,17 @@ fn pipeline() {
     let meta = DocumentMeta::default();
     let no_enrichment = std::collections::HashMap::new();
     let render = |all: &[Vec<Quote>]| {
-        let refs: Vec<&Quote> = all.iter().flatten().collect();
-        jsonapi::render(&jsonapi::PriceDocument {
-            selection: &selection,
-            quotes: &refs,
+        // Grouping quotes into rows is the catalog's work, timed here with the bytes.
+        let scope =
+            Scope { date: selection.date, products: selection.products.clone(), expand: selection.expand };
+        let rows = price_rows(all.iter().flatten(), &scope.date.to_string());
+        jsonapi::render(&PriceDoc {
+            scope,
+            rows,
             fetched_at: perth_instant(now),
             status: PublicationStatus::Available,
             meta: &meta,
-            enrichment: &no_enrichment,
+            enrichment: no_enrichment.clone(),
         })
         .expect("render")
     };
@@ -201,29 +205,29 @@ fn nearby() {
     let points: Vec<(f64, f64)> =
         (0..200).map(|i| (-32.2 + (i % 20) as f64 * 0.025, 115.7 + (i / 20) as f64 * 0.03)).collect();
     // Rows and the JSON:API document of nearby quotes, as the service writes them.
-    let render = |query: &wafuel::station_query::StationsQuery, base: &[&Quote]| {
-        let rows = wafuel::render::stations::station_rows(query, base, None);
-        let date = query.selection.date.to_string();
-        let doc = wafuel::render::stations::StationsDoc {
-            query,
-            rows: &rows,
+    let render = |query: &wafuel::query::stations::StationsQuery, base: &[&Quote]| {
+        use wafuel::model::documents::{Circle, NextDay, StationsDoc};
+        let rows = wafuel::catalog::search::station_rows(query, base, None);
+        let selection = &query.selection;
+        let doc = StationsDoc {
+            scope: Scope { date: selection.date, products: selection.products.clone(), expand: selection.expand },
+            near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
+            rows,
             fetched_at: perth_instant(now),
             status: PublicationStatus::Available,
-            next: wafuel::render::stations::NextDay {
-                date: &date,
-                status: PublicationStatus::NotYetPublished,
-            },
+            next: NextDay { date: selection.date, status: PublicationStatus::NotYetPublished },
             meta: &meta,
-            enrichment: &no_enrichment,
+            enrichment: no_enrichment.clone(),
+            one: false,
         };
-        wafuel::render::stations::render_jsonapi(&doc, false).expect("render").len()
+        wafuel::render::stations::render_jsonapi(&doc).expect("render").len()
     };
     let mut k = 0;
     let one = || {
         k = (k + 1) % points.len();
         let (lat, lon) = points[k];
         let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
-        let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
+        let query = wafuel::query::stations::parse_stations(&raw, perth_instant(now)).expect("query");
         let base: Vec<&Quote> = refs.iter().copied().filter(|q| q.product == 1).collect();
         render(&query, &base)
     };
@@ -243,7 +247,7 @@ fn nearby() {
         k = (k + 1) % points.len();
         let (lat, lon) = points[k];
         let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
-        let query = wafuel::station_query::parse_stations(&raw, perth_instant(now)).expect("query");
+        let query = wafuel::query::stations::parse_stations(&raw, perth_instant(now)).expect("query");
         let near = query.near.expect("near");
         let base = day.near(near, query.radius_m);
         render(&query, &base)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::catalog::events::EventHub;
 use crate::catalog::{Catalog, Profiles};
 use crate::http::{AppState, rendered};
-use crate::render::DocumentMeta;
+use crate::model::documents::DocumentMeta;
 use crate::snapshot::{FillConfig, PriceService};
 use crate::source::client::{ClientLimits, SourceClient};
 use crate::store::Store;

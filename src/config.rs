@@ -141,9 +141,9 @@ pub struct MetaArgs {
 }
 
 impl MetaArgs {
-    pub fn document_meta(&self) -> crate::render::DocumentMeta {
-        let defaults = crate::render::DocumentMeta::default();
-        crate::render::DocumentMeta {
+    pub fn document_meta(&self) -> crate::model::documents::DocumentMeta {
+        let defaults = crate::model::documents::DocumentMeta::default();
+        crate::model::documents::DocumentMeta {
             copyright: self.copyright.clone().unwrap_or(defaults.copyright),
             documentation: self.documentation_url.as_ref().map_or(defaults.documentation, |u| u.to_string()),
             issues: self.issues_url.as_ref().map_or(defaults.issues, |u| u.to_string()),

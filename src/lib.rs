@@ -20,7 +20,6 @@ pub mod server;
 pub mod sim;
 pub mod snapshot;
 pub mod source;
-pub mod station_query;
 pub mod store;
 pub mod sync;
 pub mod telemetry;

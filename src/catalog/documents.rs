@@ -1,25 +1,24 @@
-//! From a parsed query to a document model: the quotes and stations a document shows, their
-//! publication status, the provider contributions merged in, and the facts its headers and
-//! freshness need ([`Facts`]). The caller writes the bytes (`render/`) from the model it is
-//! handed, so nothing here knows a media type.
+//! From a parsed query to a document model (`model::documents`): the quotes and stations a
+//! document shows (searched by [`super::search`]), their publication status, the provider
+//! contributions merged in, and the facts its headers and freshness need ([`Facts`]). `http/`
+//! writes the bytes with `render/`, so nothing here knows a media type.
 
 use std::collections::HashMap;
 
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::{
-    Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes,
+use super::search::station_rows;
+use super::{Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes};
+use crate::model::documents::{
+    Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, Scope, SnapshotCache, StationsDoc,
+    price_rows,
 };
 use crate::model::key::StationId;
 use crate::model::profile::Merged;
 use crate::model::station::Quote;
-use crate::query::{Route, Selection};
-use crate::render::stations::{NextDay, StationsDoc, station_rows};
-use crate::render::{DocumentMeta, PublicationStatus};
-use crate::snapshot::SnapshotCache;
-use crate::source::SourceError;
-use crate::station_query::StationsQuery;
+use crate::query::stations::StationsQuery;
+use crate::query::Selection;
 use crate::time::{Day, publication_at, tomorrow_published};
 
 /// What a document's headers and freshness are made of, besides its bytes.
@@ -36,42 +35,73 @@ pub struct Facts {
     pub cache: SnapshotCache,
 }
 
-/// The model of a `/v1` or `/legacy` document.
-pub struct PriceModel<'a> {
-    pub selection: &'a Selection,
-    /// In the route's order: extract order for `/v1`; for `/legacy`, the source's own order
-    /// when one request answers the selection, else by product, price and station.
-    pub quotes: Vec<&'a Quote>,
-    pub enrichment: HashMap<String, Merged>,
-    pub facts: Facts,
+/// The quotes of a price document with what its model needs besides them.
+struct Priced<'a> {
+    quotes: Vec<&'a Quote>,
+    enrichment: HashMap<String, Merged>,
+    facts: Facts,
+}
+
+/// What a selection's document is about.
+fn scope(selection: &Selection) -> Scope {
+    Scope { date: selection.date, products: selection.products.clone(), expand: selection.expand }
 }
 
 impl Catalog {
-    /// The price document of a selection, written by `write`. `/legacy` merges no profiles.
-    pub async fn price_document<R>(
+    /// The `/v1` document of a selection.
+    pub async fn v1_document<'m>(
         &self,
         selection: &Selection,
-        write: impl FnOnce(&PriceModel<'_>) -> R,
-    ) -> Result<R, SourceError> {
+        meta: &'m DocumentMeta,
+    ) -> Result<(PriceDoc<'m>, Facts), CatalogError> {
         let data = self.prices().selection(selection).await?;
-        let now = self.now();
-        let profiles = match selection.route {
-            Route::V1 => self.profiles(now).await,
-            Route::Legacy => std::sync::Arc::default(),
+        let profiles = self.profiles(self.now()).await;
+        let priced = self.priced(selection, &data, &profiles);
+        let doc = PriceDoc {
+            scope: scope(selection),
+            rows: price_rows(priced.quotes, &selection.date.to_string()),
+            fetched_at: priced.facts.fetched_at,
+            status: priced.facts.status,
+            meta,
+            enrichment: priced.enrichment,
         };
-        let mut quotes = selected_quotes(selection, &data);
-        let status = publication_status(selection, !quotes.is_empty(), now);
-        let (enrichment, expires_at) =
-            merged_profiles(quotes.iter().map(|q| &*q.station), &profiles, now, data.expires_at);
+        Ok((doc, priced.facts))
+    }
+
+    /// The `/legacy` document of a selection: no profiles merged; items in the source's own
+    /// order when one request answers the selection, else by product, price and station.
+    pub async fn legacy_document(&self, selection: &Selection) -> Result<(LegacyDoc, Facts), CatalogError> {
+        let data = self.prices().selection(selection).await?;
+        let mut priced = self.priced(selection, &data, &ProfileMap::default());
         let one_request = data.snapshots.len() == 1 && selection.combinations() == 1;
-        if selection.route == Route::Legacy && !one_request {
-            quotes.sort_by(|a, b| {
+        if !one_request {
+            priced.quotes.sort_by(|a, b| {
                 a.product
                     .cmp(&b.product)
                     .then_with(|| a.price.total_cmp(&b.price))
                     .then_with(|| a.station.key.cmp(&b.station.key))
             });
         }
+        let doc = LegacyDoc {
+            date: selection.date,
+            quotes: priced.quotes.into_iter().cloned().collect(),
+            multi_product: selection.products.len() > 1,
+        };
+        Ok((doc, priced.facts))
+    }
+
+    /// A price document's quotes, profiles and facts.
+    fn priced<'a>(
+        &self,
+        selection: &Selection,
+        data: &'a crate::snapshot::SelectionData,
+        profiles: &ProfileMap,
+    ) -> Priced<'a> {
+        let now = self.now();
+        let quotes = selected_quotes(selection, data);
+        let status = publication_status(selection, !quotes.is_empty(), now);
+        let (enrichment, expires_at) =
+            merged_profiles(quotes.iter().map(|q| &*q.station), profiles, now, data.expires_at);
         let facts = Facts {
             date: selection.date,
             fetched_at: data.fetched_at,
@@ -79,19 +109,18 @@ impl Catalog {
             status,
             cache: data.cache,
         };
-        Ok(write(&PriceModel { selection, quotes, enrichment, facts }))
+        Priced { quotes, enrichment, facts }
     }
 
-    /// A station document (the list, or `only` that station), written by `write`: one
-    /// station by its id, nearby stations by the grid, never a scan of the store. Rows carry
-    /// the following day's prices when that day may have any.
-    pub async fn stations_document<R>(
+    /// A station document (the list, or `only` that station): one station by its id, nearby
+    /// stations by the grid, never a scan of the store. Rows carry the following day's prices
+    /// when that day may have any.
+    pub async fn stations_document<'m>(
         &self,
         query: &StationsQuery,
         only: Option<&StationId>,
-        meta: &DocumentMeta,
-        write: impl FnOnce(&StationsDoc<'_>) -> R,
-    ) -> Result<(R, Facts), CatalogError> {
+        meta: &'m DocumentMeta,
+    ) -> Result<(StationsDoc<'m>, Facts), CatalogError> {
         let base = self.selection(&query.selection).await?;
         let now = self.now();
         let next_sel = next_selection(&query.selection, now);
@@ -122,9 +151,9 @@ impl Catalog {
         // Profiles are merged for the stations of the answer only.
         let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
         let (enrichment, expires_at) =
-            merged_profiles(rows.iter().map(|r| r.row.station), &profiles, now, expires_at);
+            merged_profiles(rows.iter().map(|r| &*r.row.station), &profiles, now, expires_at);
         let status = publication_status(&query.selection, !base_quotes.is_empty(), now);
-        let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date).to_string();
+        let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date);
         // Without a next selection the following day is tomorrow before 14:30, or the day
         // after tomorrow: not yet published either way.
         let next_status = match (&next_sel, &next_quotes) {
@@ -132,13 +161,15 @@ impl Catalog {
             _ => PublicationStatus::NotYetPublished,
         };
         let doc = StationsDoc {
-            query,
-            rows: &rows,
+            scope: scope(&query.selection),
+            near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
+            rows,
             fetched_at: base.data.fetched_at,
             status,
-            next: NextDay { date: &next_date, status: next_status },
+            next: NextDay { date: next_date, status: next_status },
             meta,
-            enrichment: &enrichment,
+            enrichment,
+            one: only.is_some(),
         };
         let facts = Facts {
             date: query.selection.date,
@@ -147,7 +178,7 @@ impl Catalog {
             status,
             cache: base.data.cache,
         };
-        Ok((write(&doc), facts))
+        Ok((doc, facts))
     }
 }
 

@@ -8,6 +8,7 @@ pub mod documents;
 pub mod events;
 pub mod market;
 pub mod profiles;
+pub mod search;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 pub use day::DayCatalog;
-pub use documents::{Facts, PriceModel};
+pub use documents::Facts;
 pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 
@@ -23,11 +24,12 @@ use crate::model::key::StationId;
 use crate::model::profile::{Merged, merge};
 use crate::model::station::{Quote, Station};
 use crate::query::{Mode, Route, Selection};
-use crate::render::PublicationStatus;
+use crate::model::documents::PublicationStatus;
+use crate::model::geo::Point;
 use crate::snapshot::held::MAX_HELD_QUOTES;
 use crate::snapshot::{PriceService, SelectionData};
 use crate::source::SourceError;
-use crate::station_query::{Point, StatsQuery};
+use crate::query::stations::StatsQuery;
 use crate::time::{Day, tomorrow_published};
 
 /// Why the data of a document could not be had.

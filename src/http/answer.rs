@@ -138,7 +138,7 @@ impl std::fmt::Debug for Heads {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::PublicationStatus;
+    use crate::model::documents::PublicationStatus;
     use crate::render::representation::Representation;
     use crate::snapshot::SnapshotCache;
     use crate::time::perth_instant;

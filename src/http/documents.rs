@@ -13,16 +13,16 @@ use super::negotiate::Media;
 use super::paths as routes;
 use super::rendered::{RenderKey, Rendered, rendered_from};
 use crate::catalog::Facts;
+use crate::model::documents::{Expand, PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
-use crate::query::{Expand, QueryError, Route, Selection, parse_selection};
-use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
-use crate::render::representation::Representation;
-use crate::render::stations::{StationsDoc, render_csv, render_geojson, render_jsonapi};
-use crate::render::{PublicationStatus, RenderError, jsonapi, legacy};
-use crate::snapshot::SnapshotCache;
-use crate::station_query::{
+use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
 };
+use crate::query::{QueryError, Route, Selection, parse_selection};
+use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
+use crate::render::representation::Representation;
+use crate::render::stations::{render_csv, render_geojson, render_jsonapi};
+use crate::render::{jsonapi, legacy};
 use crate::time::perth_now;
 
 /// The media each station route offers: `/v1/stations` and one station.
@@ -32,29 +32,19 @@ pub const HISTORY_MEDIA: [Media; 2] = [Media::JsonApi, Media::Csv];
 /// `/v1/stats`.
 pub const STATS_MEDIA: [Media; 1] = [Media::JsonApi];
 
-/// A price document (`/v1`, `/legacy`) from the catalogue's model of a selection.
+/// A price document (`/v1`, `/legacy`): the catalog's model, written by `render/`.
 async fn price_document(state: &AppState, selection: &Selection) -> Result<Rendered, ApiError> {
-    let meta = &state.meta;
-    let (identity, facts) = state
-        .catalog
-        .price_document(selection, |model| {
-            let identity = match selection.route {
-                Route::V1 => jsonapi::render(&jsonapi::PriceDocument {
-                    selection,
-                    quotes: &model.quotes,
-                    fetched_at: model.facts.fetched_at,
-                    status: model.facts.status,
-                    meta,
-                    enrichment: &model.enrichment,
-                }),
-                Route::Legacy => {
-                    legacy::render(&model.quotes, &selection.date.to_string(), selection.products.len() > 1)
-                }
-            };
-            (identity, model.facts)
-        })
-        .await?;
-    Ok(rendered_from(Representation::build(identity?), &facts, state.catalog.now()))
+    let (identity, facts) = match selection.route {
+        Route::V1 => {
+            let (doc, facts) = state.catalog.v1_document(selection, &state.meta).await?;
+            (jsonapi::render(&doc)?, facts)
+        }
+        Route::Legacy => {
+            let (doc, facts) = state.catalog.legacy_document(selection).await?;
+            (legacy::render(&doc)?, facts)
+        }
+    };
+    Ok(rendered_from(Representation::build(identity), &facts, state.catalog.now()))
 }
 
 /// `GET /v1` (JSON:API prices) and `GET /legacy` (the RSS-shaped JSON of the reference
@@ -106,15 +96,13 @@ async fn stations_document(
     only: Option<&StationId>,
     media: Media,
 ) -> Result<Rendered, ApiError> {
-    let write = |doc: &StationsDoc<'_>| -> Result<Vec<u8>, RenderError> {
-        match media {
-            Media::JsonApi => render_jsonapi(doc, only.is_some()),
-            Media::GeoJson => render_geojson(doc, only.is_some()),
-            Media::Csv => render_csv(doc),
-        }
-    };
-    let (identity, facts) = state.catalog.stations_document(query, only, &state.meta, write).await?;
-    Ok(rendered_from(Representation::build(identity?), &facts, state.catalog.now()))
+    let (doc, facts) = state.catalog.stations_document(query, only, &state.meta).await?;
+    let identity = match media {
+        Media::JsonApi => render_jsonapi(&doc),
+        Media::GeoJson => render_geojson(&doc),
+        Media::Csv => render_csv(&doc),
+    }?;
+    Ok(rendered_from(Representation::build(identity), &facts, state.catalog.now()))
 }
 
 /// `GET /v1/stations`.

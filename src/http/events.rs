@@ -23,7 +23,7 @@ use super::headers::apply_cors;
 use super::negotiate::accepts_event_stream;
 use crate::catalog::events::{Event, Resume, StreamSlot};
 use crate::error_code::{ErrorCode, detail};
-use crate::query::{EventsQuery, event_id, parse_events};
+use crate::query::events::{EventsQuery, event_id, parse_events};
 
 /// How often an idle stream sends a comment.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);

@@ -181,7 +181,7 @@ pub fn meaning_stable_until(now: Timestamp) -> Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::PublicationStatus;
+    use crate::model::documents::PublicationStatus;
     use crate::render::representation::Representation;
     use crate::snapshot::SnapshotCache;
     use crate::time::perth_instant;

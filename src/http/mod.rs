@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 
 use crate::error_code::detail;
-use crate::render::DocumentMeta;
+use crate::model::documents::DocumentMeta;
 use crate::render::logos;
 use crate::snapshot::PriceService;
 use errors::{ApiError, Flavor};

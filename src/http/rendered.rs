@@ -9,8 +9,9 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::catalog::Facts;
-use crate::query::{Expand, Route, Selection};
-use crate::render::PublicationStatus;
+use crate::model::documents::Expand;
+use crate::query::{Route, Selection};
+use crate::model::documents::PublicationStatus;
 use crate::render::representation::{Coding, Representation};
 use crate::snapshot::SnapshotCache;
 use crate::time::{format_perth, perth};

@@ -1,5 +1,12 @@
 //! Distances between nearby points. Pure.
 
+/// A point in decimal degrees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub latitude: f64,
+    pub longitude: f64,
+}
+
 /// Mean Earth radius in metres.
 const EARTH_RADIUS_M: f64 = 6_371_000.0;
 

@@ -1,6 +1,7 @@
 //! The domain: code tables, the station model and the pure normalisation of feed items.
 
 pub mod codes;
+pub mod documents;
 pub mod geo;
 pub mod key;
 pub mod normalize;

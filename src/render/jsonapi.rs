@@ -1,5 +1,5 @@
 //! The JSON:API 1.1 price document of `/v1`: one `serviceStation` per station with every
-//! selected product inside. Pure: quotes in, bytes out.
+//! selected product inside. Pure: a [`PriceDoc`] in, bytes out.
 
 use std::collections::HashMap;
 
@@ -7,107 +7,33 @@ use jiff::Timestamp;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::{DocumentMeta, PublicationStatus};
 use crate::model::codes::{brand, brand_logo_file, feature, restriction};
-use crate::model::key::station_id;
+use crate::model::documents::{
+    DocumentMeta, Expand, PriceDoc, PriceRow, PublicationStatus, Scope, StationExtra,
+};
 use crate::model::profile::{Merged, PROVIDER};
 use crate::model::site_features::WEEKDAYS;
-use crate::model::station::{Quote, SourceNotes, Station};
-use crate::query::{Expand, Selection};
+use crate::model::station::SourceNotes;
 use crate::time::{format_perth, period_texts, perth};
 
 /// The fixed `meta.source`.
 pub const SOURCE_HOST: &str = "fuelwatch.wa.gov.au";
 
-/// Everything a price document says, borrowed from the snapshot.
-pub struct PriceDocument<'a> {
-    pub selection: &'a Selection,
-    /// Quotes already filtered to the selection.
-    pub quotes: &'a [&'a Quote],
-    /// Oldest contributing origin fetch.
-    pub fetched_at: Timestamp,
-    pub status: PublicationStatus,
-    pub meta: &'a DocumentMeta,
-    /// Provider contributions by station digest (empty when enrichment is off or failed).
-    pub enrichment: &'a HashMap<String, Merged>,
-}
-
-/// A station with its selected prices, in product order.
-pub(crate) struct Row<'a> {
-    pub station: &'a Station,
-    pub id: String,
-    pub prices: Vec<(u8, f64)>,
-}
-
-/// What the station API adds to a station's attributes (docs/api.md); `/v1` has none.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct StationExtra {
-    /// The following day's prices of the selected products; `None` = null.
-    pub next: Option<Vec<(u8, f64)>>,
-    /// next − base per product where both exist.
-    pub change: Vec<(u8, f64)>,
-    /// Great-circle metres from `near`.
-    pub distance: Option<i64>,
-    /// Position by price (ties share a rank).
-    pub rank: Option<usize>,
-}
-
-/// Group quotes by station and order rows by suburb, name, then id (docs/design.md).
-pub(crate) fn rows<'a>(quotes: &[&'a Quote], date: &str) -> Vec<Row<'a>> {
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(quotes.len());
-    let mut rows: Vec<Row<'a>> = Vec::with_capacity(quotes.len());
-    for q in quotes {
-        let station: &'a Station = &q.station;
-        match index.get(station.digest.as_str()) {
-            Some(&i) => rows[i].prices.push((q.product, q.price)),
-            None => {
-                index.insert(station.digest.as_str(), rows.len());
-                rows.push(Row {
-                    station,
-                    id: station_id(date, &station.digest),
-                    prices: vec![(q.product, q.price)],
-                });
-            }
-        }
-    }
-    for row in &mut rows {
-        row.prices.sort_by_key(|(p, _)| *p);
-        row.prices.dedup_by_key(|(p, _)| *p);
-    }
-    rows.sort_by(|a, b| {
-        a.station
-            .suburb
-            .cmp(&b.station.suburb)
-            .then_with(|| a.station.name.cmp(&b.station.name))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-    rows
-}
-
 /// Render the identity JSON bytes.
-pub fn render(doc: &PriceDocument<'_>) -> Result<Vec<u8>, super::RenderError> {
-    let date = doc.selection.date.to_string();
-    let (valid_from, valid_until) = period_texts(doc.selection.date);
-    let rows = rows(doc.quotes, &date);
+pub fn render(doc: &PriceDoc<'_>) -> Result<Vec<u8>, super::RenderError> {
+    let date = doc.scope.date.to_string();
+    let (valid_from, valid_until) = period_texts(doc.scope.date);
     let body = Body {
         jsonapi: JsonApi { version: "1.1" },
-        meta: Meta::new(
-            doc.selection,
-            &date,
-            doc.fetched_at,
-            &valid_from,
-            &valid_until,
-            doc.status,
-            doc.meta,
-        ),
+        meta: Meta::new(&doc.scope, &date, doc.fetched_at, &valid_from, &valid_until, doc.status, doc.meta),
         data: Data {
-            rows: &rows,
+            rows: &doc.rows,
             as_at: &valid_from,
-            expand: doc.selection.expand,
-            enrichment: doc.enrichment,
+            expand: doc.scope.expand,
+            enrichment: &doc.enrichment,
         },
     };
-    let mut out = Vec::with_capacity(512 + rows.len() * 700);
+    let mut out = Vec::with_capacity(512 + doc.rows.len() * 700);
     serde_json::to_writer(&mut out, &body)?;
     Ok(out)
 }
@@ -148,7 +74,7 @@ pub(crate) struct Meta<'a> {
 
 impl<'a> Meta<'a> {
     pub(crate) fn new(
-        selection: &'a Selection,
+        scope: &'a Scope,
         date: &'a str,
         fetched_at: Timestamp,
         valid_from: &'a str,
@@ -156,7 +82,7 @@ impl<'a> Meta<'a> {
         status: PublicationStatus,
         meta: &'a DocumentMeta,
     ) -> Self {
-        let products = &selection.products;
+        let products = &scope.products;
         Meta {
             source: SOURCE_HOST,
             source_date: date,
@@ -175,7 +101,7 @@ impl<'a> Meta<'a> {
 }
 
 struct Data<'a> {
-    rows: &'a [Row<'a>],
+    rows: &'a [PriceRow],
     as_at: &'a str,
     expand: Expand,
     enrichment: &'a HashMap<String, Merged>,
@@ -193,7 +119,7 @@ impl Serialize for Data<'_> {
 }
 
 struct Resource<'a> {
-    row: &'a Row<'a>,
+    row: &'a PriceRow,
     as_at: &'a str,
     expand: Expand,
     merged: Option<&'a Merged>,
@@ -220,7 +146,7 @@ impl Serialize for Resource<'_> {
 
 /// A station's attributes: `/v1`'s serviceStation, plus the station API's extras.
 pub(crate) struct Attributes<'a> {
-    pub row: &'a Row<'a>,
+    pub row: &'a PriceRow,
     pub as_at: &'a str,
     pub expand: Expand,
     pub merged: Option<&'a Merged>,
@@ -229,7 +155,7 @@ pub(crate) struct Attributes<'a> {
 
 impl Serialize for Attributes<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let st = self.row.station;
+        let st = &*self.row.station;
         let m = self.merged;
         // Provider contributions replace only what the merge allowed (model::profile::merge).
         let postcode = m.and_then(|m| m.postcode.as_deref());
@@ -435,6 +361,7 @@ impl Serialize for Notes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::documents::price_rows;
     use crate::model::station::testing;
     use crate::query::{Route, parse_selection};
     use crate::time::perth_instant;
@@ -444,13 +371,15 @@ mod tests {
         let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
         let quote = testing::quote(&testing::station("Corner Fuel", label, "-31.95", "115.86"), 1, 180.0);
         let selection = parse_selection(Route::V1, query, now).expect("query");
-        let bytes = render(&PriceDocument {
-            selection: &selection,
-            quotes: &[&quote],
+        let scope = Scope { date: selection.date, products: selection.products, expand: selection.expand };
+        let rows = price_rows([&quote], &scope.date.to_string());
+        let bytes = render(&PriceDoc {
+            scope,
+            rows,
             fetched_at: now,
             status: PublicationStatus::Available,
             meta: &DocumentMeta::default(),
-            enrichment: &HashMap::new(),
+            enrichment: HashMap::new(),
         })
         .expect("render");
         let doc: serde_json::Value = serde_json::from_slice(&bytes).expect("json");

@@ -3,11 +3,13 @@
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
 
+use crate::model::documents::LegacyDoc;
 use crate::model::station::Quote;
 
 /// Render `{"feed":{"items":[…]}}`. `multi_product` adds `product` to every item.
-pub fn render(quotes: &[&Quote], date: &str, multi_product: bool) -> Result<Vec<u8>, super::RenderError> {
-    let doc = Doc { feed: Feed { items: Items { quotes, date, multi_product } } };
+pub fn render(legacy: &LegacyDoc) -> Result<Vec<u8>, super::RenderError> {
+    let (quotes, date) = (legacy.quotes.as_slice(), &legacy.date.to_string());
+    let doc = Doc { feed: Feed { items: Items { quotes, date, multi_product: legacy.multi_product } } };
     let mut out = Vec::with_capacity(128 + quotes.len() * 450);
     serde_json::to_writer(&mut out, &doc)?;
     Ok(out)
@@ -24,7 +26,7 @@ struct Feed<'a> {
 }
 
 struct Items<'a> {
-    quotes: &'a [&'a Quote],
+    quotes: &'a [Quote],
     date: &'a str,
     multi_product: bool,
 }

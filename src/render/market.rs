@@ -5,7 +5,8 @@ use jiff::civil::{Date, Weekday};
 use serde::Serialize;
 
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
-use super::{DocumentMeta, RenderError, csv_bytes};
+use super::{RenderError, csv_bytes};
+use crate::model::documents::DocumentMeta;
 use crate::model::station::cents;
 use crate::model::stats::{Interval, Market};
 

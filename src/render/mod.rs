@@ -1,4 +1,5 @@
-//! Rendering: quotes to document bytes, and bytes to their served representations. Pure.
+//! Rendering: document models (`model::documents`, market figures) to bytes, and bytes to
+//! their served representations. Pure: reaches nothing but `model/` and the Perth calendar.
 
 pub mod asset;
 pub mod errors;
@@ -25,40 +26,4 @@ pub enum RenderError {
 /// The bytes a CSV writer over a `Vec` wrote.
 pub fn csv_bytes(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, RenderError> {
     w.into_inner().map_err(|e| RenderError::CsvFlush(e.error().to_string()))
-}
-
-/// `meta.publicationStatus`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PublicationStatus {
-    Available,
-    Empty,
-    NotYetPublished,
-}
-
-impl PublicationStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PublicationStatus::Available => "available",
-            PublicationStatus::Empty => "empty",
-            PublicationStatus::NotYetPublished => "not_yet_published",
-        }
-    }
-}
-
-/// The configurable members of `meta`.
-#[derive(Debug, Clone)]
-pub struct DocumentMeta {
-    pub copyright: String,
-    pub documentation: String,
-    pub issues: String,
-}
-
-impl Default for DocumentMeta {
-    fn default() -> Self {
-        Self {
-            copyright: "Fuel prices © State of Western Australia (FuelWatch), reproduced unofficially. wafuel API © the wafuel authors.".into(),
-            documentation: "https://github.com/wafuel/wafuel#readme".into(),
-            issues: "https://github.com/wafuel/wafuel/issues".into(),
-        }
-    }
 }

@@ -26,23 +26,7 @@ pub use crate::cache_policy::{
     MAX_SHARED_AGE_UNAVAILABLE,
 };
 
-/// Where a selection's snapshots came from (`X-Fuel-Snapshot-Cache`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum SnapshotCache {
-    Hit,
-    Miss,
-    Bypass,
-}
-
-impl SnapshotCache {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SnapshotCache::Hit => "HIT",
-            SnapshotCache::Miss => "MISS",
-            SnapshotCache::Bypass => "BYPASS",
-        }
-    }
-}
+pub use crate::model::documents::SnapshotCache;
 
 /// One unit of snapshot storage: a key and the source requests that fill it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -1,16 +1,16 @@
-//! Query string → canonical [`Selection`]: every 400 rule of docs/api.md, before any cache or
-//! source work. Pure: the only outside input is the current instant, for day words.
+//! `/v1` and `/legacy` query strings → canonical [`Selection`]: the six filters and `expand`
+//! (docs/api.md "Query parameters"), read by the one grammar (`query::grammar`). Pure: the
+//! only outside input is the current instant, for day words.
 
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
 use crate::error_code::detail;
 use crate::model::codes::{brand, is_region, product, product_codes};
+use crate::model::documents::Expand;
 use crate::model::key::fold_text;
 use crate::time::Day;
-
-/// Longest accepted serialized query string.
-pub const MAX_QUERY_LEN: usize = 1024;
 /// Most source requests one source-filtered selection may need.
 pub const MAX_COMBINATIONS: usize = 24;
 /// Longest suburb value, in characters.
@@ -21,14 +21,6 @@ pub const MAX_SUBURB_CHARS: usize = 100;
 pub enum Route {
     V1,
     Legacy,
-}
-
-/// Members of `expand`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Expand {
-    pub brand: bool,
-    pub site_features: bool,
-    pub restrictions: bool,
 }
 
 /// How a selection is answered.
@@ -59,108 +51,53 @@ pub struct Selection {
     pub expand: Expand,
 }
 
-/// A rejected query: always 400 `invalid_query`, with one of the documented texts.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{detail} ({reason})")]
-pub struct QueryError {
-    pub detail: &'static str,
-    /// For logs only.
-    pub reason: String,
-}
-
-pub(crate) fn invalid(reason: impl Into<String>) -> QueryError {
-    QueryError { detail: detail::INVALID_QUERY, reason: reason.into() }
-}
-
-/// The six filters and `expand`, by canonical name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Param {
-    Product,
-    Brand,
-    Region,
-    Suburb,
-    Day,
-    Surrounding,
-    Expand,
-}
-
-impl Param {
-    fn from_name(name: &str) -> Option<Param> {
-        let lower = name.to_ascii_lowercase();
-        let short = lower.strip_prefix("filter[").and_then(|rest| rest.strip_suffix(']'));
-        let param = match short.unwrap_or(&lower) {
-            "product" => Param::Product,
-            "brand" => Param::Brand,
-            "region" => Param::Region,
-            "suburb" => Param::Suburb,
-            "day" => Param::Day,
-            "surrounding" => Param::Surrounding,
-            "expand" if short.is_none() => Param::Expand,
-            _ => return None,
-        };
-        Some(param)
-    }
-}
+/// The six filters of `/v1` and `/legacy`.
+const FILTERS: [Param; 6] =
+    [filter("product"), filter("brand"), filter("region"), filter("suburb"), filter("day"), filter("surrounding")];
+/// `/v1`'s parameters: the filters and `expand`.
+pub(crate) const V1_PARAMS: [Param; 7] = [
+    FILTERS[0], FILTERS[1], FILTERS[2], FILTERS[3], FILTERS[4], FILTERS[5], plain("expand"),
+];
 
 /// Parse and validate a raw query string (without `?`) for `route` at `now`.
 pub fn parse_selection(route: Route, raw: &str, now: Timestamp) -> Result<Selection, QueryError> {
     parse_selection_with(route, raw, now, &[]).map(|(selection, _)| selection)
 }
 
-/// Values of a route's own parameters beyond the six filters and `expand`, by the
-/// (lower-case) name the caller listed.
-pub type Extras = Vec<(&'static str, String)>;
-
-/// [`parse_selection`] for routes that take more parameters (`extras`, lower-case names;
-/// matched case-insensitively, each at most once).
+/// [`parse_selection`] for routes that take more parameters (`extras`, besides `/v1`'s):
+/// the selection, and every value the query gave (the extras' included).
 pub fn parse_selection_with(
     route: Route,
     raw: &str,
     now: Timestamp,
-    extras: &[&'static str],
-) -> Result<(Selection, Extras), QueryError> {
-    if raw.len() > MAX_QUERY_LEN {
-        return Err(invalid(format!("query of {} characters", raw.len())));
-    }
-    let mut values: [Option<String>; 7] = Default::default();
-    let mut extra_values: Extras = Vec::new();
-    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
-        let Some(param) = Param::from_name(&name) else {
-            let extra = extras
-                .iter()
-                .find(|e| e.eq_ignore_ascii_case(&name))
-                .ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
-            if extra_values.iter().any(|(n, _)| n == extra) {
-                return Err(invalid(format!("parameter {name:?} repeated")));
-            }
-            extra_values.push((extra, value.into_owned()));
-            continue;
-        };
-        if param == Param::Expand && route == Route::Legacy {
-            return Err(invalid("expand is not supported on /legacy"));
-        }
-        let slot = &mut values[param as usize];
-        if slot.is_some() {
-            return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
-        }
-        *slot = Some(value.into_owned());
-    }
-    let take = |p: Param| values[p as usize].as_deref();
+    extras: &[Param],
+) -> Result<(Selection, Values), QueryError> {
+    let mut params: Vec<Param> = match route {
+        Route::V1 => V1_PARAMS.to_vec(),
+        Route::Legacy => FILTERS.to_vec(),
+    };
+    params.extend_from_slice(extras);
+    let values = read(raw, &params)?;
+    Ok((selection(route, &values, now)?, values))
+}
 
-    let products = match take(Param::Product) {
+/// The selection the values of a `/v1` or `/legacy` query name.
+pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result<Selection, QueryError> {
+    let take = |name: &str| values.get(name);
+    let products = match take("product") {
         Some(v) => codes(v, "product", |c| product(c).is_some())?,
         None if route == Route::Legacy => vec![1],
         None => product_codes().collect(),
     };
-    let brands = take(Param::Brand).map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
-    let regions = take(Param::Region).map(|v| codes(v, "region", is_region)).transpose()?;
-    let suburbs = take(Param::Suburb).map(suburbs).transpose()?;
-    let surrounding = take(Param::Surrounding).map(yes_no).transpose()?;
-    let (day, date) = match take(Param::Day) {
+    let brands = take("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
+    let regions = take("region").map(|v| codes(v, "region", is_region)).transpose()?;
+    let suburbs = take("suburb").map(suburbs).transpose()?;
+    let surrounding = take("surrounding").map(yes_no).transpose()?;
+    let (day, date) = match take("day") {
         Some(v) => day(v, now)?,
         None => (Day::Today, Day::Today.resolve(now)),
     };
-    let expand = take(Param::Expand).map(expand).transpose()?.unwrap_or_default();
+    let expand = take("expand").map(expand).transpose()?.unwrap_or_default();
 
     let selection = Selection { route, products, brands, regions, suburbs, surrounding, day, date, expand };
     if selection.mode() == Mode::SourceFiltered && selection.combinations() > MAX_COMBINATIONS {
@@ -169,49 +106,7 @@ pub fn parse_selection_with(
             reason: format!("{} source combinations", selection.combinations()),
         });
     }
-    Ok((selection, extra_values))
-}
-
-/// The query of `/v1/events`: `product` (a comma list as on `/v1`; every product when absent)
-/// and `since` (the id of the last event seen, as `Last-Event-ID`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventsQuery {
-    pub products: Vec<u8>,
-    pub since: Option<i64>,
-}
-
-/// Parse and validate the query of `/v1/events`; any other parameter is refused.
-pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
-    if raw.len() > MAX_QUERY_LEN {
-        return Err(invalid(format!("query of {} characters", raw.len())));
-    }
-    let (mut products, mut since) = (None, None);
-    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
-        let lower = name.to_ascii_lowercase();
-        let slot = match lower.as_str() {
-            "product" | "filter[product]" => &mut products,
-            "since" => &mut since,
-            _ => return Err(invalid(format!("unsupported parameter {name:?}"))),
-        };
-        if slot.is_some() {
-            return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
-        }
-        *slot = Some(value.into_owned());
-    }
-    let products = match products {
-        Some(v) => codes(&v, "product", |c| product(c).is_some())?,
-        None => product_codes().collect(),
-    };
-    let since = since.map(|v| event_id(&v)).transpose()?;
-    Ok(EventsQuery { products, since })
-}
-
-/// An event id: decimal digits, as the stream wrote it (`since` and `Last-Event-ID`).
-pub fn event_id(text: &str) -> Result<i64, QueryError> {
-    if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid(format!("event id {text:?}")));
-    }
-    text.parse().map_err(|_| invalid(format!("event id {text:?}")))
+    Ok(selection)
 }
 
 impl Selection {

@@ -1,7 +1,6 @@
 //! Query strings of the station API (docs/api.md) → validated requests: nearby with
-//! distance and ranking, one station, its history, market statistics. Same rules as `/v1`
-//! (names case-insensitive, each at most once, 1024 characters, unknown → 400), decided
-//! here before any store or source access. Pure.
+//! distance and ranking, one station, its history, market statistics. Read by the one
+//! grammar (`query::grammar`), decided here before any store or source access. Pure.
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -10,9 +9,9 @@ use crate::model::codes::{brand, is_region, product};
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
 use crate::model::stats::Interval;
-use crate::query::{
-    MAX_COMBINATIONS, MAX_QUERY_LEN, QueryError, Route, Selection, codes, invalid, parse_selection_with,
-};
+use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
+use super::selection::{MAX_COMBINATIONS, Route, Selection, V1_PARAMS, codes, parse_selection_with, selection};
+use crate::model::geo::Point;
 use crate::time::{perth_now, tomorrow_published};
 
 /// Latitudes and longitudes a `near` point may have: Western Australia's bounding box.
@@ -51,13 +50,6 @@ impl Sort {
             Sort::Suburb => "suburb",
         }
     }
-}
-
-/// A point in decimal degrees.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    pub latitude: f64,
-    pub longitude: f64,
 }
 
 /// A validated `/v1/stations` (or `/v1/stations/{id}`) request.
@@ -130,9 +122,9 @@ pub fn station_id(text: &str) -> Result<StationId, QueryError> {
 
 /// Parse `/v1/stations` at `now`.
 pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
-    let (selection, extras) =
-        parse_selection_with(Route::V1, raw, now, &["near", "radius", "sort", "limit"])?;
-    let get = |name: &str| extras.iter().find(|(n, _)| *n == name).map(|(_, v)| v.trim());
+    const EXTRAS: [Param; 4] = [plain("near"), plain("radius"), plain("sort"), plain("limit")];
+    let (selection, values) = parse_selection_with(Route::V1, raw, now, &EXTRAS)?;
+    let get = |name: &str| values.get(name).map(str::trim);
     let near = get("near").map(near).transpose()?;
     let radius_km = match get("radius") {
         None => DEFAULT_RADIUS_KM,
@@ -172,13 +164,8 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
 /// Parse `/v1/stations/{id}`: only `day` and `expand` apply (all products, no filters).
 pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, StationsQuery), QueryError> {
     let id = station_id(id)?;
-    for (name, _) in url::form_urlencoded::parse(raw.as_bytes()) {
-        let lower = name.to_ascii_lowercase();
-        if !matches!(lower.as_str(), "day" | "filter[day]" | "expand") {
-            return Err(invalid(format!("unsupported parameter {name:?}")));
-        }
-    }
-    let (selection, _) = parse_selection_with(Route::V1, raw, now, &[])?;
+    let params: Vec<Param> = V1_PARAMS.into_iter().filter(|p| matches!(p.name, "day" | "expand")).collect();
+    let selection = selection(Route::V1, &read(raw, &params)?, now)?;
     Ok((id, StationsQuery { selection, near: None, radius_m: 0.0, sort: Sort::Suburb, limit: None }))
 }
 
@@ -199,27 +186,6 @@ fn iso_date(value: &str) -> Result<Date, QueryError> {
         return Err(invalid(format!("date {value:?}")));
     }
     v.parse().map_err(|_| invalid(format!("date {value:?}")))
-}
-
-/// Parameters of history and statistics, each at most once, names case-insensitive.
-fn params(raw: &str, allowed: &[&'static str]) -> Result<Vec<(&'static str, String)>, QueryError> {
-    if raw.len() > MAX_QUERY_LEN {
-        return Err(invalid(format!("query of {} characters", raw.len())));
-    }
-    let mut out: Vec<(&'static str, String)> = Vec::new();
-    for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
-        let lower = name.to_ascii_lowercase();
-        let short = lower.strip_prefix("filter[").and_then(|r| r.strip_suffix(']'));
-        let canonical = allowed
-            .iter()
-            .find(|a| **a == lower || (short == Some(**a) && matches!(**a, "product" | "brand" | "region")))
-            .ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
-        if out.iter().any(|(n, _)| n == canonical) {
-            return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
-        }
-        out.push((canonical, value.into_owned()));
-    }
-    Ok(out)
 }
 
 /// `from`/`to` with defaults (the 90 days up to today) and bounds.
@@ -254,8 +220,8 @@ fn one_product(value: Option<&str>) -> Result<u8, QueryError> {
 /// Parse `/v1/stations/{id}/history` at `now`.
 pub fn parse_history(id: &str, raw: &str, now: Timestamp) -> Result<HistoryQuery, QueryError> {
     let station_id = station_id(id)?;
-    let p = params(raw, &["product", "from", "to"])?;
-    let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+    let p: Values = read(raw, &[filter("product"), plain("from"), plain("to")])?;
+    let get = |name: &str| p.get(name);
     let product = one_product(get("product"))?;
     let (from, to) = range(get("from"), get("to"), now)?;
     Ok(HistoryQuery { station_id, product, from, to })
@@ -263,8 +229,10 @@ pub fn parse_history(id: &str, raw: &str, now: Timestamp) -> Result<HistoryQuery
 
 /// Parse `/v1/stats` at `now`.
 pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> {
-    let p = params(raw, &["product", "brand", "region", "from", "to", "interval"])?;
-    let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+    const PARAMS: [Param; 6] =
+        [filter("product"), filter("brand"), filter("region"), plain("from"), plain("to"), plain("interval")];
+    let p: Values = read(raw, &PARAMS)?;
+    let get = |name: &str| p.get(name);
     let product = one_product(get("product"))?;
     let brands = get("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
     let regions = get("region").map(|v| codes(v, "region", is_region)).transpose()?;

@@ -1,0 +1,205 @@
+//! The document models: what a price or station document says, as plain data. The catalog
+//! builds them (`catalog/documents.rs`), `render/` writes their bytes, and neither knows the
+//! other. Pure.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use super::geo::Point;
+use super::key::station_id;
+use super::profile::Merged;
+use super::station::{Quote, Station};
+
+/// `meta.publicationStatus`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublicationStatus {
+    Available,
+    Empty,
+    NotYetPublished,
+}
+
+impl PublicationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublicationStatus::Available => "available",
+            PublicationStatus::Empty => "empty",
+            PublicationStatus::NotYetPublished => "not_yet_published",
+        }
+    }
+}
+
+/// Where a document's prices came from (`X-Fuel-Snapshot-Cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SnapshotCache {
+    Hit,
+    Miss,
+    Bypass,
+}
+
+impl SnapshotCache {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnapshotCache::Hit => "HIT",
+            SnapshotCache::Miss => "MISS",
+            SnapshotCache::Bypass => "BYPASS",
+        }
+    }
+}
+
+/// The configurable members of `meta`.
+#[derive(Debug, Clone)]
+pub struct DocumentMeta {
+    pub copyright: String,
+    pub documentation: String,
+    pub issues: String,
+}
+
+impl Default for DocumentMeta {
+    fn default() -> Self {
+        Self {
+            copyright: "Fuel prices © State of Western Australia (FuelWatch), reproduced unofficially. wafuel API © the wafuel authors.".into(),
+            documentation: "https://github.com/wafuel/wafuel#readme".into(),
+            issues: "https://github.com/wafuel/wafuel/issues".into(),
+        }
+    }
+}
+
+/// Which code lists a document writes as objects with names (`expand=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Expand {
+    pub brand: bool,
+    pub site_features: bool,
+    pub restrictions: bool,
+}
+
+/// What a document is about: the Perth date of its prices, the selected products (ascending)
+/// and the code lists it expands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scope {
+    pub date: Date,
+    pub products: Vec<u8>,
+    pub expand: Expand,
+}
+
+/// A station with its selected prices, in product order.
+#[derive(Debug, Clone)]
+pub struct PriceRow {
+    pub station: Arc<Station>,
+    /// The `/v1` resource id, `<date>:<digest>`.
+    pub id: String,
+    pub prices: Vec<(u8, f64)>,
+}
+
+/// Group quotes by station, prices in product order, rows by suburb, name, then id
+/// (docs/design.md "Orders").
+pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -> Vec<PriceRow> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut rows: Vec<PriceRow> = Vec::new();
+    for q in quotes {
+        match index.get(q.station.digest.as_str()) {
+            Some(&i) => rows[i].prices.push((q.product, q.price)),
+            None => {
+                index.insert(q.station.digest.as_str(), rows.len());
+                rows.push(PriceRow {
+                    station: q.station.clone(),
+                    id: station_id(date, &q.station.digest),
+                    prices: vec![(q.product, q.price)],
+                });
+            }
+        }
+    }
+    for row in &mut rows {
+        row.prices.sort_by_key(|(p, _)| *p);
+        row.prices.dedup_by_key(|(p, _)| *p);
+    }
+    rows.sort_by(|a, b| {
+        a.station
+            .suburb
+            .cmp(&b.station.suburb)
+            .then_with(|| a.station.name.cmp(&b.station.name))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    rows
+}
+
+/// A `/v1` price document.
+#[derive(Debug, Clone)]
+pub struct PriceDoc<'m> {
+    pub scope: Scope,
+    pub rows: Vec<PriceRow>,
+    /// Oldest contributing origin fetch.
+    pub fetched_at: Timestamp,
+    pub status: PublicationStatus,
+    pub meta: &'m DocumentMeta,
+    /// Provider contributions by station digest (empty when enrichment is off or failed).
+    pub enrichment: HashMap<String, Merged>,
+}
+
+/// A `/legacy` document: one item per quote, in the order given.
+#[derive(Debug, Clone)]
+pub struct LegacyDoc {
+    pub date: Date,
+    pub quotes: Vec<Quote>,
+    /// Whether every item names its product (more than one product selected).
+    pub multi_product: bool,
+}
+
+/// What the station API adds to a station's attributes (docs/api.md); `/v1` has none.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StationExtra {
+    /// The following day's prices of the selected products; `None` = null.
+    pub next: Option<Vec<(u8, f64)>>,
+    /// next − base per product where both exist.
+    pub change: Vec<(u8, f64)>,
+    /// Great-circle metres from `near`.
+    pub distance: Option<i64>,
+    /// Position by price (ties share a rank).
+    pub rank: Option<usize>,
+}
+
+/// A station of a station document.
+#[derive(Debug, Clone)]
+pub struct StationRow {
+    pub row: PriceRow,
+    pub extra: StationExtra,
+}
+
+impl StationRow {
+    /// The public station id (the `/v1` id without its date).
+    pub fn station_id(&self) -> &str {
+        &self.row.station.digest
+    }
+}
+
+/// The following day, as `meta.next` tells it.
+#[derive(Debug, Clone)]
+pub struct NextDay {
+    pub date: Date,
+    pub status: PublicationStatus,
+}
+
+/// The circle a nearby search covered (`meta.near`, `meta.radius`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Circle {
+    pub centre: Point,
+    pub radius_m: f64,
+}
+
+/// A station document: the list (`/v1/stations`) or one station.
+#[derive(Debug, Clone)]
+pub struct StationsDoc<'m> {
+    pub scope: Scope,
+    pub near: Option<Circle>,
+    /// Already searched: filtered, sorted, ranked and limited.
+    pub rows: Vec<StationRow>,
+    pub fetched_at: Timestamp,
+    pub status: PublicationStatus,
+    pub next: NextDay,
+    pub meta: &'m DocumentMeta,
+    pub enrichment: HashMap<String, Merged>,
+    /// One station (`/v1/stations/{id}`): a single resource, not a collection.
+    pub one: bool,
+}
