@@ -17,11 +17,11 @@ use jiff::civil::date;
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use wafuel::model::codes::product_codes;
+use wafuel::model::documents::{DocumentMeta, PriceDoc, PublicationStatus, Scope, price_rows};
 use wafuel::model::station::Quote;
 use wafuel::query::{Route, parse_selection};
-use wafuel::render::representation::{Coding, Representation};
-use wafuel::model::documents::{DocumentMeta, PriceDoc, PublicationStatus, Scope, price_rows};
 use wafuel::render::jsonapi;
+use wafuel::render::representation::{Coding, Representation};
 use wafuel::sim::{Faults, SimState};
 use wafuel::source::rss;
 use wafuel::source::validate::{Component, validate};
@@ -210,7 +210,11 @@ fn nearby() {
         let rows = wafuel::catalog::search::station_rows(query, base, None);
         let selection = &query.selection;
         let doc = StationsDoc {
-            scope: Scope { date: selection.date, products: selection.products.clone(), expand: selection.expand },
+            scope: Scope {
+                date: selection.date,
+                products: selection.products.clone(),
+                expand: selection.expand,
+            },
             near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
             rows,
             fetched_at: perth_instant(now),

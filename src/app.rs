@@ -11,6 +11,17 @@ use crate::source::client::{ClientLimits, SourceClient};
 use crate::store::Store;
 use crate::time::SharedClock;
 
+/// The machine's clock: the one place the service reads the time of day (every other layer
+/// is handed a [`SharedClock`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl crate::time::Clock for SystemClock {
+    fn now(&self) -> jiff::Timestamp {
+        jiff::Timestamp::now()
+    }
+}
+
 /// Memory for rendered documents (all encodings): plenty for every common selection.
 pub const RENDER_CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
@@ -63,8 +74,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     Ok(AppState {
-        catalog: Arc::new(Catalog::new(prices.clone(), profiles, recheck)),
-        prices,
+        catalog: Arc::new(Catalog::new(prices, profiles, recheck)),
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),
         public_origin: config.public_origin,
@@ -79,7 +89,7 @@ pub fn build_router(state: AppState) -> axum::Router {
 }
 
 /// The public port as `serve` and `demo` run it: the router behind its request limits, and
-/// the front cache tried before both (`http::front_first`): a finished document needs no
+/// the front cache tried before both (`http::routes::front_first`): a finished document needs no
 /// routing, timeout or concurrency slot.
 pub fn public_site(state: AppState, limits: &crate::server::ServerLimits) -> crate::server::Site {
     let shared = Arc::new(state.clone());

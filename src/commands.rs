@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::app::SystemClock;
 use crate::app::{AppConfig, build_state};
 use crate::config::{DemoArgs, EnrichArgs, ListenArgs, PlacesArgs, ServeArgs, SimulateArgs, WarmArgs};
 use crate::jobs::{enrich, warm};
@@ -12,7 +13,7 @@ use crate::server::{self, StoreReadiness};
 use crate::sim::SimHandle;
 use crate::sim::places::{PlacesHandle, demo_places};
 use crate::store::{self, SnapshotStore, redact};
-use crate::time::{ManualClock, SharedClock, SystemClock};
+use crate::time::{ManualClock, SharedClock};
 
 /// Print a line for the operator. A closed stdout (e.g. piped into `head`) must not stop the
 /// service, so write errors are ignored.
@@ -70,7 +71,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     say!("enriching a tenth of the stations from a local Places stand-in…");
-    let pass = enrich::enrich_pass(&enrich_state.prices, &store, &client, &demo_enrich);
+    let pass = enrich::enrich_pass(enrich_state.catalog.prices(), &store, &client, &demo_enrich);
     match tokio::time::timeout(std::time::Duration::from_secs(60), pass).await {
         Ok(Ok(report)) => say!("enriched {} stations", report.matched),
         Ok(Err(e)) => tracing::warn!(error = %e, "demo enrichment failed"),
@@ -134,7 +135,7 @@ pub async fn warm(args: WarmArgs) -> anyhow::Result<ExitCode> {
     let store = store::open(&args.store.store).await?;
     let config = AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock));
     let state = build_state(config.with_store_args(&args.store))?;
-    let report = warm::warm_pass(&state.prices).await;
+    let report = warm::warm_pass(state.catalog.prices()).await;
     say!(
         "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
         report.refreshed,
@@ -159,7 +160,7 @@ pub async fn enrich(args: EnrichArgs) -> anyhow::Result<ExitCode> {
     let store = store::open(&args.store.store).await?;
     let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
     let state = build_state(config.with_store_args(&args.store))?;
-    let report = enrich::enrich_pass(&state.prices, &store, &client, &args.places.enrich_config())
+    let report = enrich::enrich_pass(state.catalog.prices(), &store, &client, &args.places.enrich_config())
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     say!(
@@ -214,10 +215,10 @@ async fn serve_api(
     say!("  curl -s http://{admin_addr}/metrics");
     let mut background = Vec::new();
     if let Some(places) = jobs {
-        background.push(tokio::spawn(warm::run_hourly(state.prices.clone())));
+        background.push(tokio::spawn(warm::run_hourly(state.catalog.prices().clone())));
         match places.client()? {
             Some(client) => background.push(tokio::spawn(enrich::run_every(
-                state.prices.clone(),
+                state.catalog.prices().clone(),
                 store.clone(),
                 client,
                 places.enrich_config(),
@@ -253,7 +254,7 @@ pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::R
         say!("the history knows no live station yet: reading today's catalogue from the source…");
         let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
         let state = build_state(config.with_store_args(&args.store))?;
-        importer.learn_live_stations(&state.prices).await?;
+        importer.learn_live_stations(state.catalog.prices()).await?;
     }
     let limits = DownloadLimits::default();
     let plan = if args.files.is_empty() {

@@ -6,7 +6,6 @@ pub mod cache_policy;
 pub mod catalog;
 pub mod commands;
 pub mod config;
-pub mod error_code;
 pub mod http;
 pub mod jobs;
 pub mod json_log;

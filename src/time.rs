@@ -1,5 +1,5 @@
-//! Perth time: the clock, day words, and price periods. Pure apart from reading the clock,
-//! which is injectable so tests can stand at any instant.
+//! Perth time: day words, price periods and the clock's interface. Pure: the machine's clock
+//! (`app::SystemClock`) is injected, so tests can stand at any instant.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -11,16 +11,6 @@ use jiff::{Timestamp, Zoned};
 /// Source of the current instant.
 pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> Timestamp;
-}
-
-/// The machine's clock.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::now()
-    }
 }
 
 /// A clock that stands still until moved; for tests.

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::model::station::Quote;
 use crate::model::geo::Point;
+use crate::model::station::Quote;
 use crate::store::Snapshot;
 
 /// Grid cell size in degrees (about 5.6 km north–south): a 10 km radius reads a few dozen

@@ -9,7 +9,9 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::search::station_rows;
-use super::{Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes};
+use super::{
+    Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes,
+};
 use crate::model::documents::{
     Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, Scope, SnapshotCache, StationsDoc,
     price_rows,
@@ -17,8 +19,8 @@ use crate::model::documents::{
 use crate::model::key::StationId;
 use crate::model::profile::Merged;
 use crate::model::station::Quote;
-use crate::query::stations::StationsQuery;
 use crate::query::Selection;
+use crate::query::stations::StationsQuery;
 use crate::time::{Day, publication_at, tomorrow_published};
 
 /// What a document's headers and freshness are made of, besides its bytes.

@@ -20,24 +20,27 @@ pub use documents::Facts;
 pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 
+use crate::model::documents::PublicationStatus;
+use crate::model::error_code::ErrorCode;
+use crate::model::geo::Point;
 use crate::model::key::StationId;
 use crate::model::profile::{Merged, merge};
 use crate::model::station::{Quote, Station};
+use crate::query::stations::StatsQuery;
 use crate::query::{Mode, Route, Selection};
-use crate::model::documents::PublicationStatus;
-use crate::model::geo::Point;
 use crate::snapshot::held::MAX_HELD_QUOTES;
 use crate::snapshot::{PriceService, SelectionData};
 use crate::source::SourceError;
-use crate::query::stations::StatsQuery;
 use crate::time::{Day, tomorrow_published};
 
-/// Why the data of a document could not be had.
+/// Why the data of a document could not be had. Each variant carries what an answer needs
+/// (the error catalogue's code and text), so `http/` maps it without knowing the layers below.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
-    /// The prices could not be had from the store or the source.
-    #[error(transparent)]
-    Source(#[from] SourceError),
+    /// The prices could not be had from the store or the source: the public code, text and
+    /// `Retry-After`, and the reason (for logs only).
+    #[error("{code:?}: {reason}")]
+    Prices { code: ErrorCode, detail: &'static str, retry_after: Option<u32>, reason: String },
     /// The history store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -47,6 +50,12 @@ pub enum CatalogError {
     /// This process keeps no price history (the same answer as a failing history store).
     #[error("no price history is kept")]
     NoHistory,
+}
+
+impl From<SourceError> for CatalogError {
+    fn from(e: SourceError) -> Self {
+        Self::Prices { code: e.code, detail: e.detail, retry_after: e.retry_after, reason: e.reason }
+    }
 }
 
 /// A selection's data with the day catalogues of its snapshots (same order).

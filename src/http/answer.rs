@@ -1,16 +1,45 @@
-//! Writing a document's answer: the coding `Accept-Encoding` asks for, 304 when
-//! `If-None-Match` names its ETag, HEAD without a body, and every header of a document
-//! answer. The slow path ([`respond`]) and front-cache hits ([`respond_prepared`], from
-//! [`Heads`] prepared once per entry) write the same answer.
+//! Writing answers: every header of a document or file answer (validators, codings, CORS,
+//! `Cache-Control` through [`CachePolicy`]), the coding `Accept-Encoding` asks for, 304 when
+//! `If-None-Match` names the ETag (a comma list of entity tags, `W/` ignored, `*` matching any),
+//! and HEAD without a body. The slow path ([`respond`]) and front-cache hits
+//! ([`respond_prepared`], from [`Heads`] prepared once per entry) write the same answer;
+//! files built into the binary (brand logos, the explorer) answer through [`serve_file`].
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 
-use super::conditional::if_none_match_matches;
-use super::headers::*;
 use super::rendered::Rendered;
+use crate::cache_policy::CachePolicy;
+use crate::render::asset::Asset;
 use crate::render::representation::{Coding, negotiate_encoding};
+
+pub const ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
+pub const EXPOSE_HEADERS: &str =
+    "ETag, Retry-After, X-Fuel-Cache, X-Fuel-Snapshot-Cache, X-Fuel-Source-Date, X-Fuel-Fetched-At";
+
+pub const X_FUEL_CACHE: HeaderName = HeaderName::from_static("x-fuel-cache");
+pub const X_FUEL_SNAPSHOT_CACHE: HeaderName = HeaderName::from_static("x-fuel-snapshot-cache");
+pub const X_FUEL_SOURCE_DATE: HeaderName = HeaderName::from_static("x-fuel-source-date");
+pub const X_FUEL_FETCHED_AT: HeaderName = HeaderName::from_static("x-fuel-fetched-at");
+
+/// Public CORS: any origin, our methods, and the headers clients may read.
+pub fn apply_cors(h: &mut HeaderMap) {
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(ALLOW_METHODS));
+    h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
+}
+
+/// A header's value as text, if it is text.
+pub fn text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Whether the header matches the representation's ETag (a quoted strong tag).
+pub fn if_none_match_matches(header: &str, etag: &str) -> bool {
+    let want = etag.trim_start_matches("W/");
+    header.split(',').map(str::trim).any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == want)
+}
 
 /// [`respond`] for a hit, from headers prepared for the document.
 pub fn respond_prepared(
@@ -22,7 +51,7 @@ pub fn respond_prepared(
 ) -> Response {
     let (coding, not_modified) = choose(headers, doc);
     let mut head = heads.get(doc, coding, not_modified).clone();
-    head.insert(header::CACHE_CONTROL, cache_control(max_age));
+    CachePolicy::Shared(max_age).write(&mut head);
     with_body(method, doc, coding, not_modified, head)
 }
 
@@ -93,7 +122,7 @@ fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cac
         }
     }
     h.insert(header::ETAG, doc.etags[coding.index()].clone());
-    h.insert(header::CACHE_CONTROL, cache_control(served.max_age));
+    CachePolicy::Shared(served.max_age).write(&mut h);
     h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
     if served.fuel_headers {
         let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
@@ -135,12 +164,56 @@ impl std::fmt::Debug for Heads {
     }
 }
 
+/// The response to `method` (GET or HEAD) for a file built into the binary, kept as `policy`
+/// says, with `extra` headers.
+pub fn serve_file(
+    asset: &Asset,
+    policy: CachePolicy,
+    method: &Method,
+    headers: &HeaderMap,
+    extra: &[(HeaderName, &'static str)],
+) -> Response {
+    let coding = negotiate_encoding(headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
+    let etag = asset.etag(coding);
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|inm| if_none_match_matches(inm, etag));
+    let body = asset.repr.body(coding);
+    let mut response = if not_modified || *method == Method::HEAD {
+        Response::new(Body::empty())
+    } else {
+        Response::new(Body::from(body.clone()))
+    };
+    if not_modified {
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+    }
+    let h = response.headers_mut();
+    if !not_modified {
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        if let Some(encoding) = coding.header() {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    policy.write(h);
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    for (name, value) in extra {
+        h.insert(name.clone(), HeaderValue::from_static(value));
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::documents::PublicationStatus;
+    use crate::model::documents::SnapshotCache;
     use crate::render::representation::Representation;
-    use crate::snapshot::SnapshotCache;
     use crate::time::perth_instant;
     use jiff::civil::date;
 
@@ -196,5 +269,22 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod conditional_tests {
+    use super::*;
+
+    #[test]
+    fn vectors() {
+        let etag = "\"abc\"";
+        assert!(if_none_match_matches("\"abc\"", etag));
+        assert!(if_none_match_matches("W/\"abc\"", etag));
+        assert!(if_none_match_matches("\"x\", \"abc\"", etag));
+        assert!(if_none_match_matches("*", etag));
+        assert!(!if_none_match_matches("\"abd\"", etag));
+        assert!(!if_none_match_matches("abc", etag));
+        assert!(!if_none_match_matches("", etag));
     }
 }

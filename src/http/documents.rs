@@ -5,13 +5,13 @@
 
 use jiff::Timestamp;
 
-use super::AppState;
 use super::endpoint::{Endpoint, Offer};
 use super::errors::{ApiError, Flavor};
-use super::front::Freshness;
 use super::negotiate::Media;
 use super::paths as routes;
 use super::rendered::{RenderKey, Rendered, rendered_from};
+use super::state::AppState;
+use crate::cache_policy::{Freshness, stored_document_expiry};
 use crate::catalog::Facts;
 use crate::model::documents::{Expand, PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
@@ -165,14 +165,10 @@ impl Endpoint for Station {
 /// A document read from the history store at `now`: dated today, reusable for five minutes
 /// but never past the next Perth midnight (when "today" moves).
 fn stored_document(identity: Vec<u8>, now: Timestamp) -> Rendered {
-    let expires_at = now
-        .saturating_add(crate::cache_policy::STORED_DOCUMENT_TTL)
-        .unwrap_or(now)
-        .min(crate::time::next_perth_midnight(now));
     let facts = Facts {
         date: perth_now(now).date(),
         fetched_at: now,
-        expires_at,
+        expires_at: stored_document_expiry(now),
         status: PublicationStatus::Available,
         cache: SnapshotCache::Hit,
     };

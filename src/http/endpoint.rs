@@ -25,13 +25,15 @@ use axum::response::Response;
 use axum::routing::{MethodRouter, get};
 use jiff::Timestamp;
 
+use super::answer::text;
+use super::cors::preflight;
 use super::errors::{ApiError, Flavor};
-use super::front::{Freshness, ServedAs, from_front, remember_and_respond};
-use super::headers::text;
+use super::front::{ServedAs, from_front, remember_and_respond};
 use super::negotiate::{Media, accepts_json_api, negotiate_media, unsupported_content_type};
 use super::rendered::{RenderKey, Rendered, cached};
-use super::{AppState, preflight};
-use crate::error_code::{ErrorCode, detail};
+use super::state::AppState;
+use crate::cache_policy::Freshness;
+use crate::model::error_code::{ErrorCode, detail};
 use crate::query::QueryError;
 
 /// The media an endpoint offers, and how a request's `Content-Type` and `Accept` are judged.
@@ -112,14 +114,14 @@ pub fn methods<E: Endpoint>() -> MethodRouter<Arc<AppState>> {
         .fallback(|| async { ApiError::method_not_allowed().respond(E::ERRORS) })
 }
 
-/// The answer to a request from the front cache, before the router (see `http::front_first`):
+/// The answer to a request from the front cache, before the router (see `routes::front_first`):
 /// only GET and HEAD with acceptable media, else the router answers.
 pub fn front<E: Endpoint>(state: &AppState, request: &Parts) -> Option<Response> {
     if !matches!(request.method, Method::GET | Method::HEAD) {
         return None;
     }
     let media = E::OFFER.judge(&request.headers).ok()?;
-    from_front(state, request, media, state.catalog.now())
+    from_front(&state.front, request, media, state.catalog.now())
 }
 
 async fn handle<E: Endpoint>(State(state): State<Arc<AppState>>, request: Request) -> Response {
@@ -133,7 +135,7 @@ async fn handle<E: Endpoint>(State(state): State<Arc<AppState>>, request: Reques
 async fn pipeline<E: Endpoint>(state: &AppState, request: &mut Parts) -> Result<Response, ApiError> {
     let media = E::OFFER.judge(&request.headers)?;
     let now = state.catalog.now();
-    if let Some(hit) = from_front(state, request, media, now) {
+    if let Some(hit) = from_front(&state.front, request, media, now) {
         return Ok(hit);
     }
     let id = path_station_id::<E>(request).await?;
@@ -141,7 +143,7 @@ async fn pipeline<E: Endpoint>(state: &AppState, request: &mut Parts) -> Result<
     let built = E::build(state, &query, media, now);
     let (doc, hit) = cached(&state.rendered, E::key(&query, media), state.catalog.now(), built).await?;
     let served = E::OFFER.served(media, E::FRESHNESS);
-    Ok(remember_and_respond(state, request, media, (&doc, hit), served, now))
+    Ok(remember_and_respond(&state.front, request, media, (&doc, hit), served, (now, state.catalog.now())))
 }
 
 /// The path's station id, percent-decoded, for endpoints that have one. An id that does not

@@ -10,13 +10,13 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::headers::{ALLOW_METHODS, apply_cors};
+use super::answer::{ALLOW_METHODS, apply_cors};
+use crate::cache_policy::CachePolicy;
 use crate::catalog::CatalogError;
-use crate::error_code::{ErrorCode, detail};
+use crate::model::error_code::{ErrorCode, detail};
 use crate::query::QueryError;
 use crate::render::RenderError;
 use crate::render::errors::{jsonapi_error, legacy_error};
-use crate::source::SourceError;
 
 /// Which error body a route uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +35,6 @@ pub enum ApiError {
     /// The query breaks a rule; nothing was read or fetched.
     #[error("invalid query: {}", .0.reason)]
     Query(#[from] QueryError),
-    /// The prices could not be had from the store or the source.
-    #[error(transparent)]
-    Source(#[from] SourceError),
     /// A document's data could not be had (prices, history, a station).
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -83,7 +80,9 @@ impl ApiError {
     fn catalogue(&self) -> (ErrorCode, &'static str, Option<u32>) {
         match self {
             Self::Query(e) => (ErrorCode::InvalidQuery, e.detail, None),
-            Self::Source(e) | Self::Catalog(CatalogError::Source(e)) => (e.code, e.detail, e.retry_after),
+            Self::Catalog(CatalogError::Prices { code, detail, retry_after, .. }) => {
+                (*code, detail, *retry_after)
+            }
             // History and statistics have no other source than the history store: a store
             // that fails and a process that keeps none answer alike.
             Self::Catalog(CatalogError::Store(_) | CatalogError::NoHistory) => {
@@ -100,8 +99,8 @@ impl ApiError {
     fn log(&self) {
         match self {
             Self::Query(e) => tracing::debug!(reason = %e.reason, "invalid query"),
-            Self::Source(e) | Self::Catalog(CatalogError::Source(e)) => {
-                tracing::warn!(code = e.code.as_str(), reason = %e.reason, "source selection failed")
+            Self::Catalog(CatalogError::Prices { code, reason, .. }) => {
+                tracing::warn!(code = code.as_str(), reason = %reason, "source selection failed")
             }
             Self::Catalog(CatalogError::NotFound) | Self::Refused { .. } => {}
             Self::Catalog(e) => tracing::warn!(error = %e, "history store unavailable"),
@@ -126,7 +125,7 @@ impl ApiError {
         if !content_type.is_empty() {
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         }
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
+        CachePolicy::NoStore.write(h);
         h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         apply_cors(h);
         if code == ErrorCode::MethodNotAllowed {
@@ -141,6 +140,13 @@ impl ApiError {
         }
         response
     }
+}
+
+/// 405 with `Allow: GET, HEAD`: files built into the binary are only read.
+pub async fn files_method_not_allowed() -> Response {
+    let mut r = ApiError::method_not_allowed().into_response();
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r
 }
 
 /// Outside the document endpoints (fallbacks, assets, the server's own limits) errors are
@@ -170,14 +176,13 @@ mod tests {
         let shared = ApiError::from(Arc::new(ApiError::from(CatalogError::NoHistory)));
         assert_eq!(status_and_retry(shared), (503, Some("5".into())), "a shared build failure alike");
         assert_eq!(status_and_retry(ApiError::from(CatalogError::NotFound)).0, 404);
-        let busy = SourceError {
+        let busy = CatalogError::Prices {
             code: ErrorCode::CacheRefreshBusy,
             detail: "",
             retry_after: None,
             reason: String::new(),
         };
-        assert_eq!(status_and_retry(ApiError::from(busy.clone())), (503, Some("2".into())));
-        assert_eq!(status_and_retry(ApiError::from(CatalogError::Source(busy))), (503, Some("2".into())));
+        assert_eq!(status_and_retry(ApiError::from(busy)), (503, Some("2".into())));
         let bad = crate::query::QueryError { detail: detail::INVALID_QUERY, reason: "x".into() };
         assert_eq!(status_and_retry(ApiError::from(bad)), (400, None));
     }
@@ -185,13 +190,13 @@ mod tests {
     #[test]
     fn causes_are_kept() {
         use std::error::Error;
-        let source = SourceError {
+        let source = CatalogError::Prices {
             code: ErrorCode::UpstreamUnavailable,
             detail: detail::UPSTREAM_UNAVAILABLE,
             retry_after: None,
             reason: "disk full".into(),
         };
-        let e = ApiError::from(CatalogError::Source(source));
+        let e = ApiError::from(source);
         let mut chain = Vec::new();
         let mut next: Option<&dyn Error> = Some(&e);
         while let Some(err) = next {

@@ -17,12 +17,13 @@ use axum::routing::{MethodRouter, get};
 use futures::stream::{self, Stream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::AppState;
+use super::answer::apply_cors;
 use super::errors::{ApiError, Flavor};
-use super::headers::apply_cors;
 use super::negotiate::accepts_event_stream;
+use super::state::AppState;
+use crate::cache_policy::CachePolicy;
 use crate::catalog::events::{Event, Resume, StreamSlot};
-use crate::error_code::{ErrorCode, detail};
+use crate::model::error_code::{ErrorCode, detail};
 use crate::query::events::{EventsQuery, event_id, parse_events};
 
 /// How often an idle stream sends a comment.
@@ -32,7 +33,7 @@ const RECONNECT_MS: u64 = 3_000;
 
 pub fn methods() -> MethodRouter<Arc<AppState>> {
     get(events)
-        .options(|request: Request| async move { super::preflight(request.headers()) })
+        .options(|request: Request| async move { super::cors::preflight(request.headers()) })
         .fallback(|| async { ApiError::method_not_allowed().respond(Flavor::JsonApi) })
 }
 
@@ -63,7 +64,7 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
     let mut response =
         Sse::new(stream).keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat")).into_response();
     let h = response.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(crate::cache_policy::NO_STORE));
+    CachePolicy::NoStore.write(h);
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // Proxies such as nginx would otherwise hold events back in their buffers.
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));

@@ -13,9 +13,10 @@ use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 
-use super::AppState;
-use super::asset::{self, method_not_allowed};
-use super::errors::ApiError;
+use super::answer::serve_file;
+use super::errors::{ApiError, files_method_not_allowed as method_not_allowed};
+use super::state::AppState;
+use crate::cache_policy::CachePolicy;
 use crate::render::asset::Asset;
 
 const HTML: &str = include_str!("../../assets/explore/index.html");
@@ -30,7 +31,7 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; base-uri 'none'; 
 const PERMISSIONS_POLICY: &str = "geolocation=(self), camera=(), microphone=()";
 
 static FILES: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
-    let file = |body: &str, kind| Asset::new(body, kind, crate::cache_policy::STATIC_ASSET);
+    let file = |body: &str, kind| Asset::new(body, kind);
     HashMap::from([
         ("app.js", file(SCRIPT, "text/javascript; charset=utf-8")),
         ("app.css", file(STYLE, "text/css; charset=utf-8")),
@@ -41,7 +42,7 @@ static PAGE: LazyLock<Asset> = LazyLock::new(|| {
     let version = |name: &str| FILES.get(name).map(Asset::version).unwrap_or_default();
     let html = HTML.replace("{{app.js}}", version("app.js")).replace("{{app.css}}", version("app.css"));
     // Short: a new release's page (and so its file versions) reaches browsers within minutes.
-    Asset::new(html, "text/html; charset=utf-8", crate::cache_policy::PAGE)
+    Asset::new(html, "text/html; charset=utf-8")
 });
 
 fn page_headers() -> [(HeaderName, &'static str); 3] {
@@ -63,13 +64,13 @@ pub fn file_methods() -> MethodRouter<Arc<AppState>> {
 
 /// `GET /explore`: the page.
 pub async fn page(method: Method, headers: HeaderMap) -> Response {
-    asset::serve(&PAGE, &method, &headers, &page_headers())
+    serve_file(&PAGE, CachePolicy::Page, &method, &headers, &page_headers())
 }
 
 /// `GET /explore/{file}`: its script and style sheet.
 pub async fn file(method: Method, headers: HeaderMap, Path(name): Path<String>) -> Response {
     match FILES.get(name.as_str()) {
-        Some(found) => asset::serve(found, &method, &headers, &page_headers()),
+        Some(found) => serve_file(found, CachePolicy::StaticAsset, &method, &headers, &page_headers()),
         None => ApiError::not_found().into_response(),
     }
 }

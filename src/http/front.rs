@@ -15,24 +15,15 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use jiff::Timestamp;
 
-use super::AppState;
 use super::answer::{Heads, Served, respond, respond_prepared};
 use super::negotiate::Media;
 use super::rendered::Rendered;
+use crate::cache_policy::{Freshness, max_age_at};
 use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now};
 
 /// Entries per media before the map is emptied: request targets are client-chosen, so the
 /// map is bounded; refilling costs one slow-path request per target.
 const MAX_ENTRIES: usize = 4096;
-
-/// How a cached document's `s-maxage` is counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Freshness {
-    /// From the freshness of the snapshots the document was built from (price documents).
-    Prices,
-    /// Until the document's own expiry (documents read from the history store).
-    Stored,
-}
 
 /// The constant part of how a route serves its documents.
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +62,7 @@ impl Fresh {
         Served {
             media: self.served.media,
             vary: self.served.vary,
-            max_age: crate::snapshot::max_age_at(now, self.until, self.cap),
+            max_age: max_age_at(now, self.until, self.cap),
             fuel_headers: self.served.freshness == Freshness::Prices,
         }
     }
@@ -150,23 +141,24 @@ fn target(request: &Parts) -> &str {
 
 /// The answer straight from the front cache, when it knows this request target: the entry's
 /// prepared headers with the Cache-Control of this second.
-pub fn from_front(state: &AppState, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
-    state.front.answer(media, target(request), now, |doc, served, heads| {
+pub fn from_front(front: &FrontCache, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
+    front.answer(media, target(request), now, |doc, served, heads| {
         respond_prepared(&request.method, &request.headers, doc, heads, served.max_age)
     })
 }
 
-/// Serve a document the slow path found (parsed at `now`), remembering it for its target.
+/// Serve a document the slow path found (its query parsed at `parsed`), remembering it for
+/// its target; its `Cache-Control` is counted from `now`, after the build.
 pub fn remember_and_respond(
-    state: &AppState,
+    front: &FrontCache,
     request: &Parts,
     media: Media,
     (doc, cache_hit): (&Arc<Rendered>, bool),
     served: ServedAs,
-    now: Timestamp,
+    (parsed, now): (Timestamp, Timestamp),
 ) -> Response {
-    state.front.put(media, target(request), doc, served, now);
-    let served = served.at(doc, state.prices.clock().now());
+    front.put(media, target(request), doc, served, parsed);
+    let served = served.at(doc, now);
     respond(&request.method, &request.headers, doc, cache_hit, served)
 }
 
@@ -182,8 +174,8 @@ pub fn meaning_stable_until(now: Timestamp) -> Timestamp {
 mod tests {
     use super::*;
     use crate::model::documents::PublicationStatus;
+    use crate::model::documents::SnapshotCache;
     use crate::render::representation::Representation;
-    use crate::snapshot::SnapshotCache;
     use crate::time::perth_instant;
     use jiff::civil::date;
 

@@ -8,12 +8,12 @@ use axum::http::HeaderValue;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use crate::cache_policy::{REBUILD_AFTER, shared_until};
 use crate::catalog::Facts;
 use crate::model::documents::Expand;
+use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::query::{Route, Selection};
-use crate::model::documents::PublicationStatus;
 use crate::render::representation::{Coding, Representation};
-use crate::snapshot::SnapshotCache;
 use crate::time::{format_perth, perth};
 
 /// What a cache entry is keyed on: the document's data and its representation.
@@ -92,18 +92,10 @@ where
     Ok((entry.into_value(), !fresh))
 }
 
-pub use crate::cache_policy::REBUILD_AFTER;
-
 impl Rendered {
     /// When this document's shared freshness runs out, and its cap, as decided at `now`.
     pub fn shared_until(&self, now: Timestamp) -> (Timestamp, i64) {
-        crate::snapshot::shared_until(
-            now,
-            self.date,
-            self.status == PublicationStatus::Available,
-            self.expires_at,
-            &[],
-        )
+        shared_until(now, self.date, self.status == PublicationStatus::Available, self.expires_at, &[])
     }
 }
 

@@ -3,13 +3,15 @@
 
 use std::sync::{Arc, LazyLock};
 
+use axum::Router;
 use axum::http::request::Parts;
 use axum::response::Response;
 use axum::routing::MethodRouter;
 
-use super::AppState;
 use super::documents as doc;
 use super::endpoint::{Endpoint, front, methods};
+use super::errors::ApiError;
+use super::state::AppState;
 
 pub use super::paths::*;
 
@@ -37,7 +39,7 @@ impl Route {
 
 /// Every public route, in the order metrics list them.
 pub const PUBLIC: [Route; 11] = [
-    Route::other(ROOT, super::root_methods),
+    Route::other(ROOT, super::root::methods),
     Route::document::<doc::V1>(),
     Route::document::<doc::Legacy>(),
     Route::document::<doc::Stations>(),
@@ -45,7 +47,7 @@ pub const PUBLIC: [Route; 11] = [
     Route::document::<doc::History>(),
     Route::document::<doc::Stats>(),
     Route::other(EVENTS, super::events::methods),
-    Route::other(LOGO, super::logo_methods),
+    Route::other(LOGO, super::logos::methods),
     Route::other(EXPLORE, super::explore::page_methods),
     Route::other(EXPLORE_FILE, super::explore::file_methods),
 ];
@@ -81,4 +83,25 @@ static FRONT: LazyLock<matchit::Router<(&'static str, FrontFn)>> = LazyLock::new
 pub fn front_answer(state: &AppState, request: &Parts) -> Option<(&'static str, Response)> {
     let (path, front) = *FRONT.at(request.uri.path()).ok()?.value;
     Some((path, front(state, request)?))
+}
+
+/// The answer to a request the front cache can give as it stands, with its route (as
+/// [`router`] names it, for metrics), or `None` for the router. Called before the router and
+/// the request limits (`app::public_site`): a finished document needs no routing, timeout or
+/// concurrency slot. Each document endpoint judges method and media first, as its handler
+/// would, so every other answer, errors included, comes from the router unchanged; an entry
+/// is only ever stored by its own route, and a target in the front cache passed the URI
+/// bound when it was stored.
+pub fn front_first(state: &AppState, request: &Parts) -> Option<(&'static str, Response)> {
+    front_answer(state, request)
+}
+
+/// The public router: every route of [`PUBLIC`] with its handlers by method.
+pub fn router(state: AppState) -> Router {
+    PUBLIC
+        .iter()
+        .fold(Router::new(), |router, route| router.route(route.path, (route.methods)()))
+        .fallback(|| async { ApiError::not_found() })
+        // Shared behind one Arc: handlers clone a pointer per request, not the fields.
+        .with_state(Arc::new(state))
 }

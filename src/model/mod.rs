@@ -2,6 +2,7 @@
 
 pub mod codes;
 pub mod documents;
+pub mod error_code;
 pub mod geo;
 pub mod key;
 pub mod normalize;

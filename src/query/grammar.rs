@@ -4,7 +4,7 @@
 //! (`/v1`, `/legacy`, the station API, `/v1/events`) reads its query through [`read`] and then
 //! parses the values it got. Pure.
 
-use crate::error_code::detail;
+use crate::model::error_code::detail;
 
 /// Longest accepted serialized query string.
 pub const MAX_QUERY_LEN: usize = 1024;
@@ -60,7 +60,8 @@ pub fn read(raw: &str, params: &[Param]) -> Result<Values, QueryError> {
     }
     let mut values = Values::default();
     for (name, value) in url::form_urlencoded::parse(raw.as_bytes()) {
-        let param = canonical(&name, params).ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
+        let param =
+            canonical(&name, params).ok_or_else(|| invalid(format!("unsupported parameter {name:?}")))?;
         if values.get(param.name).is_some() {
             return Err(invalid(format!("parameter {name:?} repeated or spelled twice")));
         }

@@ -6,9 +6,9 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
-use crate::error_code::detail;
 use crate::model::codes::{brand, is_region, product, product_codes};
 use crate::model::documents::Expand;
+use crate::model::error_code::detail;
 use crate::model::key::fold_text;
 use crate::time::Day;
 /// Most source requests one source-filtered selection may need.
@@ -52,12 +52,17 @@ pub struct Selection {
 }
 
 /// The six filters of `/v1` and `/legacy`.
-const FILTERS: [Param; 6] =
-    [filter("product"), filter("brand"), filter("region"), filter("suburb"), filter("day"), filter("surrounding")];
-/// `/v1`'s parameters: the filters and `expand`.
-pub(crate) const V1_PARAMS: [Param; 7] = [
-    FILTERS[0], FILTERS[1], FILTERS[2], FILTERS[3], FILTERS[4], FILTERS[5], plain("expand"),
+const FILTERS: [Param; 6] = [
+    filter("product"),
+    filter("brand"),
+    filter("region"),
+    filter("suburb"),
+    filter("day"),
+    filter("surrounding"),
 ];
+/// `/v1`'s parameters: the filters and `expand`.
+pub(crate) const V1_PARAMS: [Param; 7] =
+    [FILTERS[0], FILTERS[1], FILTERS[2], FILTERS[3], FILTERS[4], FILTERS[5], plain("expand")];
 
 /// Parse and validate a raw query string (without `?`) for `route` at `now`.
 pub fn parse_selection(route: Route, raw: &str, now: Timestamp) -> Result<Selection, QueryError> {

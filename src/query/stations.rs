@@ -5,13 +5,15 @@
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
+use super::selection::{
+    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, codes, parse_selection_with, selection,
+};
 use crate::model::codes::{brand, is_region, product};
+use crate::model::geo::Point;
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
 use crate::model::stats::Interval;
-use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
-use super::selection::{MAX_COMBINATIONS, Route, Selection, V1_PARAMS, codes, parse_selection_with, selection};
-use crate::model::geo::Point;
 use crate::time::{perth_now, tomorrow_published};
 
 /// Latitudes and longitudes a `near` point may have: Western Australia's bounding box.
@@ -239,7 +241,7 @@ pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> 
     // Region membership is asked of the source, one request per region (as `/v1?region=`).
     if regions.as_ref().is_some_and(|r| r.len() > MAX_COMBINATIONS) {
         return Err(QueryError {
-            detail: crate::error_code::detail::TOO_MANY_COMBINATIONS,
+            detail: crate::model::error_code::detail::TOO_MANY_COMBINATIONS,
             reason: "too many regions".into(),
         });
     }
@@ -367,6 +369,9 @@ mod tests {
         assert!(parse_stats("product=1&interval=month&interval=day", at(10)).is_err());
         let all: Vec<String> = (1..=30).map(|r| r.to_string()).collect();
         let many = parse_stats(&format!("product=1&region={}", all.join(",")), at(10));
-        assert_eq!(many.expect_err("25+ regions").detail, crate::error_code::detail::TOO_MANY_COMBINATIONS);
+        assert_eq!(
+            many.expect_err("25+ regions").detail,
+            crate::model::error_code::detail::TOO_MANY_COMBINATIONS
+        );
     }
 }

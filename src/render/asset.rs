@@ -1,5 +1,5 @@
 //! A file built into the binary, with its strong validators and its gzip and brotli codings
-//! (made the first time a client asks for one). Pure: HTTP serving is in `http::asset`.
+//! (made the first time a client asks for one). Pure: HTTP serving is `http::answer::serve_file`.
 
 use super::representation::{Coding, Representation};
 
@@ -8,16 +8,15 @@ use super::representation::{Coding, Representation};
 pub struct Asset {
     pub repr: Representation,
     pub content_type: &'static str,
-    pub cache_control: &'static str,
     /// The ETag of each coding, made once (identity, gzip, br).
     etags: [String; 3],
 }
 
 impl Asset {
-    pub fn new(body: impl Into<Vec<u8>>, content_type: &'static str, cache_control: &'static str) -> Self {
+    pub fn new(body: impl Into<Vec<u8>>, content_type: &'static str) -> Self {
         let repr = Representation::build(body.into());
         let etags = Coding::ALL.map(|c| repr.etag(c));
-        Self { repr, content_type, cache_control, etags }
+        Self { repr, content_type, etags }
     }
 
     /// The strong ETag of the file in one coding (`"<sha256>"`, `"<sha256>-gzip"`, …).

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::error_code::ErrorCode;
+use crate::model::error_code::ErrorCode;
 
 /// `{"jsonapi":{"version":"1.1"},"errors":[{"status","code","detail"}]}`
 pub fn jsonapi_error(code: ErrorCode, detail: &str) -> Vec<u8> {

@@ -28,7 +28,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 }
 
 fn logo(svg: &str) -> Asset {
-    Asset::new(svg.to_string(), "image/svg+xml", crate::cache_policy::STATIC_ASSET)
+    Asset::new(svg.to_string(), "image/svg+xml")
 }
 
 fn initials(name: &str) -> String {

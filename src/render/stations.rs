@@ -85,7 +85,10 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
     let (valid_from, valid_until) = period_texts(doc.scope.date);
     let meta = StationsMeta {
         base: Meta::new(&doc.scope, &date, doc.fetched_at, &valid_from, &valid_until, doc.status, doc.meta),
-        next: NextMeta { source_date: doc.next.date.to_string(), publication_status: doc.next.status.as_str() },
+        next: NextMeta {
+            source_date: doc.next.date.to_string(),
+            publication_status: doc.next.status.as_str(),
+        },
         near: doc.near.map(|c| NearMeta { latitude: c.centre.latitude, longitude: c.centre.longitude }),
         radius: doc.near.map(|c| c.radius_m / 1000.0),
     };

@@ -212,11 +212,9 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
             move |request: axum::extract::Request, next: axum::middleware::Next| async move {
                 let length = request.uri().path().len() + request.uri().query().map_or(0, |q| q.len() + 1);
                 if length > max_uri {
-                    return (
-                        StatusCode::URI_TOO_LONG,
-                        [(header::CACHE_CONTROL, crate::cache_policy::NO_STORE)],
-                    )
-                        .into_response();
+                    let mut response = StatusCode::URI_TOO_LONG.into_response();
+                    crate::cache_policy::CachePolicy::NoStore.write(response.headers_mut());
+                    return response;
                 }
                 next.run(request).await
             },

@@ -22,8 +22,7 @@ use held::HeldSnapshots;
 use singleflight::SingleFlight;
 
 pub use crate::cache_policy::{
-    COMPLETE_SNAPSHOT_TTL as COMPLETE_TTL, INCOMPLETE_SNAPSHOT_TTL as INCOMPLETE_TTL, MAX_SHARED_AGE,
-    MAX_SHARED_AGE_UNAVAILABLE,
+    COMPLETE_SNAPSHOT_TTL as COMPLETE_TTL, INCOMPLETE_SNAPSHOT_TTL as INCOMPLETE_TTL,
 };
 
 pub use crate::model::documents::SnapshotCache;
@@ -490,92 +489,5 @@ mod tests {
                 .iter()
                 .all(|r| r.surrounding == Some(true) && r.suburb.as_deref() == Some("PERTH"))
         );
-    }
-}
-
-/// When a shared cache must stop keeping a rendered response, and the cap on its `s-maxage`
-/// (see [`max_age_at`]): the earliest of snapshot expiry, the next Perth midnight, the end of
-/// the price period, 14:30 today while prices are not yet available, and any other
-/// `deadlines` (such as enrichment refresh limits); capped at 6 hours, or 30 s when not
-/// available. Both stay the same until the next Perth midnight or, for a response without
-/// prices, today's publication time, so they can be worked out once per document.
-pub fn shared_until(
-    now: Timestamp,
-    date: Date,
-    available: bool,
-    snapshot_expiry: Timestamp,
-    deadlines: &[Timestamp],
-) -> (Timestamp, i64) {
-    use crate::time::{next_perth_midnight, price_period, publication_at};
-    let next_midnight = next_perth_midnight(now);
-    let (_, period_end) = price_period(date);
-    let mut earliest = snapshot_expiry.min(next_midnight).min(period_end.timestamp());
-    let publication = publication_at(now);
-    if !available && now < publication {
-        earliest = earliest.min(publication);
-    }
-    if let Some(deadline) = deadlines.iter().min() {
-        earliest = earliest.min(*deadline);
-    }
-    let cap = if available { MAX_SHARED_AGE } else { MAX_SHARED_AGE_UNAVAILABLE };
-    (earliest, cap)
-}
-
-/// `s-maxage` at `now` of a response fresh until `until`, at most `cap` (0 = `no-store`).
-pub fn max_age_at(now: Timestamp, until: Timestamp, cap: i64) -> i64 {
-    until.duration_since(now).as_secs().max(0).min(cap)
-}
-
-#[cfg(test)]
-mod freshness_tests {
-    use super::*;
-    use crate::time::perth_instant;
-    use jiff::civil::date;
-
-    /// The worked freshness examples, with a snapshot fetched just now.
-    #[test]
-    fn vectors() {
-        let day = date(2026, 9, 29);
-        // (Perth time, day offset, available, expected s-maxage)
-        type Case = ((i8, i8, i8), i8, bool, i64);
-        let cases: [Case; 8] = [
-            ((16, 0, 0), 0, true, 21_600),
-            ((13, 0, 0), 0, true, 21_600),
-            ((5, 0, 0), 0, true, 21_600),
-            ((16, 0, 0), 0, false, 30),
-            ((23, 59, 45), 0, true, 15),
-            ((5, 59, 45), -1, true, 15),
-            ((6, 0, 0), -1, true, 0),
-            ((14, 29, 45), 1, false, 15),
-        ];
-        for ((h, m, s), offset, available, expected) in cases {
-            let now = perth_instant(day.at(h, m, s, 0));
-            let date = day.checked_add(jiff::Span::new().days(offset)).expect("date");
-            let ttl = if available { COMPLETE_TTL } else { INCOMPLETE_TTL };
-            let expiry = now.saturating_add(ttl).expect("expiry");
-            assert_eq!(shared_max_age(now, date, available, expiry, &[]), expected, "{h}:{m}:{s} {offset}");
-        }
-    }
-
-    /// `s-maxage` at `now`, as a response is served.
-    fn shared_max_age(
-        now: Timestamp,
-        date: Date,
-        available: bool,
-        expiry: Timestamp,
-        deadlines: &[Timestamp],
-    ) -> i64 {
-        let (until, cap) = shared_until(now, date, available, expiry, deadlines);
-        max_age_at(now, until, cap)
-    }
-
-    #[test]
-    fn capped_by_snapshot_expiry_and_deadlines() {
-        let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
-        let old = now.saturating_add(SignedDuration::from_secs(600)).expect("t");
-        assert_eq!(shared_max_age(now, date(2026, 9, 29), true, old, &[]), 600);
-        let deadline = now.saturating_add(SignedDuration::from_secs(90)).expect("t");
-        assert_eq!(shared_max_age(now, date(2026, 9, 29), true, old, &[deadline]), 90);
-        assert_eq!(shared_max_age(now, date(2026, 9, 29), true, now, &[]), 0);
     }
 }

@@ -298,7 +298,7 @@ impl Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::ErrorCode;
+    use crate::model::error_code::ErrorCode;
 
     #[test]
     fn bodies_are_strict_utf8() {
@@ -306,7 +306,7 @@ mod tests {
         assert_eq!(decode_body(b"<a>\xC3\x28</a>".to_vec()).expect_err("bad").code, ErrorCode::InvalidFeed);
         assert_eq!(
             decode_body(Vec::new()).expect_err("empty").detail,
-            crate::error_code::detail::EMPTY_RESPONSE
+            crate::model::error_code::detail::EMPTY_RESPONSE
         );
     }
 

@@ -85,7 +85,7 @@ pub fn parse_price(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::{ErrorCode, detail};
+    use crate::model::error_code::{ErrorCode, detail};
     use crate::model::record::SourceRecord;
     use jiff::civil::date;
 

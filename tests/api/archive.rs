@@ -21,7 +21,7 @@ async fn small_archive(store: Arc<dyn Store>) {
     let (sim, clock) = origin_at(fixture_morning(), Default::default()).await;
     let state = app_state(&sim, &clock, store.clone(), None);
     // The live stations (and today's prices) first, as the command does for an empty history.
-    let warm = wafuel::jobs::warm::warm_pass(&state.prices).await;
+    let warm = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert!(warm.failed.is_empty(), "{:?}", warm.failed);
     let today = date(2026, 9, 29);
     let live_station = state
@@ -192,7 +192,7 @@ async fn months_download_from_the_simulated_archive() {
     // An empty history: the importer learns today's stations from the source first.
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     assert!(!importer.knows_live_stations());
-    importer.learn_live_stations(&state.prices).await.expect("learn");
+    importer.learn_live_stations(state.catalog.prices()).await.expect("learn");
     assert!(importer.knows_live_stations());
     import_months(&mut importer, &base, &months, Default::default(), &quiet).await.expect("import");
     let s = importer.summary.clone();

@@ -56,7 +56,7 @@ async fn another_replicas_publish(
     clock.advance(Duration::from_secs(600));
     for product in [1, 2, 4, 5, 6, 10, 11] {
         let extract = catalogue_extract(product, Day::Today, date(2026, 9, 29));
-        assert!(a_state.prices.refresh(&extract).await.expect("refresh"));
+        assert!(a_state.catalog.prices().refresh(&extract).await.expect("refresh"));
     }
     assert_eq!(sim.state.request_count(), 14);
 
@@ -148,8 +148,8 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
         held += doc.repr.made_bytes() as u64;
     }
     assert!(held <= BOUND);
-    assert!(state.prices.held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
-    assert!(state.prices.held_quotes() > 0, "the day catalogues are held");
+    assert!(state.catalog.prices().held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
+    assert!(state.catalog.prices().held_quotes() > 0, "the day catalogues are held");
 }
 
 /// Statistics read history days held in memory, and drop them when the store's history
@@ -161,7 +161,7 @@ async fn statistics_follow_a_history_write_by_another_replica() {
     let day = date(2026, 9, 29);
     let sel =
         wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", app.clock.now()).expect("q");
-    let data = app.state.prices.selection(&sel).await.expect("extract");
+    let data = app.state.catalog.prices().selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
     let brand = quotes[0].station.brand;
     let stats = |extra: &str| format!("/v1/stats?product=1&from=2026-09-29&to=2026-09-29{extra}");
@@ -191,20 +191,20 @@ async fn a_restarted_replica_preloads_the_stored_day() {
     let extracts = || wafuel::jobs::warm::warm_extracts(app.clock.now());
     let empty = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
     assert_eq!(empty.catalog.preload(extracts()).await, 0);
-    assert_eq!(empty.prices.held_quotes(), 0);
+    assert_eq!(empty.catalog.prices().held_quotes(), 0);
     assert_eq!(app.source_requests(), 0, "preloading never asks the source");
 
     assert_eq!(app.get("/v1").await.status, 200);
     assert_eq!(app.source_requests(), 7);
     let restarted = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
     assert_eq!(restarted.catalog.preload(extracts()).await, 7);
-    let held = restarted.prices.held_quotes();
+    let held = restarted.catalog.prices().held_quotes();
     assert!(held > 3_000, "the day's seven extracts are held ({held} quotes)");
     let router = wafuel::app::build_router(restarted.clone());
     let r = get(&router, "/v1/stations?near=-31.95,115.86&product=1&limit=3", None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("x-fuel-snapshot-cache"), "HIT");
-    assert_eq!(restarted.prices.held_quotes(), held, "served from what was preloaded");
+    assert_eq!(restarted.catalog.prices().held_quotes(), held, "served from what was preloaded");
     assert_eq!(app.source_requests(), 7);
 }
 

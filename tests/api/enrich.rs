@@ -57,7 +57,9 @@ impl Enrich {
     }
 
     async fn pass(&self, config: &EnrichConfig) -> EnrichReport {
-        enrich_pass(&self.app.state.prices, &self.store, &self.client(KEY), config).await.expect("pass")
+        enrich_pass(self.app.state.catalog.prices(), &self.store, &self.client(KEY), config)
+            .await
+            .expect("pass")
     }
 
     async fn station(&self, uri: &str, trading_name: &str) -> serde_json::Value {
@@ -257,8 +259,9 @@ async fn refusals_pause_a_day_and_rate_limits_an_hour() {
     }
     // A wrong key is a refusal by the provider too.
     let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
-    let report =
-        enrich_pass(&e.app.state.prices, &e.store, &e.client("wrong"), &config()).await.expect("pass");
+    let report = enrich_pass(e.app.state.catalog.prices(), &e.store, &e.client("wrong"), &config())
+        .await
+        .expect("pass");
     assert_eq!(report.failed, 1);
     assert_eq!(report.matched, 0);
 }
@@ -328,7 +331,7 @@ async fn a_broken_enrichment_table_leaves_prices_intact() {
 #[tokio::test]
 async fn the_enrich_command_then_the_api() {
     // The binary runs on the real clock, so the origin does too.
-    let sim = wafuel::sim::SimHandle::spawn(local(), Arc::new(wafuel::time::SystemClock), Default::default())
+    let sim = wafuel::sim::SimHandle::spawn(local(), Arc::new(wafuel::app::SystemClock), Default::default())
         .await
         .expect("origin");
     let places = {

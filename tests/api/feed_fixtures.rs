@@ -2,7 +2,7 @@
 //! malformed one), spot-checked field by field.
 
 use jiff::civil::{Date, date};
-use wafuel::error_code::ErrorCode;
+use wafuel::model::error_code::ErrorCode;
 use wafuel::model::normalize::normalize_station;
 use wafuel::model::record::SourceRecord;
 use wafuel::model::station::Quote;

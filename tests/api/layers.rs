@@ -1,6 +1,8 @@
-//! The layering of `src/` (docs/design.md "Module map"), read from the source text: no
-//! import cycle between top-level modules or between the files of one directory, `http/`
-//! reaches data only through `catalog/`, and `render/` only writes bytes.
+//! The layering of `src/` (docs/design.md "Layers"), read from the source text: no import
+//! cycle between top-level modules or between the files of one directory; `http/` reaches data
+//! only through `catalog/`; `catalog/` builds models and knows neither `render/` nor `http/`;
+//! `render/` only writes bytes from `model/`; the pure layers do no I/O; and `Cache-Control`
+//! has one writer. The checker itself is tested on small trees that break each rule.
 //!
 //! Unit tests at the end of a file (`#[cfg(test)]`) may use any module for their fixtures, so
 //! a file is read up to its test module. Comments are skipped.
@@ -17,37 +19,44 @@ struct SourceFile {
 
 fn source_files() -> Vec<SourceFile> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out = Vec::new();
+    let mut texts = Vec::new();
     let mut stack: Vec<PathBuf> = vec![root.clone()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).expect("src dir").flatten() {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
+            } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
+                let rel = path.strip_prefix(&root).expect("under src").to_string_lossy().into_owned();
+                texts.push((rel, std::fs::read_to_string(&path).expect("read source")));
             }
-            if path.extension().and_then(|e| e.to_str()) != Some("rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(&root).expect("under src");
-            let mut module: Vec<String> =
-                rel.with_extension("").iter().map(|c| c.to_string_lossy().into_owned()).collect();
-            let is_dir_module = module.last().is_some_and(|m| m == "mod");
-            if is_dir_module {
-                module.pop();
-            }
-            if module == ["lib"] || module == ["main"] {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("read source");
-            let code: String = text
-                .lines()
-                .take_while(|l| !l.starts_with("#[cfg(test)]"))
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            out.push(SourceFile { module, is_dir_module, code });
         }
+    }
+    tree(&texts)
+}
+
+/// Source files from (path under `src/`, text) pairs; `lib.rs` and `main.rs` are the root.
+fn tree<S: AsRef<str>>(texts: &[(S, S)]) -> Vec<SourceFile> {
+    let mut out = Vec::new();
+    for (rel, text) in texts {
+        let rel = Path::new(rel.as_ref());
+        let mut module: Vec<String> =
+            rel.with_extension("").iter().map(|c| c.to_string_lossy().into_owned()).collect();
+        let is_dir_module = module.last().is_some_and(|m| m == "mod");
+        if is_dir_module {
+            module.pop();
+        }
+        if module == ["lib"] || module == ["main"] {
+            continue;
+        }
+        let code: String = text
+            .as_ref()
+            .lines()
+            .take_while(|l| !l.starts_with("#[cfg(test)]"))
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        out.push(SourceFile { module, is_dir_module, code });
     }
     out
 }
@@ -174,26 +183,126 @@ fn the_reader_finds_what_a_path_names() {
     assert_eq!(find_cycle(&graph), Some(vec!["a".into(), "b".into(), "a".into()]));
 }
 
-#[test]
-fn no_import_cycles() {
-    let files = source_files();
-    let top = top_level_graph(&files);
-    assert!(top.contains_key("http") && top.contains_key("catalog"), "the tree was read");
-    assert_eq!(find_cycle(&top), None, "top-level modules");
-    for (dir, graph) in sibling_graphs(&files) {
-        assert_eq!(find_cycle(&graph), None, "files of src/{dir}");
+/// Modules that only compute: they read no clock, file, socket, database or process.
+const PURE: [&str; 5] = ["model", "query", "time", "render", "cache_policy"];
+
+/// What a pure module may use, besides the standard library and its crates.
+fn pure_may_use(module: &str) -> &'static [&'static str] {
+    match module {
+        "model" => &["sync"],
+        "query" => &["model", "time"],
+        "render" => &["model", "time"],
+        "cache_policy" => &["time"],
+        _ => &[],
     }
+}
+
+/// Text that means I/O (or the wall clock) in a module's code.
+const IO_MARKERS: [&str; 11] = [
+    "tokio::",
+    "sqlx::",
+    "reqwest::",
+    "hyper::",
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::env",
+    "::now()",
+    "File::",
+    "TcpStream",
+];
+
+/// Every broken rule of the layering, as a sentence.
+fn violations(files: &[SourceFile]) -> Vec<String> {
+    let top = top_level_graph(files);
+    let uses = |module: &str, other: &str| top.get(module).is_some_and(|u| u.contains(other));
+    let mut out = Vec::new();
+    if let Some(cycle) = find_cycle(&top) {
+        out.push(format!("import cycle between top-level modules: {}", cycle.join(" → ")));
+    }
+    for (dir, graph) in sibling_graphs(files) {
+        if let Some(cycle) = find_cycle(&graph) {
+            out.push(format!("import cycle between the files of src/{dir}: {}", cycle.join(" → ")));
+        }
+    }
+    for below in ["snapshot", "source", "store", "places", "jobs", "sim"] {
+        if uses("http", below) {
+            out.push(format!("http/ reaches {below}/ (it asks catalog/ for everything)"));
+        }
+    }
+    for other in ["render", "http"] {
+        if uses("catalog", other) {
+            out.push(format!("catalog/ reaches {other}/ (it builds models, not bytes or answers)"));
+        }
+    }
+    for module in PURE {
+        for used in top.get(module).into_iter().flatten() {
+            if !pure_may_use(module).contains(&used.as_str()) {
+                out.push(format!("{module} reaches {used}/ (it may use only {:?})", pure_may_use(module)));
+            }
+        }
+    }
+    for file in files.iter().filter(|f| PURE.contains(&f.module[0].as_str())) {
+        for marker in IO_MARKERS.iter().filter(|m| file.code.contains(**m)) {
+            out.push(format!("{} does I/O ({marker})", file.module.join("::")));
+        }
+    }
+    for file in files.iter().filter(|f| f.module != ["cache_policy"] && f.code.contains("CACHE_CONTROL")) {
+        out.push(format!(
+            "{} writes Cache-Control (only cache_policy::CachePolicy::write does)",
+            file.module.join("::")
+        ));
+    }
+    out
 }
 
 #[test]
 fn layers_keep_to_their_work() {
-    let top = top_level_graph(&source_files());
-    let uses = |module: &str, other: &str| top.get(module).is_some_and(|u| u.contains(other));
-    for data in ["store", "places", "jobs", "sim"] {
-        assert!(!uses("http", data), "http/ reaches {data}/ (only catalog/ holds data)");
+    let files = source_files();
+    assert!(files.iter().any(|f| f.module == ["http", "endpoint"]), "the tree was read");
+    assert_eq!(violations(&files), Vec::<String>::new());
+}
+
+/// The checker finds each broken rule in a small tree that breaks it, and nothing in the
+/// same tree kept in order.
+#[test]
+fn the_checker_fails_on_a_tree_that_breaks_each_rule() {
+    let clean: Vec<(&str, &str)> = vec![
+        ("http/mod.rs", "use crate::catalog::Catalog;"),
+        ("http/front.rs", "use super::answer::respond;"),
+        ("http/answer.rs", "use crate::cache_policy::CachePolicy;"),
+        ("catalog/mod.rs", "use crate::snapshot::PriceService; use crate::model::documents::PriceDoc;"),
+        ("render/mod.rs", "use crate::model::documents::PriceDoc; use crate::time::period_texts;"),
+        ("snapshot/mod.rs", "use crate::store::Store; use crate::source::SourceError;"),
+        ("model/mod.rs", "use crate::sync::Memo;"),
+        ("query/mod.rs", "use crate::model::codes::product;"),
+        ("time.rs", "pub fn perth() {}"),
+        ("cache_policy.rs", "headers.insert(header::CACHE_CONTROL, value);"),
+    ];
+    assert_eq!(violations(&tree(&clean)), Vec::<String>::new(), "the clean tree");
+    let breaks: [(&str, &str, &str); 13] = [
+        ("http/rendered.rs", "use crate::snapshot::shared_until;", "http/ reaches snapshot/"),
+        ("http/errors.rs", "use crate::source::SourceError;", "http/ reaches source/"),
+        ("http/state.rs", "let s: crate::store::Store;", "http/ reaches store/"),
+        ("http/x.rs", "use crate::{places::A, jobs::B, sim::C};", "http/ reaches sim/"),
+        ("catalog/documents.rs", "use crate::render::stations::station_rows;", "catalog/ reaches render/"),
+        ("catalog/events.rs", "use crate::http::AppState;", "catalog/ reaches http/"),
+        ("render/jsonapi.rs", "use crate::query::Selection;", "render reaches query/"),
+        ("model/key.rs", "let t = std::fs::read(path);", "model::key does I/O (std::fs"),
+        ("query/stations.rs", "let now = jiff::Timestamp::now();", "query::stations does I/O (::now()"),
+        ("time.rs", "use crate::store::Store;", "time reaches store/"),
+        ("http/events.rs", "h.insert(header::CACHE_CONTROL, v);", "http::events writes Cache-Control"),
+        ("store/mod.rs", "use crate::catalog::Catalog;", "import cycle between top-level modules"),
+        ("http/answer.rs", "use super::front::X;", "import cycle between the files of src/http"),
+    ];
+    for (path, code, expected) in breaks {
+        let mut files = clean.clone();
+        files.push((path, code));
+        if path == "store/mod.rs" {
+            // A cycle needs the other direction too: catalog → store → catalog.
+            files.push(("catalog/market.rs", "use crate::store::history::Rows;"));
+        }
+        let found = violations(&tree(&files));
+        assert!(found.iter().any(|v| v.contains(expected)), "{path}: expected {expected:?}, found {found:?}");
     }
-    for other in ["store", "http", "catalog", "snapshot", "places"] {
-        assert!(!uses("render", other), "render/ uses {other}/ (it only writes bytes)");
-    }
-    assert!(!uses("catalog", "http"), "catalog/ knows nothing of HTTP");
 }

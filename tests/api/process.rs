@@ -176,7 +176,7 @@ async fn warm_command_exit_codes() {
     // The binary runs on the real clock, so the origin does too.
     let sim = wafuel::sim::SimHandle::spawn(
         crate::support::local(),
-        std::sync::Arc::new(wafuel::time::SystemClock),
+        std::sync::Arc::new(wafuel::app::SystemClock),
         wafuel::sim::Faults::default(),
     )
     .await

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use wafuel::app::SystemClock;
 use wafuel::sim::{Faults, SimHandle};
 use wafuel::store::SnapshotStore;
-use wafuel::time::SystemClock;
 
 use crate::process::{Running, serve_with};
 use crate::support::*;

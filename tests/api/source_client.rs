@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use wafuel::error_code::{ErrorCode, detail};
+use wafuel::model::error_code::{ErrorCode, detail};
 use wafuel::sim::{FaultMode, Faults};
 use wafuel::source::SourceError;
 use wafuel::source::client::{ClientLimits, SourceRequest};

@@ -233,7 +233,7 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
         )
     })
     .expect("state");
-    let report = wafuel::jobs::warm::warm_pass(&state.prices).await;
+    let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert_eq!(report.refreshed, 7, "{report:?}");
     assert!(report.history_pruned > 0, "{report:?}");
     let store = sqlite_store(&app.dir).await;
@@ -261,7 +261,7 @@ async fn the_default_retention_keeps_every_day() {
     assert_eq!(config.history_days, 0, "the default");
     let state =
         wafuel::app::build_state(wafuel::app::AppConfig { limits: quick_limits(), ..config }).expect("state");
-    let report = wafuel::jobs::warm::warm_pass(&state.prices).await;
+    let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert_eq!((report.refreshed, report.history_pruned), (7, 0), "{report:?}");
     let rows =
         sqlite_store(&app.dir).await.market(1, date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
@@ -458,7 +458,7 @@ async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
         app.clock.now()
     })
     .expect("q");
-    let data = app.state.prices.selection(&sel).await.expect("extract");
+    let data = app.state.catalog.prices().selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
     let d = date(2026, 9, 29);
     let first = store.record(&one(d, &quotes)).await.expect("record");

@@ -1,0 +1,34 @@
+//! `/static/image/brand/{filename}`: our SVG brand badges (`render::logos`), exact file names
+//! only, GET and HEAD.
+
+use std::sync::Arc;
+
+use axum::extract::Path;
+use axum::http::{HeaderMap, Method, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+
+use super::answer::serve_file;
+use super::errors::{ApiError, files_method_not_allowed};
+use super::state::AppState;
+use crate::cache_policy::CachePolicy;
+use crate::model::error_code::{ErrorCode, detail};
+use crate::render::logos;
+
+/// Brand logos: GET (and HEAD) only, as every built-in file.
+pub fn methods() -> MethodRouter<Arc<AppState>> {
+    get(logo).fallback(files_method_not_allowed)
+}
+
+async fn logo(method: Method, headers: HeaderMap, Path(filename): Path<String>) -> Response {
+    let Some(found) = logos::find(&filename) else {
+        return ApiError::refused(ErrorCode::NotFound, detail::IMAGE_NOT_FOUND).into_response();
+    };
+    serve_file(
+        found,
+        CachePolicy::StaticAsset,
+        &method,
+        &headers,
+        &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")],
+    )
+}

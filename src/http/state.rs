@@ -1,0 +1,24 @@
+//! What every handler shares.
+
+use std::sync::Arc;
+
+use super::front::FrontCache;
+use super::rendered::RenderCache;
+use crate::catalog::Catalog;
+use crate::catalog::events::EventHub;
+use crate::model::documents::DocumentMeta;
+
+/// The application state behind the public router.
+#[derive(Clone)]
+pub struct AppState {
+    /// Day catalogues, provider profiles and history in memory: where documents get their data.
+    pub catalog: Arc<Catalog>,
+    pub rendered: RenderCache,
+    pub meta: Arc<DocumentMeta>,
+    /// Absolute origin for redirects; relative `Location` when unset.
+    pub public_origin: Option<url::Url>,
+    /// Request target → finished document, in front of the rendered cache.
+    pub front: Arc<FrontCache>,
+    /// `/v1/events`: this replica's fan-out of the store's events.
+    pub events: Arc<EventHub>,
+}
