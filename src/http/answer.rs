@@ -77,7 +77,9 @@ pub fn respond(
     served: Served,
 ) -> Response {
     let (coding, not_modified) = choose(headers, doc);
-    with_body(method, doc, coding, not_modified, head(doc, &served, coding, not_modified, cache_hit))
+    let mut head = head(doc, &served, coding, not_modified, cache_hit);
+    CachePolicy::Shared(served.max_age).write(&mut head);
+    with_body(method, doc, coding, not_modified, head)
 }
 
 /// The coding `Accept-Encoding` asks for, and whether `If-None-Match` names its ETag.
@@ -110,7 +112,8 @@ fn with_body(
     response
 }
 
-/// The headers of an answer: a 304 has the validators and cache headers, not the body's.
+/// The headers of an answer but `Cache-Control` (it counts down, so each answer writes its
+/// own): a 304 has the validators and cache headers, not the body's.
 fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cache_hit: bool) -> HeaderMap {
     // Room for every header below (and the request id added on the way out) at once.
     let mut h = HeaderMap::with_capacity(16);
@@ -122,7 +125,6 @@ fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cac
         }
     }
     h.insert(header::ETAG, doc.etags[coding.index()].clone());
-    CachePolicy::Shared(served.max_age).write(&mut h);
     h.insert(X_FUEL_CACHE, HeaderValue::from_static(if cache_hit { "HIT" } else { "MISS" }));
     if served.fuel_headers {
         let snapshot = if cache_hit { "HIT" } else { doc.snapshot_cache.as_str() };
