@@ -1,12 +1,12 @@
 //! Measurements for scripts/bench (targets in docs/benchmarks.md). Not a test: it prints numbers.
 //!
 //! `cargo bench --bench pipeline -- pipeline` times, on the seven statewide feeds of the
-//! simulated source: quick-xml alone reading the bytes, the cold catalogue build (parse,
+//! simulated source: quick-xml alone reading the bytes, the cold catalog build (parse,
 //! validate, normalise, render the identity JSON), and the gzip + brotli publish.
 //! `cargo bench --bench pipeline -- burst N URL...` sends N concurrent GETs spread over the
 //! URLs and prints the status counts.
 //! `cargo bench --bench pipeline -- nearby` times an uncached nearby answer (filter by
-//! distance, sort by price, render) over the statewide catalogue of all seven products.
+//! distance, sort by price, render) over the statewide catalog of all seven products.
 //! `cargo bench --bench pipeline -- history DIR` fills a SQLite store in DIR with three years
 //! of every station's prices (all products), then times one station's three-year history and
 //! a 90-day statewide statistics document (read, compute, render).
@@ -183,7 +183,7 @@ fn pipeline() {
 }
 
 /// The seven statewide extracts of one day, validated, as the service holds them.
-fn catalogue(now: jiff::civil::DateTime) -> Vec<Quote> {
+fn catalog(now: jiff::civil::DateTime) -> Vec<Quote> {
     let state = SimState::new(ManualClock::at_perth(now), Faults::default()).expect("data set");
     product_codes()
         .flat_map(|p| {
@@ -197,7 +197,7 @@ fn catalogue(now: jiff::civil::DateTime) -> Vec<Quote> {
 
 fn nearby() {
     let now = date(2026, 9, 29).at(10, 0, 0, 0);
-    let quotes = catalogue(now);
+    let quotes = catalog(now);
     let refs: Vec<&Quote> = quotes.iter().collect();
     let meta = DocumentMeta::default();
     let no_enrichment = std::collections::HashMap::new();
@@ -236,7 +236,7 @@ fn nearby() {
         render(&query, &base)
     };
     let took = time(1000, one);
-    // The same queries through the day catalogue's grid (as the service answers them): only
+    // The same queries through the day catalog's grid (as the service answers them): only
     // the stations in the cells around the point are measured and ranked.
     let snapshot = std::sync::Arc::new(wafuel::store::Snapshot {
         key: "extract:1:2026-09-29".into(),
@@ -257,7 +257,7 @@ fn nearby() {
         render(&query, &base)
     };
     let took_grid = time(1000, grid);
-    println!("catalogue_quotes {}", quotes.len());
+    println!("catalog_quotes {}", quotes.len());
     println!("nearby_uncached_ms {:.4}", took.as_secs_f64() * 1e3);
     println!("nearby_grid_ms {:.4}", took_grid.as_secs_f64() * 1e3);
 }
@@ -265,7 +265,7 @@ fn nearby() {
 async fn history(dir: &str) {
     use wafuel::store::history::HistoryStore;
     let now = date(2026, 9, 29).at(10, 0, 0, 0);
-    let quotes = catalogue(now);
+    let quotes = catalog(now);
     let url = format!("sqlite://{dir}/history.sqlite3");
     let store = wafuel::store::SqliteStore::open(&url).await.expect("store");
     let days = 1096;

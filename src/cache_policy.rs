@@ -62,6 +62,13 @@ impl CachePolicy {
         );
         headers.insert(header::CACHE_CONTROL, self.value());
     }
+
+    /// [`write`](Self::write) on a response a library made with a `Cache-Control` of its own
+    /// (axum's event stream says `no-cache`): ours replaces it.
+    pub fn write_over_library(self, headers: &mut HeaderMap) {
+        headers.remove(header::CACHE_CONTROL);
+        self.write(headers);
+    }
 }
 
 /// `public, max-age=0, s-maxage=N`, made once per second and thread: answers within the same

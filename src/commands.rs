@@ -194,7 +194,7 @@ async fn serve_api(
     // A replica starting over a filled store decodes the day's stored extracts before it
     // serves, so its first answers read memory (the source is never asked here).
     let preloaded = state.catalog.preload(warm::warm_extracts(state.catalog.now())).await;
-    tracing::info!(extracts = preloaded, "day catalogues decoded from the store");
+    tracing::info!(extracts = preloaded, "day catalogs decoded from the store");
     let public_listener = server::bind(listen.listen).await?;
     let admin_listener = server::bind(listen.admin_listen).await?;
     let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);
@@ -251,7 +251,7 @@ pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::R
     let mut importer = Importer::new(store.clone()).await?;
     if !importer.knows_live_stations() {
         // Archive rows match live stations by address: learn today's stations first.
-        say!("the history knows no live station yet: reading today's catalogue from the source…");
+        say!("the history knows no live station yet: reading today's catalog from the source…");
         let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
         let state = build_state(config.with_store_args(&args.store))?;
         importer.learn_live_stations(state.catalog.prices()).await?;

@@ -48,7 +48,7 @@ pub enum Command {
     /// Run the simulated FuelWatch RSS origin on its own port, with optional faults, for
     /// load tests, other replicas and failure drills.
     SimulateSource(SimulateArgs),
-    /// Run one warm pass over the store (refresh the catalogue extracts), then exit; non-zero
+    /// Run one warm pass over the store (refresh the catalog extracts), then exit; non-zero
     /// if any extract failed.
     Warm(WarmArgs),
     /// Run one enrichment pass (Google Places), then exit.

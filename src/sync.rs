@@ -21,7 +21,7 @@ pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 /// Results of a pure function by its text input, remembered up to a bound (then forgotten
 /// all at once and refilled). For memos read thousands of times per feed: a hash map behind
 /// a read-write lock costs a fraction of a general-purpose cache with eviction and expiry
-/// bookkeeping, which the profile of a cold catalogue build showed taking a fifth of it.
+/// bookkeeping, which the profile of a cold catalog build showed taking a fifth of it.
 ///
 /// Keys are whole station texts, hundreds of bytes each, hashed on every lookup: foldhash
 /// (seeded per process) instead of the standard SipHash, which was 3 % of the build.

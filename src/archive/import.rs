@@ -238,7 +238,7 @@ impl Importer {
     }
 
     /// Learn today's live stations, so archive rows can match them: one warm pass (today's
-    /// catalogue from the source, recorded into the history), then the stations read again.
+    /// catalog from the source, recorded into the history), then the stations read again.
     /// An extract that fails leaves its stations unknown (their rows become archive stations).
     pub async fn learn_live_stations(
         &mut self,
@@ -248,7 +248,7 @@ impl Importer {
         if !report.failed.is_empty() {
             tracing::warn!(
                 failed = report.failed.len(),
-                "some catalogue extracts failed; their stations stay unknown"
+                "some catalog extracts failed; their stations stay unknown"
             );
         }
         self.known = known_by_address(&self.store.known_stations().await?);

@@ -101,7 +101,7 @@ mod tests {
     }
 
     /// A deterministic spread of stations over the south-west of the state.
-    fn catalogue(n: usize) -> DayCatalog {
+    fn catalog(n: usize) -> DayCatalog {
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -123,7 +123,7 @@ mod tests {
     /// radii from a street to the largest allowed.
     #[test]
     fn grid_agrees_with_a_linear_scan() {
-        let day = catalogue(2_000);
+        let day = catalog(2_000);
         let inside = |q: &Quote, p: Point, r: f64| {
             great_circle_m((p.latitude, p.longitude), (q.station.latitude, q.station.longitude)) <= r
         };
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn stations_by_id() {
-        let day = catalogue(50);
+        let day = catalog(50);
         let wanted = day.quotes()[7].station.digest.clone();
         let found: Vec<&Quote> = day.station(&wanted).collect();
         assert_eq!(found.len(), 1);

@@ -10,7 +10,7 @@ use jiff::civil::Date;
 
 use super::search::station_rows;
 use super::{
-    Catalog, CatalogError, ProfileMap, Subset, merged_profiles, publication_status, selected_quotes,
+    Catalog, CatalogError, ProfileMap, SelectionPart, merged_profiles, publication_status, selected_quotes,
 };
 use crate::model::documents::{
     Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, Scope, SnapshotCache, StationsDoc,
@@ -96,7 +96,7 @@ impl Catalog {
     fn priced<'a>(
         &self,
         selection: &Selection,
-        data: &'a crate::snapshot::SelectionData,
+        data: &'a crate::snapshot::SelectionSnapshots,
         profiles: &ProfileMap,
     ) -> Priced<'a> {
         let now = self.now();
@@ -131,9 +131,9 @@ impl Catalog {
             None => None,
         };
         let subset = match (only, query.near) {
-            (Some(id), _) => Subset::Station(id),
-            (None, Some(point)) => Subset::Near(point, query.radius_m),
-            (None, None) => Subset::All,
+            (Some(id), _) => SelectionPart::Station(id),
+            (None, Some(point)) => SelectionPart::Near(point, query.radius_m),
+            (None, None) => SelectionPart::All,
         };
         let base_quotes = base.quotes(&query.selection, subset);
         if only.is_some() && base_quotes.is_empty() {

@@ -37,7 +37,7 @@ const PAGE: i64 = 1_000;
 /// The replica's event fan-out.
 pub struct EventHub {
     store: Arc<dyn EventStore>,
-    /// Told of every catalogue another replica publishes, so held prices follow at once.
+    /// Told of every catalog another replica publishes, so held prices follow at once.
     prices: Arc<PriceService>,
     clock: SharedClock,
     sender: broadcast::Sender<Arc<Event>>,
@@ -186,9 +186,9 @@ impl EventHub {
                 Ok(events) => {
                     for event in events {
                         last = event.id;
-                        // The store's own "newer catalogue" signal, heard now rather than at
+                        // The store's own "newer catalog" signal, heard now rather than at
                         // the next recheck: the held snapshot is confirmed by its stamp.
-                        self.prices.catalogue_published(event.product, event.date);
+                        self.prices.catalog_published(event.product, event.date);
                         metrics::counter!("wafuel_events_total", "kind" => event.kind.as_str()).increment(1);
                         // No stream listening is no error.
                         let _ = self.sender.send(event);

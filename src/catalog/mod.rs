@@ -1,5 +1,5 @@
 //! The application layer: from a parsed query to the data of its document, out of decoded
-//! day catalogues held in memory. `http/` asks here; this asks the price service (snapshots,
+//! day catalogs held in memory. `http/` asks here; this asks the price service (snapshots,
 //! freshness, fills) and holds what every view shares: each published extract decoded once
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
@@ -29,12 +29,12 @@ use crate::model::station::{Quote, Station};
 use crate::query::stations::StatsQuery;
 use crate::query::{Mode, Route, Selection};
 use crate::snapshot::held::MAX_HELD_QUOTES;
-use crate::snapshot::{PriceService, SelectionData};
+use crate::snapshot::{PriceService, SelectionSnapshots};
 use crate::source::SourceError;
 use crate::time::{Day, tomorrow_published};
 
 /// Why the data of a document could not be had. Each variant carries what an answer needs
-/// (the error catalogue's code and text), so `http/` maps it without knowing the layers below.
+/// (the error catalog's code and text), so `http/` maps it without knowing the layers below.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// The prices could not be had from the store or the source: the public code, text and
@@ -44,7 +44,7 @@ pub enum CatalogError {
     /// The history store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
-    /// No such station (in that day's catalogue, or in the history with that product).
+    /// No such station (in that day's catalog, or in the history with that product).
     #[error("station not found")]
     NotFound,
     /// This process keeps no price history (the same answer as a failing history store).
@@ -58,16 +58,16 @@ impl From<SourceError> for CatalogError {
     }
 }
 
-/// A selection's data with the day catalogues of its snapshots (same order).
+/// A selection's data with the day catalogs of its snapshots (same order).
 #[derive(Debug, Clone)]
-pub struct Selected {
-    pub data: SelectionData,
+pub struct SelectionDays {
+    pub data: SelectionSnapshots,
     pub days: Vec<Arc<DayCatalog>>,
 }
 
 /// Which of a selection's quotes a view reads.
 #[derive(Debug, Clone, Copy)]
-pub enum Subset<'a> {
+pub enum SelectionPart<'a> {
     All,
     /// One station's quotes.
     Station(&'a StationId),
@@ -75,7 +75,7 @@ pub enum Subset<'a> {
     Near(Point, f64),
 }
 
-/// Day catalogues and profiles over the price service.
+/// Day catalogs and profiles over the price service.
 pub struct Catalog {
     prices: Arc<PriceService>,
     profiles: Profiles,
@@ -162,14 +162,14 @@ impl Catalog {
         self.prices.clock().now()
     }
 
-    /// Every snapshot a selection needs (filled if necessary), with its day catalogue.
-    pub async fn selection(&self, selection: &Selection) -> Result<Selected, SourceError> {
+    /// Every snapshot a selection needs (filled if necessary), with its day catalog.
+    pub async fn selection(&self, selection: &Selection) -> Result<SelectionDays, SourceError> {
         let data = self.prices.selection(selection).await?;
         let days = data.snapshots.iter().map(|s| self.day(s)).collect();
-        Ok(Selected { data, days })
+        Ok(SelectionDays { data, days })
     }
 
-    /// Decode the stored, fresh snapshots of `extracts` and build their catalogues, a task per
+    /// Decode the stored, fresh snapshots of `extracts` and build their catalogs, a task per
     /// extract; the source is never asked. How many were held.
     pub async fn preload(self: &Arc<Self>, extracts: Vec<crate::snapshot::Extract>) -> usize {
         let tasks: Vec<_> = extracts
@@ -194,7 +194,7 @@ impl Catalog {
         futures::future::join_all(tasks).await.into_iter().filter(|held| matches!(held, Ok(true))).count()
     }
 
-    /// The catalogue of a snapshot: built once per published snapshot.
+    /// The catalog of a snapshot: built once per published snapshot.
     fn day(&self, snapshot: &Arc<crate::store::Snapshot>) -> Arc<DayCatalog> {
         if let Some(day) = self.days.get(&snapshot.key)
             && Arc::ptr_eq(&day.snapshot, snapshot)
@@ -212,16 +212,16 @@ impl Catalog {
     }
 }
 
-impl Selected {
+impl SelectionDays {
     /// The quotes of `subset` after the selection's local filters, in extract order.
-    pub fn quotes<'a>(&'a self, selection: &Selection, subset: Subset<'_>) -> Vec<&'a Quote> {
+    pub fn quotes<'a>(&'a self, selection: &Selection, subset: SelectionPart<'_>) -> Vec<&'a Quote> {
         let keep = |q: &&Quote| keeps(selection, q);
         match subset {
-            Subset::All => selected_quotes(selection, &self.data),
-            Subset::Station(id) => {
+            SelectionPart::All => selected_quotes(selection, &self.data),
+            SelectionPart::Station(id) => {
                 self.days.iter().flat_map(|d| d.station(id.as_str())).filter(keep).collect()
             }
-            Subset::Near(point, radius) => {
+            SelectionPart::Near(point, radius) => {
                 self.days.iter().flat_map(|d| d.near(point, radius)).filter(keep).collect()
             }
         }
@@ -229,15 +229,15 @@ impl Selected {
 }
 
 /// Whether a quote passes a selection's local filters (brand and exact suburb of a
-/// catalogue selection; a source-filtered extract holds only what was asked).
+/// catalog selection; a source-filtered extract holds only what was asked).
 fn keeps(selection: &Selection, q: &Quote) -> bool {
-    selection.mode() != Mode::Catalogue
+    selection.mode() != Mode::Catalog
         || (selection.brands.as_ref().is_none_or(|b| b.contains(&q.station.brand))
             && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
 }
 
 /// A selection's quotes after the local filters.
-pub fn selected_quotes<'a>(selection: &Selection, data: &'a SelectionData) -> Vec<&'a Quote> {
+pub fn selected_quotes<'a>(selection: &Selection, data: &'a SelectionSnapshots) -> Vec<&'a Quote> {
     data.quotes().filter(|q| keeps(selection, q)).collect()
 }
 

@@ -1,6 +1,6 @@
 //! The station API's search over a day's quotes: stations within the radius, with their
 //! distance, the following day's prices and the change, sorted, ranked and limited as the
-//! query asks. Pure: the quotes come from the day catalogues' indexes (`catalog/day.rs`).
+//! query asks. Pure: the quotes come from the day catalogs' indexes (`catalog/day.rs`).
 
 use std::collections::HashMap;
 

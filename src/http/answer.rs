@@ -2,7 +2,7 @@
 //! `Cache-Control` through [`CachePolicy`]), the coding `Accept-Encoding` asks for, 304 when
 //! `If-None-Match` names the ETag (a comma list of entity tags, `W/` ignored, `*` matching any),
 //! and HEAD without a body. The slow path ([`respond`]) and front-cache hits
-//! ([`respond_prepared`], from [`Heads`] prepared once per entry) write the same answer;
+//! ([`respond_prepared`], from [`PreparedHeads`] prepared once per entry) write the same answer;
 //! files built into the binary (brand logos, the explorer) answer through [`serve_file`].
 
 use axum::body::Body;
@@ -46,7 +46,7 @@ pub fn respond_prepared(
     method: &Method,
     headers: &HeaderMap,
     doc: &Rendered,
-    heads: &Heads,
+    heads: &PreparedHeads,
     max_age: i64,
 ) -> Response {
     let (coding, not_modified) = choose(headers, doc);
@@ -57,7 +57,7 @@ pub fn respond_prepared(
 
 /// How a rendered document is served.
 #[derive(Debug, Clone, Copy)]
-pub struct Served {
+pub struct ServingNow {
     pub media: &'static str,
     pub vary: &'static str,
     /// `s-maxage` (0 = `no-store`).
@@ -68,13 +68,13 @@ pub struct Served {
 
 /// 200 with the negotiated coding, or 304 when `If-None-Match` matches; HEAD without a body.
 /// Every cached route answers through here (or, from the front cache, through the same
-/// headers prepared by [`Heads`]), so validators and headers agree everywhere.
+/// headers prepared by [`PreparedHeads`]), so validators and headers agree everywhere.
 pub fn respond(
     method: &Method,
     headers: &HeaderMap,
     doc: &Rendered,
     cache_hit: bool,
-    served: Served,
+    served: ServingNow,
 ) -> Response {
     let (coding, not_modified) = choose(headers, doc);
     let mut head = head(doc, &served, coding, not_modified, cache_hit);
@@ -114,7 +114,13 @@ fn with_body(
 
 /// The headers of an answer but `Cache-Control` (it counts down, so each answer writes its
 /// own): a 304 has the validators and cache headers, not the body's.
-fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cache_hit: bool) -> HeaderMap {
+fn head(
+    doc: &Rendered,
+    served: &ServingNow,
+    coding: Coding,
+    not_modified: bool,
+    cache_hit: bool,
+) -> HeaderMap {
     // Room for every header below (and the request id added on the way out) at once.
     let mut h = HeaderMap::with_capacity(16);
     if !not_modified {
@@ -144,13 +150,13 @@ fn head(doc: &Rendered, served: &Served, coding: Coding, not_modified: bool, cac
 /// its own). Cloning one costs a fraction of inserting a dozen headers; making them lazily
 /// keeps an entry that is never hit (a never-repeated query) small, and never compresses a
 /// body for a coding nobody asked for.
-pub struct Heads {
-    served: Served,
+pub struct PreparedHeads {
+    served: ServingNow,
     maps: [std::sync::OnceLock<HeaderMap>; 6],
 }
 
-impl Heads {
-    pub fn new(served: Served) -> Self {
+impl PreparedHeads {
+    pub fn new(served: ServingNow) -> Self {
         Self { served, maps: Default::default() }
     }
 
@@ -160,9 +166,9 @@ impl Heads {
     }
 }
 
-impl std::fmt::Debug for Heads {
+impl std::fmt::Debug for PreparedHeads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Heads").finish_non_exhaustive()
+        f.debug_struct("PreparedHeads").finish_non_exhaustive()
     }
 }
 
@@ -219,8 +225,8 @@ mod tests {
     use crate::time::perth_instant;
     use jiff::civil::date;
 
-    fn served(media: &'static str, max_age: i64, fuel_headers: bool) -> Served {
-        Served { media, vary: "Accept, Accept-Encoding", max_age, fuel_headers }
+    fn served(media: &'static str, max_age: i64, fuel_headers: bool) -> ServingNow {
+        ServingNow { media, vary: "Accept, Accept-Encoding", max_age, fuel_headers }
     }
 
     async fn parts(response: Response) -> (StatusCode, Vec<(String, Vec<u8>)>, Vec<u8>) {
@@ -251,7 +257,7 @@ mod tests {
         );
         for (media, max_age, fuel) in [("application/vnd.api+json", 321, true), ("text/csv", 0, false)] {
             // Prepared at another second: the Cache-Control of the answer is its own.
-            let heads = Heads::new(served(media, max_age + 60, fuel));
+            let heads = PreparedHeads::new(served(media, max_age + 60, fuel));
             for (coding, etag) in [("identity", 0), ("gzip", 1), ("br", 2)] {
                 for validator in [None, Some(doc.etags[etag].clone())] {
                     for method in [Method::GET, Method::HEAD] {

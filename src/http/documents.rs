@@ -1,6 +1,6 @@
 //! The document endpoints, each described once (see [`super::endpoint`]): `/v1`, `/legacy`,
 //! and the station API (`/v1/stations`, `/v1/stations/{id}`, `/v1/stations/{id}/history`,
-//! `/v1/stats`). Station documents take their prices from the day catalogues (no extra
+//! `/v1/stats`). Station documents take their prices from the day catalogs (no extra
 //! source traffic); history and statistics read only the history store.
 
 use jiff::Timestamp;

@@ -28,7 +28,7 @@ use jiff::Timestamp;
 use super::answer::text;
 use super::cors::preflight;
 use super::errors::{ApiError, Flavor};
-use super::front::{ServedAs, from_front, remember_and_respond};
+use super::front::{Serving, from_front, remember_and_respond};
 use super::negotiate::{Media, accepts_json_api, negotiate_media, unsupported_content_type};
 use super::rendered::{RenderKey, Rendered, cached};
 use super::state::AppState;
@@ -67,11 +67,11 @@ impl Offer {
     }
 
     /// The constant part of how a document in `media` is served.
-    fn served(self, media: Media, freshness: Freshness) -> ServedAs {
+    fn served(self, media: Media, freshness: Freshness) -> Serving {
         match self {
-            Offer::LegacyJson => ServedAs { media: "application/json", vary: "Accept-Encoding", freshness },
+            Offer::LegacyJson => Serving { media: "application/json", vary: "Accept-Encoding", freshness },
             Offer::JsonApi | Offer::Negotiated(_) => {
-                ServedAs { media: media.content_type(), vary: "Accept, Accept-Encoding", freshness }
+                Serving { media: media.content_type(), vary: "Accept, Accept-Encoding", freshness }
             }
         }
     }
@@ -98,7 +98,7 @@ pub trait Endpoint: Send + Sync + 'static {
     /// The rendered-cache key of a query's document in `media`.
     fn key(query: &Self::Query, media: Media) -> RenderKey;
 
-    /// Build the document (its data from the catalogue, its bytes from `render/`).
+    /// Build the document (its data from the catalog, its bytes from `render/`).
     fn build(
         state: &AppState,
         query: &Self::Query,

@@ -76,8 +76,8 @@ impl ApiError {
         }
     }
 
-    /// The error catalogue's code, the safe text and `Retry-After` for this failure.
-    fn catalogue(&self) -> (ErrorCode, &'static str, Option<u32>) {
+    /// The error catalog's code, the safe text and `Retry-After` for this failure.
+    fn public(&self) -> (ErrorCode, &'static str, Option<u32>) {
         match self {
             Self::Query(e) => (ErrorCode::InvalidQuery, e.detail, None),
             Self::Catalog(CatalogError::Prices { code, detail, retry_after, .. }) => {
@@ -91,7 +91,7 @@ impl ApiError {
             Self::Catalog(CatalogError::NotFound) => (ErrorCode::NotFound, detail::STATION_NOT_FOUND, None),
             Self::Render(_) => (ErrorCode::InternalError, detail::INTERNAL_ERROR, None),
             Self::Refused { code, detail, retry_after } => (*code, detail, *retry_after),
-            Self::Shared(e) => e.catalogue(),
+            Self::Shared(e) => e.public(),
         }
     }
 
@@ -112,7 +112,7 @@ impl ApiError {
     /// The answer in a route's error body.
     pub fn respond(&self, flavor: Flavor) -> Response {
         self.log();
-        let (code, detail, retry_after) = self.catalogue();
+        let (code, detail, retry_after) = self.public();
         let status = StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let (content_type, body) = match flavor {
             Flavor::JsonApi => ("application/vnd.api+json", jsonapi_error(code, detail)),

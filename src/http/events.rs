@@ -64,7 +64,7 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
     let mut response =
         Sse::new(stream).keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat")).into_response();
     let h = response.headers_mut();
-    CachePolicy::NoStore.write(h);
+    CachePolicy::NoStore.write_over_library(h);
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // Proxies such as nginx would otherwise hold events back in their buffers.
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));

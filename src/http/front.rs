@@ -15,7 +15,7 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use jiff::Timestamp;
 
-use super::answer::{Heads, Served, respond, respond_prepared};
+use super::answer::{PreparedHeads, ServingNow, respond, respond_prepared};
 use super::negotiate::Media;
 use super::rendered::Rendered;
 use crate::cache_policy::{Freshness, max_age_at};
@@ -27,39 +27,39 @@ const MAX_ENTRIES: usize = 4096;
 
 /// The constant part of how a route serves its documents.
 #[derive(Debug, Clone, Copy)]
-pub struct ServedAs {
+pub struct Serving {
     pub media: &'static str,
     pub vary: &'static str,
     pub freshness: Freshness,
 }
 
-impl ServedAs {
+impl Serving {
     /// How `doc` is served at `now`.
-    pub fn at(self, doc: &Rendered, now: Timestamp) -> Served {
+    pub fn at(self, doc: &Rendered, now: Timestamp) -> ServingNow {
         self.fresh(doc, now).at(now)
     }
 
     /// How `doc` is served from `now` until the next Perth midnight or publication time.
-    fn fresh(self, doc: &Rendered, now: Timestamp) -> Fresh {
+    fn fresh(self, doc: &Rendered, now: Timestamp) -> ServingDoc {
         let (until, cap) = match self.freshness {
             Freshness::Prices => doc.shared_until(now),
             Freshness::Stored => (doc.expires_at, i64::MAX),
         };
-        Fresh { served: self, until, cap }
+        ServingDoc { served: self, until, cap }
     }
 }
 
 /// A route's way of serving one document, with its shared freshness worked out.
 #[derive(Debug, Clone, Copy)]
-struct Fresh {
-    served: ServedAs,
+struct ServingDoc {
+    served: Serving,
     until: Timestamp,
     cap: i64,
 }
 
-impl Fresh {
-    fn at(self, now: Timestamp) -> Served {
-        Served {
+impl ServingDoc {
+    fn at(self, now: Timestamp) -> ServingNow {
+        ServingNow {
             media: self.served.media,
             vary: self.served.vary,
             max_age: max_age_at(now, self.until, self.cap),
@@ -71,10 +71,10 @@ impl Fresh {
 #[derive(Debug)]
 struct Entry {
     doc: Weak<Rendered>,
-    fresh: Fresh,
+    fresh: ServingDoc,
     valid_until: Timestamp,
     /// The answers' headers, prepared when the entry is made.
-    heads: Heads,
+    heads: PreparedHeads,
 }
 
 /// Request target → finished document, one map per representation.
@@ -94,7 +94,7 @@ fn slot(media: Media) -> usize {
 impl FrontCache {
     /// The document last served for `target` in `media`, while it is still valid at `now`.
     #[cfg(test)]
-    fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, Served)> {
+    fn get(&self, media: Media, target: &str, now: Timestamp) -> Option<(Arc<Rendered>, ServingNow)> {
         self.answer(media, target, now, |doc, served, _| (Arc::clone(doc), served))
     }
 
@@ -106,7 +106,7 @@ impl FrontCache {
         media: Media,
         target: &str,
         now: Timestamp,
-        answer: impl FnOnce(&Arc<Rendered>, Served, &Heads) -> R,
+        answer: impl FnOnce(&Arc<Rendered>, ServingNow, &PreparedHeads) -> R,
     ) -> Option<R> {
         let map = crate::sync::read(&self.maps[slot(media)]);
         let entry = map.get(target)?;
@@ -119,13 +119,13 @@ impl FrontCache {
 
     /// Remember that `target` in `media` is answered by `doc` (a document the rendered cache
     /// holds, fresh at `now`).
-    pub fn put(&self, media: Media, target: &str, doc: &Arc<Rendered>, served: ServedAs, now: Timestamp) {
+    pub fn put(&self, media: Media, target: &str, doc: &Arc<Rendered>, served: Serving, now: Timestamp) {
         let valid_until = doc.expires_at.min(doc.rebuild_at).min(meaning_stable_until(now));
         if now >= valid_until {
             return;
         }
         let fresh = served.fresh(doc, now);
-        let heads = Heads::new(fresh.at(now));
+        let heads = PreparedHeads::new(fresh.at(now));
         let mut map = crate::sync::write(&self.maps[slot(media)]);
         if map.len() >= MAX_ENTRIES && !map.contains_key(target) {
             map.clear();
@@ -154,7 +154,7 @@ pub fn remember_and_respond(
     request: &Parts,
     media: Media,
     (doc, cache_hit): (&Arc<Rendered>, bool),
-    served: ServedAs,
+    served: Serving,
     (parsed, now): (Timestamp, Timestamp),
 ) -> Response {
     front.put(media, target(request), doc, served, parsed);
@@ -179,8 +179,8 @@ mod tests {
     use crate::time::perth_instant;
     use jiff::civil::date;
 
-    const SERVED: ServedAs =
-        ServedAs { media: "application/json", vary: "Accept", freshness: Freshness::Prices };
+    const SERVED: Serving =
+        Serving { media: "application/json", vary: "Accept", freshness: Freshness::Prices };
 
     fn doc(now: Timestamp, expires_at: Timestamp) -> Arc<Rendered> {
         let facts = crate::catalog::Facts {

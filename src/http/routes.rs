@@ -20,13 +20,13 @@ type FrontFn = fn(&AppState, &Parts) -> Option<Response>;
 
 /// One public route: its path pattern, its handlers by method (with the 405 fallback), and,
 /// for a document endpoint, its front-cache answer.
-pub struct Route {
+pub struct PublicRoute {
     pub path: &'static str,
     pub methods: fn() -> MethodRouter<Arc<AppState>>,
     pub front: Option<FrontFn>,
 }
 
-impl Route {
+impl PublicRoute {
     /// A document endpoint: everything derived from its description.
     const fn document<E: Endpoint>() -> Self {
         Self { path: E::PATH, methods: methods::<E>, front: Some(front::<E>) }
@@ -38,18 +38,18 @@ impl Route {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [Route; 11] = [
-    Route::other(ROOT, super::root::methods),
-    Route::document::<doc::V1>(),
-    Route::document::<doc::Legacy>(),
-    Route::document::<doc::Stations>(),
-    Route::document::<doc::Station>(),
-    Route::document::<doc::History>(),
-    Route::document::<doc::Stats>(),
-    Route::other(EVENTS, super::events::methods),
-    Route::other(LOGO, super::logos::methods),
-    Route::other(EXPLORE, super::explore::page_methods),
-    Route::other(EXPLORE_FILE, super::explore::file_methods),
+pub const PUBLIC: [PublicRoute; 11] = [
+    PublicRoute::other(ROOT, super::root::methods),
+    PublicRoute::document::<doc::V1>(),
+    PublicRoute::document::<doc::Legacy>(),
+    PublicRoute::document::<doc::Stations>(),
+    PublicRoute::document::<doc::Station>(),
+    PublicRoute::document::<doc::History>(),
+    PublicRoute::document::<doc::Stats>(),
+    PublicRoute::other(EVENTS, super::events::methods),
+    PublicRoute::other(LOGO, super::logos::methods),
+    PublicRoute::other(EXPLORE, super::explore::page_methods),
+    PublicRoute::other(EXPLORE_FILE, super::explore::file_methods),
 ];
 
 /// The public path patterns, in [`PUBLIC`]'s order.

@@ -11,7 +11,7 @@ use crate::model::documents::DocumentMeta;
 /// The application state behind the public router.
 #[derive(Clone)]
 pub struct AppState {
-    /// Day catalogues, provider profiles and history in memory: where documents get their data.
+    /// Day catalogs, provider profiles and history in memory: where documents get their data.
     pub catalog: Arc<Catalog>,
     pub rendered: RenderCache,
     pub meta: Arc<DocumentMeta>,

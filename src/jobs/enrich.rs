@@ -11,7 +11,7 @@ use crate::model::codes::PRODUCTS;
 use crate::model::profile::{REFRESH_AFTER, StoredProfile};
 use crate::places::client::{PlacesClient, PlacesError};
 use crate::places::matching::{choose, profile_of};
-use crate::snapshot::{PriceService, catalogue_extract};
+use crate::snapshot::{PriceService, catalog_extract};
 use crate::store::Store;
 use crate::store::enrich::{DueStation, Seed};
 use crate::time::{Day, perth_now};
@@ -99,7 +99,7 @@ async fn leased_pass(
     let slot = now.as_second().div_euclid(config.interval.as_secs().max(1) as i64);
     let rotating = PRODUCTS[usize::try_from(slot.rem_euclid(PRODUCTS.len() as i64)).unwrap_or(0)].code;
     let product = config.discover_product.unwrap_or(rotating);
-    let extract = catalogue_extract(product, Day::Today, Day::Today.resolve(now));
+    let extract = catalog_extract(product, Day::Today, Day::Today.resolve(now));
     let (snapshot, _) = prices.snapshot(extract).await.map_err(|e| format!("discovery: {}", e.reason))?;
     let seeds: Vec<Seed> = snapshot
         .quotes

@@ -1,6 +1,6 @@
 //! Seed the price history with past days (the demo's offline start): statewide feeds of
 //! earlier dates go through the real parser and validator into the history store, exactly
-//! as a published catalogue extract would.
+//! as a published catalog extract would.
 
 use std::sync::Arc;
 

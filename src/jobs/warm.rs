@@ -10,7 +10,7 @@ use jiff::civil::Time;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::model::codes::product_codes;
-use crate::snapshot::{Extract, PriceService, catalogue_extract};
+use crate::snapshot::{Extract, PriceService, catalog_extract};
 use crate::time::{Day, PERIOD_START, PUBLICATION_TIME, perth_now};
 
 /// Extract refreshes run at most this many at once.
@@ -30,7 +30,7 @@ pub fn warm_extracts(now: Timestamp) -> Vec<Extract> {
         &[Day::Today, Day::Tomorrow]
     };
     days.iter()
-        .flat_map(|&day| product_codes().map(move |p| catalogue_extract(p, day, day.resolve(now))))
+        .flat_map(|&day| product_codes().map(move |p| catalog_extract(p, day, day.resolve(now))))
         .collect()
 }
 

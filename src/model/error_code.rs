@@ -1,4 +1,4 @@
-//! The error catalogue of docs/api.md: codes, statuses and their safe texts.
+//! The error catalog of docs/api.md: codes, statuses and their safe texts.
 //! Every layer reports failures with one of these codes; only the HTTP layer turns them
 //! into responses.
 

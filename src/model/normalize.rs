@@ -63,7 +63,7 @@ fn coordinate(
 
 /// Stations already normalised, by their source text. Normalisation is a pure function of
 /// these fields and a feed repeats each station once per product, so the seven extracts of
-/// a catalogue share one normalisation per station.
+/// a catalog share one normalisation per station.
 static MEMO: std::sync::LazyLock<crate::sync::Memo<std::sync::Arc<Station>>> =
     std::sync::LazyLock::new(|| crate::sync::Memo::new(20_000));
 

@@ -4,6 +4,8 @@
 
 use jiff::civil::{Date, Weekday};
 
+use super::station::cents;
+
 /// Shortest and longest cycle period considered, in days.
 pub const MIN_PERIOD: usize = 5;
 pub const MAX_PERIOD: usize = 21;
@@ -109,7 +111,6 @@ impl DayFigures {
     pub fn stats(&self, date: Date, mut cheapest: Vec<String>) -> DayStats {
         cheapest.sort();
         cheapest.truncate(3);
-        let cents = |tenths: i64| tenths as f64 / 10.0;
         DayStats {
             date,
             stations: self.stations,

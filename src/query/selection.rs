@@ -27,7 +27,7 @@ pub enum Route {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// One complete extract per product; brand and exact suburb are filtered locally.
-    Catalogue,
+    Catalog,
     /// Product × brand × region × suburb requests go upstream.
     SourceFiltered,
 }
@@ -115,11 +115,11 @@ pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result
 }
 
 impl Selection {
-    /// Catalogue or source-filtered (docs/design.md).
+    /// Catalog or source-filtered (docs/design.md).
     pub fn mode(&self) -> Mode {
         let suburb_with_surrounding = self.suburbs.is_some() && self.surrounding != Some(false);
         if self.route == Route::V1 && self.regions.is_none() && !suburb_with_surrounding {
-            Mode::Catalogue
+            Mode::Catalog
         } else {
             Mode::SourceFiltered
         }
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(s.products, vec![1, 2, 4, 5, 6, 10, 11]);
         assert_eq!(s.day, Day::Today);
         assert_eq!(s.date, date(2026, 9, 29));
-        assert_eq!(s.mode(), Mode::Catalogue);
+        assert_eq!(s.mode(), Mode::Catalog);
         let l = parse_selection(Route::Legacy, "", at(10, 0, 0)).expect("valid");
         assert_eq!(l.products, vec![1]);
         assert_eq!(l.mode(), Mode::SourceFiltered);
@@ -362,24 +362,24 @@ mod tests {
     #[test]
     fn mode_vectors() {
         let cases = [
-            ("", Mode::Catalogue, 7),
-            ("brand=2,5,35,15", Mode::Catalogue, 7),
-            ("product=2,6&suburb=perth&surrounding=no", Mode::Catalogue, 2),
+            ("", Mode::Catalog, 7),
+            ("brand=2,5,35,15", Mode::Catalog, 7),
+            ("product=2,6&suburb=perth&surrounding=no", Mode::Catalog, 2),
             ("suburb=perth", Mode::SourceFiltered, 7),
             ("suburb=perth&surrounding=yes", Mode::SourceFiltered, 7),
             ("region=25,26&suburb=PERTH,fremantle&product=1,2", Mode::SourceFiltered, 8),
-            ("surrounding=yes", Mode::Catalogue, 7),
+            ("surrounding=yes", Mode::Catalog, 7),
         ];
         for (q, mode, n) in cases {
             let s = v1(q).expect(q);
             assert_eq!(s.mode(), mode, "{q}");
-            let requests = if mode == Mode::Catalogue { s.products.len() } else { s.combinations() };
+            let requests = if mode == Mode::Catalog { s.products.len() } else { s.combinations() };
             assert_eq!(requests, n, "{q}");
         }
         assert_eq!(v1("region=25,26,27,28").expect_err("28").detail, detail::TOO_MANY_COMBINATIONS);
         let legacy = parse_selection(Route::Legacy, "brand=2,35,5,6&product=1,2,4,5,6,10,11", at(10, 0, 0));
         assert_eq!(legacy.expect_err("28").detail, detail::TOO_MANY_COMBINATIONS);
-        // A catalogue selection has no combination bound: all brands locally.
+        // A catalog selection has no combination bound: all brands locally.
         assert!(v1("brand=2,3,4,5,6,7,10,11,14,15,23,24,25,26&product=1,2,4,5,6,10,11").is_ok());
     }
 

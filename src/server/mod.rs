@@ -83,16 +83,6 @@ pub trait Readiness: Send + Sync + 'static {
     fn ready(&self) -> impl Future<Output = Result<(), String>> + Send;
 }
 
-/// Ready as long as the process runs (until a store exists to check).
-#[derive(Debug, Clone, Copy)]
-pub struct AlwaysReady;
-
-impl Readiness for AlwaysReady {
-    async fn ready(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
 /// Ready while the snapshot store answers.
 pub struct StoreReadiness(pub Arc<dyn crate::store::SnapshotStore>);
 

@@ -32,10 +32,6 @@ impl PlacesState {
         lock(&self.log).len()
     }
 
-    pub fn set_places(&self, places: Vec<Place>) {
-        *lock(&self.places) = places;
-    }
-
     pub fn fail_with(&self, status: Option<u16>) {
         *lock(&self.fail_with) = status;
     }

@@ -37,15 +37,15 @@ pub struct Extract {
 }
 
 /// The snapshot keys a selection needs. Selections without brand, region or suburb filters
-/// upstream share the per-product catalogue extracts.
+/// upstream share the per-product catalog extracts.
 pub fn plan(selection: &Selection) -> Vec<Extract> {
     let upstream_filters =
         selection.brands.is_some() || selection.regions.is_some() || selection.suburbs.is_some();
-    if selection.mode() == Mode::Catalogue || !upstream_filters {
+    if selection.mode() == Mode::Catalog || !upstream_filters {
         return selection
             .products
             .iter()
-            .map(|&p| catalogue_extract(p, selection.day, selection.date))
+            .map(|&p| catalog_extract(p, selection.day, selection.date))
             .collect();
     }
     let mut requests = Vec::with_capacity(selection.combinations());
@@ -76,14 +76,14 @@ pub fn plan(selection: &Selection) -> Vec<Extract> {
 }
 
 /// The snapshot key of the complete extract of one product for one Perth date.
-pub fn catalogue_key(product: u8, date: Date) -> String {
+pub fn catalog_key(product: u8, date: Date) -> String {
     format!("extract:{product}:{date}")
 }
 
 /// The complete extract of one product for one Perth date.
-pub fn catalogue_extract(product: u8, day: Day, date: Date) -> Extract {
+pub fn catalog_extract(product: u8, day: Day, date: Date) -> Extract {
     Extract {
-        key: catalogue_key(product, date),
+        key: catalog_key(product, date),
         date,
         products: vec![product],
         requests: vec![SourceRequest::extract(product, day)],
@@ -91,9 +91,9 @@ pub fn catalogue_extract(product: u8, day: Day, date: Date) -> Extract {
 }
 
 impl Extract {
-    /// The product of a complete catalogue extract (one unfiltered request); `None` for a
+    /// The product of a complete catalog extract (one unfiltered request); `None` for a
     /// source-filtered extract, which never writes history.
-    pub fn catalogue_product(&self) -> Option<u8> {
+    pub fn catalog_product(&self) -> Option<u8> {
         match self.requests.as_slice() {
             [r] if *r == SourceRequest::extract(r.product, r.day) => Some(r.product),
             _ => None,
@@ -103,7 +103,7 @@ impl Extract {
 
 /// The quotes of a selection's snapshots, before local filtering.
 #[derive(Debug, Clone)]
-pub struct SelectionData {
+pub struct SelectionSnapshots {
     pub snapshots: Vec<Arc<Snapshot>>,
     /// Oldest contributing fetch.
     pub fetched_at: Timestamp,
@@ -112,7 +112,7 @@ pub struct SelectionData {
     pub cache: SnapshotCache,
 }
 
-impl SelectionData {
+impl SelectionSnapshots {
     pub fn quotes(&self) -> impl Iterator<Item = &Quote> {
         self.snapshots.iter().flat_map(|s| s.quotes.iter())
     }
@@ -154,7 +154,7 @@ pub struct PriceService {
     /// This process's lease owner token prefix.
     owner: String,
     fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
-    /// Where published catalogue extracts also go, as daily price history.
+    /// Where published catalog extracts also go, as daily price history.
     history: Option<History>,
     /// Decoded snapshots in front of the store.
     held: HeldSnapshots,
@@ -201,11 +201,11 @@ impl PriceService {
         self.history.as_ref()
     }
 
-    /// Write a published catalogue extract into the price history. Never fails the price
+    /// Write a published catalog extract into the price history. Never fails the price
     /// request: a store problem is logged and counted.
     async fn record_history(&self, extract: &Extract, snapshot: &Snapshot) {
         let Some(history) = &self.history else { return };
-        let Some(product) = extract.catalogue_product() else { return };
+        let Some(product) = extract.catalog_product() else { return };
         let day =
             crate::store::history::DayExtract { product, date: snapshot.date, quotes: &snapshot.quotes };
         match history.store.record(&[day]).await {
@@ -225,11 +225,11 @@ impl PriceService {
         self.held.weight()
     }
 
-    /// Another replica published the day catalogue of `product` for `date` (its push event
+    /// Another replica published the day catalog of `product` for `date` (its push event
     /// says so): the held snapshot is confirmed by its stamp on the next read, the same check
     /// the recheck interval would make a moment later.
-    pub fn catalogue_published(&self, product: u8, date: Date) {
-        self.held.doubt(&catalogue_key(product, date));
+    pub fn catalog_published(&self, product: u8, date: Date) {
+        self.held.doubt(&catalog_key(product, date));
     }
 
     pub fn clock(&self) -> &SharedClock {
@@ -241,9 +241,12 @@ impl PriceService {
     }
 
     /// Every snapshot a selection needs, filled if necessary. Atomic: any failure fails all.
-    pub async fn selection(self: &Arc<Self>, selection: &Selection) -> Result<SelectionData, SourceError> {
+    pub async fn selection(
+        self: &Arc<Self>,
+        selection: &Selection,
+    ) -> Result<SelectionSnapshots, SourceError> {
         let extracts = plan(selection);
-        // One task per extract, so parsing and validating the extracts of a cold catalogue
+        // One task per extract, so parsing and validating the extracts of a cold catalog
         // runs on every worker thread at once.
         let tasks: Vec<_> = extracts
             .into_iter()
@@ -263,7 +266,7 @@ impl PriceService {
         }
         let fetched_at = snapshots.iter().map(|s| s.fetched_at).min().unwrap_or_else(|| self.clock.now());
         let expires_at = snapshots.iter().map(|s| s.expires_at).min().unwrap_or_else(|| self.clock.now());
-        Ok(SelectionData { snapshots, fetched_at, expires_at, cache })
+        Ok(SelectionSnapshots { snapshots, fetched_at, expires_at, cache })
     }
 
     /// One extract: a fresh stored snapshot, or a fill shared by every concurrent caller in
@@ -388,7 +391,7 @@ impl PriceService {
             }
         };
         metrics::counter!("wafuel_snapshot_total", "result" => "miss").increment(1);
-        match self.store.publish_catalogue(&fresh, owner, extract.catalogue_product()).await {
+        match self.store.publish(&fresh, owner, extract.catalog_product()).await {
             Ok(true) => {
                 self.record_history(extract, &fresh).await;
                 Ok((self.held.hold(fresh, self.clock.now()), SnapshotCache::Miss))
@@ -470,16 +473,16 @@ mod tests {
         let all = plan(&sel(Route::V1, ""));
         assert_eq!(all.len(), 7);
         assert_eq!(all[0].key, "extract:1:2026-09-29");
-        assert!(all.iter().all(|e| e.catalogue_product() == Some(e.products[0])));
+        assert!(all.iter().all(|e| e.catalog_product() == Some(e.products[0])));
         assert_eq!(plan(&sel(Route::V1, "brand=5&product=1,2")).len(), 2);
         let legacy = plan(&sel(Route::Legacy, ""));
         assert_eq!(legacy[0].key, "extract:1:2026-09-29", "legacy unfiltered shares the extract");
         let filtered = plan(&sel(Route::V1, "region=25,26&suburb=PERTH,fremantle&product=1,2"));
         assert_eq!(filtered.len(), 1);
         assert_eq!(filtered[0].requests.len(), 8);
-        assert_eq!(filtered[0].catalogue_product(), None, "filtered extracts write no history");
+        assert_eq!(filtered[0].catalog_product(), None, "filtered extracts write no history");
         let one_region = plan(&sel(Route::V1, "region=25&product=1"));
-        assert_eq!(one_region[0].catalogue_product(), None);
+        assert_eq!(one_region[0].catalog_product(), None);
         assert!(filtered[0].requests.iter().all(|r| r.surrounding.is_none()));
         let brands = plan(&sel(Route::Legacy, "brand=5,6&product=1&suburb=perth&surrounding=yes"));
         assert_eq!(brands[0].requests.len(), 2);

@@ -57,7 +57,7 @@ pub struct SourceRequest {
 }
 
 impl SourceRequest {
-    /// An unfiltered catalogue extract of one product.
+    /// An unfiltered catalog extract of one product.
     pub fn extract(product: u8, day: Day) -> Self {
         Self { product, brand: None, region: None, suburb: None, surrounding: None, day }
     }

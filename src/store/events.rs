@@ -1,5 +1,5 @@
 //! Push events in the store (docs/api.md, "Push: `GET /v1/events`"): which publish of a day
-//! catalogue is news, written in the publish's own transaction, and how replicas read them
+//! catalog is news, written in the publish's own transaction, and how replicas read them
 //! back. Every replica streams the same sequence because the sequence lives here.
 
 use std::collections::HashMap;
@@ -25,7 +25,7 @@ const DELETE_OLD: &str = "DELETE FROM events WHERE created_at < $1";
 pub enum EventKind {
     /// The store holds prices for this (date, product) for the first time.
     Published,
-    /// A held catalogue was replaced by one with different prices.
+    /// A held catalog was replaced by one with different prices.
     Updated,
 }
 
@@ -72,10 +72,10 @@ pub trait EventStore: Send + Sync + 'static {
     async fn event_waker(&self) -> Option<Box<dyn EventWaker>>;
 }
 
-/// The event a publish of `snapshot`, the catalogue of `product`, makes: `published` when no
-/// catalogue of that (date, product) was published before, `updated` with the number of
+/// The event a publish of `snapshot`, the catalog of `product`, makes: `published` when no
+/// catalog of that (date, product) was published before, `updated` with the number of
 /// stations added, removed or repriced when the prices differ from `previous`, else none. An
-/// empty catalogue (tomorrow before it is out) is no news.
+/// empty catalog (tomorrow before it is out) is no news.
 pub fn event_for(
     previous: Option<&[Quote]>,
     published_before: bool,
@@ -115,7 +115,7 @@ fn prices_of(quotes: &[Quote], product: u8) -> HashMap<&str, i64> {
         .collect()
 }
 
-/// Stations added, removed or repriced between two catalogues.
+/// Stations added, removed or repriced between two catalogs.
 fn changed_stations(before: &HashMap<&str, i64>, after: &HashMap<&str, i64>) -> usize {
     let repriced_or_added =
         after.iter().filter(|(station, price)| before.get(*station) != Some(price)).count();
@@ -143,7 +143,7 @@ pub(super) async fn published_before<C: Conn + ?Sized>(
     Ok(row.is_some())
 }
 
-/// Write event `id` of a catalogue (its date and product).
+/// Write event `id` of a catalog (its date and product).
 pub(super) async fn insert<C: Conn + ?Sized>(
     conn: &mut C,
     id: i64,
@@ -207,7 +207,7 @@ mod tests {
     use crate::model::station::testing::{quote, station};
     use std::sync::Arc;
 
-    fn catalogue(prices: &[(&str, f64)]) -> Snapshot {
+    fn catalog(prices: &[(&str, f64)]) -> Snapshot {
         let quotes = prices
             .iter()
             .map(|(name, price)| quote(&station(name, "BP", "-31.95", "115.86"), 1, *price))
@@ -222,8 +222,8 @@ mod tests {
     }
 
     #[test]
-    fn first_catalogue_is_published_then_only_changes_are_news() {
-        let first = catalogue(&[("a", 190.0), ("b", 191.0), ("c", 192.0)]);
+    fn first_catalog_is_published_then_only_changes_are_news() {
+        let first = catalog(&[("a", 190.0), ("b", 191.0), ("c", 192.0)]);
         let (kind, data) = event_for(None, false, &first, 1).expect("news");
         assert_eq!(kind, EventKind::Published);
         assert_eq!(
@@ -232,13 +232,13 @@ mod tests {
         );
         assert_eq!(event_for(Some(&first.quotes), true, &first, 1), None, "the same prices are no news");
         // b repriced, c gone, d new: three stations changed.
-        let second = catalogue(&[("a", 190.0), ("b", 193.9), ("d", 188.0)]);
+        let second = catalog(&[("a", 190.0), ("b", 193.9), ("d", 188.0)]);
         let (kind, data) = event_for(Some(&first.quotes), true, &second, 1).expect("news");
         assert_eq!(kind, EventKind::Updated);
         let data: serde_json::Value = serde_json::from_str(&data).expect("json");
         assert_eq!(data["changed"], 3);
         assert_eq!(data["stations"], 3);
-        assert_eq!(event_for(None, false, &catalogue(&[]), 1), None, "an empty catalogue is no news");
-        assert_eq!(event_for(None, false, &first, 4), None, "another product's catalogue has none of it");
+        assert_eq!(event_for(None, false, &catalog(&[]), 1), None, "an empty catalog is no news");
+        assert_eq!(event_for(None, false, &first, 4), None, "another product's catalog has none of it");
     }
 }

@@ -1,5 +1,5 @@
 //! Daily price history and each station's latest details, in the same store as snapshots:
-//! written from every published catalogue extract and every imported archive month, read by
+//! written from every published catalog extract and every imported archive month, read by
 //! the history and statistics routes.
 //!
 //! Stations get a compact integer `sid`; the public id stays the SHA-256 station digest. Every
@@ -32,7 +32,7 @@ pub struct HistoryWrite {
     pub replaced: u64,
 }
 
-/// One catalogue extract: a product's quotes on a Perth date.
+/// One catalog extract: a product's quotes on a Perth date.
 #[derive(Debug, Clone, Copy)]
 pub struct DayExtract<'a> {
     pub product: u8,
@@ -94,7 +94,7 @@ pub struct PeriodSummary {
 /// History persistence.
 #[async_trait::async_trait]
 pub trait HistoryStore: Send + Sync + 'static {
-    /// Upsert catalogue extracts' quotes and their stations, in one transaction (a bulk load
+    /// Upsert catalog extracts' quotes and their stations, in one transaction (a bulk load
     /// passes many: each commit rewrites the index pages it touched, once). Idempotent: an
     /// unchanged price writes nothing.
     async fn record(&self, extracts: &[DayExtract<'_>]) -> Result<HistoryWrite, StoreError>;

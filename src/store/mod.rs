@@ -106,13 +106,9 @@ pub trait SnapshotStore: Send + Sync + 'static {
         force: bool,
     ) -> Result<bool, StoreError>;
     /// Publish under the lease and release it. False when the lease was lost (expired and
-    /// taken): the snapshot is then not written.
-    async fn publish(&self, snapshot: &Snapshot, owner: &str) -> Result<bool, StoreError> {
-        self.publish_catalogue(snapshot, owner, None).await
-    }
-    /// [`publish`](Self::publish), and when the snapshot is the day catalogue of `product`,
-    /// the push event it makes (`events::event_for`), in the same transaction.
-    async fn publish_catalogue(
+    /// taken): the snapshot is then not written. When the snapshot is the day catalog of
+    /// `product`, the push event it makes (`events::event_for`), in the same transaction.
+    async fn publish(
         &self,
         snapshot: &Snapshot,
         owner: &str,

@@ -1,6 +1,6 @@
 //! Published snapshots: the validated quotes of each key with their fetch time and expiry,
 //! read by every replica; a publish happens under the key's fill lease and, for a day
-//! catalogue, writes its push event in the same transaction.
+//! catalog, writes its push event in the same transaction.
 
 use std::sync::Arc;
 
@@ -94,7 +94,7 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
         leases::claim(&mut *self.db.read().await?, key, owner, (now, until), force).await
     }
 
-    async fn publish_catalogue(
+    async fn publish(
         &self,
         snapshot: &Snapshot,
         owner: &str,
@@ -102,9 +102,9 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
     ) -> Result<bool, StoreError> {
         let (payload, checksum) = codec::encode(&snapshot.quotes).map_err(StoreError::Encoding)?;
         let date = snapshot.date.to_string();
-        // The write lock first (SQLite). A day catalogue's news is decided against what the
+        // The write lock first (SQLite). A day catalog's news is decided against what the
         // store holds inside this transaction (never a copy read before the lease): whether
-        // its (date, product) was published before, and only then the catalogue this publish
+        // its (date, product) was published before, and only then the catalog this publish
         // replaces, to count the stations that changed.
         let mut tx = self.db.write().await?;
         let mut published_before = false;

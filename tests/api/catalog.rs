@@ -1,4 +1,4 @@
-//! Day catalogues held in memory: a publish by another replica reaches this one without a
+//! Day catalogs held in memory: a publish by another replica reaches this one without a
 //! restart (and without re-reading the store per request), and a stream of never-repeated
 //! queries leaves every cache within its bound.
 
@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::civil::date;
-use wafuel::snapshot::catalogue_extract;
+use wafuel::snapshot::catalog_extract;
 use wafuel::time::Day;
 
 use crate::support::*;
@@ -55,7 +55,7 @@ async fn another_replicas_publish(
     // Ten minutes on, A's warm job publishes newer snapshots of the same keys.
     clock.advance(Duration::from_secs(600));
     for product in [1, 2, 4, 5, 6, 10, 11] {
-        let extract = catalogue_extract(product, Day::Today, date(2026, 9, 29));
+        let extract = catalog_extract(product, Day::Today, date(2026, 9, 29));
         assert!(a_state.catalog.prices().refresh(&extract).await.expect("refresh"));
     }
     assert_eq!(sim.state.request_count(), 14);
@@ -149,7 +149,7 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
     }
     assert!(held <= BOUND);
     assert!(state.catalog.prices().held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
-    assert!(state.catalog.prices().held_quotes() > 0, "the day catalogues are held");
+    assert!(state.catalog.prices().held_quotes() > 0, "the day catalogs are held");
 }
 
 /// Statistics read history days held in memory, and drop them when the store's history

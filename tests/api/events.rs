@@ -108,7 +108,7 @@ fn replica(app: &TestApp, second: Arc<dyn Store>) -> axum::Router {
     wafuel::app::build_router(app_state(&app.sim, &app.clock, second, None))
 }
 
-/// Publish the day catalogue of `product` by asking replica A for it.
+/// Publish the day catalog of `product` by asking replica A for it.
 async fn publish(app: &TestApp, product: u8) {
     let r = app.get(&format!("/v1?product={product}")).await;
     assert_eq!(r.status, 200);
@@ -129,7 +129,7 @@ async fn a_publish_reaches_every_replica_once(app: TestApp, b: axum::Router) {
     let date = first.data["date"].as_str().expect("date");
     assert_eq!(date.len(), 10);
     assert_eq!(on_b.next(ARRIVES).await.as_ref(), Some(first), "the same event on the other replica");
-    // Replica B reads the stored catalogue: no new publish, no event. Another product's
+    // Replica B reads the stored catalog: no new publish, no event. Another product's
     // publish reaches only the stream that asked for every product.
     let r =
         b.clone().oneshot(axum::http::Request::get("/v1?product=1").body(Body::empty()).expect("req")).await;
@@ -169,7 +169,7 @@ async fn postgres_a_publish_reaches_every_replica_once() {
     a_publish_reaches_every_replica_once(app, b).await;
 }
 
-/// Republish the stored catalogue of `key` with `change` applied to its quotes, under a lease
+/// Republish the stored catalog of `key` with `change` applied to its quotes, under a lease
 /// as the warm job would.
 async fn republish(
     store: &Arc<dyn Store>,
@@ -177,7 +177,7 @@ async fn republish(
     product: u8,
     change: impl FnOnce(&mut Vec<wafuel::model::station::Quote>),
 ) {
-    let old = store.load(key).await.expect("load").expect("a stored catalogue");
+    let old = store.load(key).await.expect("load").expect("a stored catalog");
     let mut quotes = (*old.quotes).clone();
     change(&mut quotes);
     let fetched_at = old.fetched_at.checked_add(jiff::SignedDuration::from_secs(60)).expect("time");
@@ -194,7 +194,7 @@ async fn republish(
             .await
             .expect("claim")
     );
-    assert!(store.publish_catalogue(&newer, "test", Some(product)).await.expect("publish"));
+    assert!(store.publish(&newer, "test", Some(product)).await.expect("publish"));
 }
 
 #[tokio::test]
@@ -347,7 +347,7 @@ async fn get_json(router: &axum::Router, uri: &str) -> Value {
     serde_json::from_slice(&response.into_body().collect().await.expect("body").to_bytes()).expect("json")
 }
 
-/// The event is also the replica's "newer catalogue in the store" signal: prices it holds in
+/// The event is also the replica's "newer catalog in the store" signal: prices it holds in
 /// memory follow another replica's publish at once, not after the recheck interval (the test's
 /// clock never moves, so without the event replica B would keep its held prices).
 #[tokio::test]

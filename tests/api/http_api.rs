@@ -12,7 +12,7 @@ use crate::support::*;
 const JSON_API: (&str, &str) = ("accept", "application/vnd.api+json");
 
 #[tokio::test]
-async fn statewide_catalogue_document() {
+async fn statewide_catalog_document() {
     let app = TestApp::new().await;
     let r = app.call("GET", "/v1", &[JSON_API]).await;
     assert_eq!(r.status, 200);
@@ -66,7 +66,7 @@ async fn statewide_catalogue_document() {
         data.iter().find(|s| s["attributes"]["tradingName"] == "Shire of Wandering").expect("wandering");
     assert_eq!(wandering["attributes"]["brand"], 0);
     assert_eq!(wandering["attributes"]["sourceNotes"], serde_json::json!({"brand": "Quest Fuel"}));
-    // One source request per catalogue extract.
+    // One source request per catalog extract.
     assert_eq!(app.source_requests(), 7);
     for h in [
         "etag",
@@ -480,7 +480,7 @@ async fn expanded_forms_and_logos_resolve() {
 }
 
 #[tokio::test]
-async fn catalogue_filters_are_local_and_share_extracts() {
+async fn catalog_filters_are_local_and_share_extracts() {
     let app = TestApp::new().await;
     let bp = app.get("/v1?brand=5").await.json();
     assert_valid("PriceDocument", &bp);
@@ -490,7 +490,7 @@ async fn catalogue_filters_are_local_and_share_extracts() {
     assert_eq!(app.source_requests(), 7);
     let other = app.get("/v1?brand=29,35&product=1,2").await;
     assert_eq!(other.status, 200);
-    assert_eq!(app.source_requests(), 7, "extracts are shared by every catalogue selection");
+    assert_eq!(app.source_requests(), 7, "extracts are shared by every catalog selection");
     let exact = app.get("/v1?product=1&suburb=ellenbrook&surrounding=no").await.json();
     let suburbs: BTreeSet<&str> = exact["data"]
         .as_array()

@@ -98,7 +98,7 @@ async fn nearby_cheapest_with_distance_rank_and_tomorrows_change() {
         }
         last = (base, rank);
     }
-    // Two catalogue extracts (today, tomorrow) however many points are asked.
+    // Two catalog extracts (today, tomorrow) however many points are asked.
     let before = app.source_requests();
     assert_eq!(before, 2);
     for (lat, lon) in [(-31.8, 115.8), (-32.05, 115.75), (-33.3, 115.6)] {
@@ -171,7 +171,7 @@ async fn history_across_several_simulated_days() {
         app.clock.advance(Duration::from_secs(86_400));
     }
     app.clock.advance(Duration::from_secs(3_600));
-    // Filtered extracts write nothing: a region selection of a day without a catalogue
+    // Filtered extracts write nothing: a region selection of a day without a catalog
     // extract leaves that day empty in the history.
     let r = app.get("/v1?product=1&region=25").await;
     assert_eq!(r.status, 200);

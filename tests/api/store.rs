@@ -42,7 +42,7 @@ fn snapshot(key: &str, fetched: i64, ttl: i64, quotes: Vec<Quote>) -> Snapshot {
 async fn round_trip_and_ttl(store: Arc<dyn SnapshotStore>) {
     assert!(store.load("k").await.expect("load").is_none());
     assert!(store.claim("k", "a", at(0), at(60), false).await.expect("claim"));
-    assert!(store.publish(&snapshot("k", 0, 21_600, quotes()), "a").await.expect("publish"));
+    assert!(store.publish(&snapshot("k", 0, 21_600, quotes()), "a", None).await.expect("publish"));
     let loaded = store.load("k").await.expect("load").expect("present");
     assert_eq!(*loaded.quotes, quotes());
     assert_eq!(loaded.fetched_at, at(0));
@@ -58,7 +58,7 @@ async fn round_trip_and_ttl(store: Arc<dyn SnapshotStore>) {
     // Expired: claimable again.
     assert!(store.claim("k", "c", at(21_600), at(21_660), false).await.expect("claim expired"));
     // Publishing without the lease is refused.
-    assert!(!store.publish(&snapshot("k", 5, 30, quotes()), "not-the-owner").await.expect("publish"));
+    assert!(!store.publish(&snapshot("k", 5, 30, quotes()), "not-the-owner", None).await.expect("publish"));
 }
 
 async fn contention(store: Arc<dyn SnapshotStore>) {
@@ -83,10 +83,10 @@ async fn fencing_and_takeover(store: Arc<dyn SnapshotStore>) {
     // The slow filler's lease expires; another takes over and publishes.
     assert!(store.claim("f", "other", at(60), at(120), false).await.expect("takeover"));
     let newer = snapshot("f", 61, 21_600, quotes());
-    assert!(store.publish(&newer, "other").await.expect("publish"));
+    assert!(store.publish(&newer, "other", None).await.expect("publish"));
     // The late filler cannot overwrite the newer snapshot.
     let late = snapshot("f", 70, 21_600, quotes()[..1].to_vec());
-    assert!(!store.publish(&late, "slow").await.expect("fenced"));
+    assert!(!store.publish(&late, "slow", None).await.expect("fenced"));
     let kept = store.load("f").await.expect("load").expect("present");
     assert_eq!(kept.fetched_at, at(61));
     assert_eq!(kept.quotes.len(), 3);
@@ -95,7 +95,7 @@ async fn fencing_and_takeover(store: Arc<dyn SnapshotStore>) {
 async fn pruning_spares_leases(store: Arc<dyn SnapshotStore>) {
     for (key, ttl) in [("old", 30), ("fresh", 21_600), ("old-leased", 30)] {
         assert!(store.claim(key, "w", at(0), at(60), false).await.expect("claim"));
-        assert!(store.publish(&snapshot(key, 0, ttl, quotes()), "w").await.expect("publish"));
+        assert!(store.publish(&snapshot(key, 0, ttl, quotes()), "w", None).await.expect("publish"));
     }
     assert!(store.claim("old-leased", "x", at(100), at(10_000), true).await.expect("lease"));
     // A lease-only row whose lease ran out (a filler that died).
@@ -187,7 +187,7 @@ async fn corrupt_rows_are_deleted_postgres() {
     let schema = fresh_schema(&url).await;
     let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
     assert!(store.claim("c", "a", at(0), at(60), false).await.expect("claim"));
-    assert!(store.publish(&snapshot("c", 0, 21_600, quotes()), "a").await.expect("publish"));
+    assert!(store.publish(&snapshot("c", 0, 21_600, quotes()), "a", None).await.expect("publish"));
     use sqlx::Connection;
     let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
@@ -269,7 +269,7 @@ async fn a_held_lease_makes_readers_wait_then_busy() {
         expires_at: now.checked_add(SignedDuration::from_hours(6)).expect("t"),
         quotes: Arc::new(quotes),
     };
-    assert!(store.publish(&published, "elsewhere").await.expect("publish"));
+    assert!(store.publish(&published, "elsewhere", None).await.expect("publish"));
     let r = router
         .oneshot(axum::http::Request::get("/v1?product=4").body(axum::body::Body::empty()).expect("req"))
         .await
