@@ -13,7 +13,7 @@ use super::rendered::{RenderKey, Rendered, rendered_from};
 use super::state::AppState;
 use crate::cache_policy::{Freshness, stored_document_expiry};
 use crate::catalog::Facts;
-use crate::model::documents::{Expand, PublicationStatus, SnapshotCache};
+use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
 use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
@@ -70,7 +70,7 @@ impl<const LEGACY: bool> Endpoint for Prices<LEGACY> {
     }
 
     fn key(selection: &Selection, _: Media) -> RenderKey {
-        RenderKey::of(selection)
+        RenderKey::Prices(selection.clone())
     }
 
     async fn build(
@@ -81,12 +81,6 @@ impl<const LEGACY: bool> Endpoint for Prices<LEGACY> {
     ) -> Result<Rendered, ApiError> {
         price_document(state, selection).await
     }
-}
-
-/// A cache key of a station-API document. Its data text starts with the route's own word
-/// (`stations;`, `station:`, `history:`, `stats:`), so it never equals a `/v1` key (`p=…`).
-fn station_key(data: String, expand: Expand) -> RenderKey {
-    RenderKey { route: Route::V1, data, expand }
 }
 
 /// A station document (the list, or `only` that station) in one representation.
@@ -120,7 +114,7 @@ impl Endpoint for Stations {
     }
 
     fn key(query: &StationsQuery, media: Media) -> RenderKey {
-        station_key(format!("{}|{}", query.data_key(), media.essence()), query.selection.expand)
+        RenderKey::Stations(query.clone(), media)
     }
 
     async fn build(
@@ -149,7 +143,7 @@ impl Endpoint for Station {
     }
 
     fn key((id, query): &Self::Query, media: Media) -> RenderKey {
-        station_key(format!("station:{id}|{}|{}", query.data_key(), media.essence()), query.selection.expand)
+        RenderKey::Station(id.clone(), query.clone(), media)
     }
 
     async fn build(
@@ -191,8 +185,7 @@ impl Endpoint for History {
     }
 
     fn key(q: &HistoryQuery, media: Media) -> RenderKey {
-        let data = format!("history:{}:{}:{}:{}|{}", q.station_id, q.product, q.from, q.to, media.essence());
-        station_key(data, Expand::default())
+        RenderKey::History(q.clone(), media)
     }
 
     async fn build(
@@ -225,7 +218,7 @@ impl Endpoint for Stats {
     }
 
     fn key(query: &StatsQuery, media: Media) -> RenderKey {
-        station_key(format!("stats:{query:?}|{}", media.essence()), Expand::default())
+        RenderKey::Stats(query.clone(), media)
     }
 
     async fn build(

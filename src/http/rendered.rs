@@ -8,26 +8,26 @@ use axum::http::HeaderValue;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use super::negotiate::Media;
 use crate::cache_policy::{REBUILD_AFTER, shared_until};
 use crate::catalog::Facts;
-use crate::model::documents::Expand;
 use crate::model::documents::{PublicationStatus, SnapshotCache};
-use crate::query::{Route, Selection};
+use crate::model::key::StationId;
+use crate::query::Selection;
+use crate::query::stations::{HistoryQuery, StationsQuery, StatsQuery};
 use crate::render::representation::{Coding, Representation};
 use crate::time::{format_perth, perth};
 
-/// What a cache entry is keyed on: the document's data and its representation.
+/// What a cache entry is keyed on: the parsed request (canonical, so equal requests are equal
+/// keys however they were spelled) and the media it is written in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct RenderKey {
-    pub route: Route,
-    pub data: String,
-    pub expand: Expand,
-}
-
-impl RenderKey {
-    pub fn of(selection: &Selection) -> Self {
-        Self { route: selection.route, data: selection.data_key(), expand: selection.expand }
-    }
+pub enum RenderKey {
+    /// `/v1` or `/legacy` (the selection names its route).
+    Prices(Selection),
+    Stations(StationsQuery, Media),
+    Station(StationId, StationsQuery, Media),
+    History(HistoryQuery, Media),
+    Stats(StatsQuery, Media),
 }
 
 /// A built document and what its headers need.
@@ -50,14 +50,14 @@ pub struct Rendered {
 /// Bounded by weight (document bytes), so memory stays flat whatever the query mix.
 pub type RenderCache = moka::future::Cache<RenderKey, Arc<Rendered>>;
 
-/// Bytes an entry costs besides its bodies: the key's text, the header values, the
-/// document's and the cache's own bookkeeping (measured order of magnitude, rounded up).
+/// Bytes an entry costs besides its bodies: the key, the header values, the document's and
+/// the cache's own bookkeeping (measured order of magnitude, rounded up).
 const ENTRY_OVERHEAD: usize = 1_024;
 
 /// The weight of an entry: its bodies as they may grow (codings are made on demand, after
 /// the entry is weighed) and its overhead.
-pub fn weight(key: &RenderKey, doc: &Rendered) -> u32 {
-    let bytes = doc.repr.weight_bound() + key.data.len() + ENTRY_OVERHEAD;
+pub fn weight(_: &RenderKey, doc: &Rendered) -> u32 {
+    let bytes = doc.repr.weight_bound() + ENTRY_OVERHEAD;
     u32::try_from(bytes).unwrap_or(u32::MAX)
 }
 

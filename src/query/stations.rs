@@ -54,7 +54,8 @@ impl Sort {
     }
 }
 
-/// A validated `/v1/stations` (or `/v1/stations/{id}`) request.
+/// A validated `/v1/stations` (or `/v1/stations/{id}`) request. Equal queries are equal
+/// values (and hash alike, coordinates by their bits), so one is a cache key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StationsQuery {
     /// The base day's selection (filters, day, expand), as `/v1` would read it.
@@ -67,21 +68,26 @@ pub struct StationsQuery {
 }
 
 impl StationsQuery {
-    /// A stable text for the cache key (everything that changes the answer's data).
-    pub fn data_key(&self) -> String {
-        let near = self.near.map_or("-".to_string(), |p| format!("{},{}", p.latitude, p.longitude));
-        format!(
-            "stations;{};near={near};r={};sort={};limit={:?}",
-            self.selection.data_key(),
-            self.radius_m,
-            self.sort.as_str(),
-            self.limit
-        )
+    /// The fields that are not exact numbers, as bits.
+    fn bits(&self) -> (Option<(u64, u64)>, u64) {
+        (self.near.map(|p| (p.latitude.to_bits(), p.longitude.to_bits())), self.radius_m.to_bits())
+    }
+}
+
+/// Parsed numbers are never NaN, so equality on them is an equivalence.
+impl Eq for StationsQuery {}
+
+impl std::hash::Hash for StationsQuery {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.selection.hash(state);
+        self.bits().hash(state);
+        self.sort.hash(state);
+        self.limit.hash(state);
     }
 }
 
 /// A validated `/v1/stations/{id}/history` request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HistoryQuery {
     pub station_id: StationId,
     pub product: u8,
