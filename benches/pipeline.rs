@@ -50,7 +50,7 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
 fn pipeline() {
     let now = date(2026, 9, 29).at(10, 0, 0, 0);
     let state = SimState::new(ManualClock::at_perth(now), Faults::default()).expect("data set");
-    let feeds: Vec<(u8, String)> = product_codes()
+    let feeds: Vec<(wafuel::model::codes::ProductCode, String)> = product_codes()
         .map(|p| {
             (p, String::from_utf8(state.feed_body(&format!("Product={p}&Day=today"), None)).expect("utf8"))
         })
@@ -90,7 +90,7 @@ fn pipeline() {
         })
         .expect("render")
     };
-    let validate_one = |product: u8, feed: &str| {
+    let validate_one = |product: wafuel::model::codes::ProductCode, feed: &str| {
         let parsed = rss::parse(feed).expect("feed");
         validate(&[Component { product, feed: parsed }], date(2026, 9, 29)).expect("valid")
     };
@@ -134,7 +134,7 @@ fn pipeline() {
     println!("cold_build_parallel_ms {:.3}", cold_parallel.as_secs_f64() * 1e3);
     let parse_only =
         time(runs, || feeds.iter().map(|(_, f)| rss::parse(f).expect("feed").items.len()).sum::<usize>());
-    let parsed: Vec<(u8, rss::Feed)> =
+    let parsed: Vec<(wafuel::model::codes::ProductCode, rss::Feed)> =
         feeds.iter().map(|(p, f)| (*p, rss::parse(f).expect("feed"))).collect();
     let validate_only = time(runs, || {
         parsed
@@ -274,7 +274,7 @@ async fn history(dir: &str) {
     let mut rows = 0u64;
     // Ten days (70 extracts) a write, as a bulk load does.
     for chunk_start in (0..days).step_by(10) {
-        let mut batch: Vec<(u8, jiff::civil::Date, Vec<Quote>)> = Vec::new();
+        let mut batch: Vec<(wafuel::model::codes::ProductCode, jiff::civil::Date, Vec<Quote>)> = Vec::new();
         for i in chunk_start..(chunk_start + 10).min(days) {
             let day = first.checked_add(jiff::Span::new().days(i)).expect("date");
             for p in product_codes() {
@@ -284,7 +284,7 @@ async fn history(dir: &str) {
                     .filter(|q| q.product == p)
                     .map(|q| {
                         let mut q = q.clone();
-                        let shift = wafuel::sim::dataset::market_tenths(p, i, q.price as u64);
+                        let shift = wafuel::sim::dataset::market_tenths(p.get(), i, q.price as u64);
                         q.price = ((q.price * 10.0).round() + shift as f64) / 10.0;
                         q
                     })
@@ -309,11 +309,15 @@ async fn history(dir: &str) {
     let mut samples = Vec::new();
     for _ in 0..30 {
         let t = Instant::now();
-        let points = store.station_history(&station, 1, first, last).await.expect("read").expect("some");
+        let points = store
+            .station_history(&station, wafuel::model::codes::ProductCode::UNLEADED, first, last)
+            .await
+            .expect("read")
+            .expect("some");
         std::hint::black_box(
             wafuel::render::market::history_jsonapi(
                 &station,
-                1,
+                wafuel::model::codes::ProductCode::UNLEADED,
                 (first, last),
                 &points,
                 &DocumentMeta::default(),
@@ -328,10 +332,11 @@ async fn history(dir: &str) {
     let mut samples = Vec::new();
     for _ in 0..15 {
         let t = Instant::now();
-        let rows = store.market(1, from, last).await.expect("market");
+        let rows =
+            store.market(wafuel::model::codes::ProductCode::UNLEADED, from, last).await.expect("market");
         let m = wafuel::catalog::market::market(&rows, Default::default());
         let scope = wafuel::render::market::StatsScope {
-            product: 1,
+            product: wafuel::model::codes::ProductCode::UNLEADED,
             brands: None,
             regions: None,
             from,

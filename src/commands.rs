@@ -53,9 +53,10 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     say!("seeding {DEMO_HISTORY_DAYS} past days of price history…");
     let history: Arc<dyn crate::store::history::HistoryStore> = store.clone();
     let today = crate::time::perth_now(clock.now()).date();
-    let seeded =
-        crate::jobs::seed::seed_history(&history, today, DEMO_HISTORY_DAYS, |p, d| sim.state.past_feed(p, d))
-            .await;
+    let seeded = crate::jobs::seed::seed_history(&history, today, DEMO_HISTORY_DAYS, |p, d| {
+        sim.state.past_feed(p.get(), d)
+    })
+    .await;
     say!("seeded {} history rows", seeded.written);
     // A Places stand-in with places for some stations, and one enrichment pass, so the demo
     // shows `enrichment` too (a few seconds after start).
@@ -65,7 +66,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         build_state(AppConfig::new(config.source_url.clone(), store.clone(), config.clock.clone()))?;
     let client = PlacesClient::new(places.base_url().parse()?, "demo".into())?;
     let demo_enrich = enrich::EnrichConfig {
-        discover_product: Some(1),
+        discover_product: Some(crate::model::codes::ProductCode::UNLEADED),
         batch: 2_000,
         daily_budget: 10_000,
         ..Default::default()

@@ -167,8 +167,16 @@ pub struct PlacesArgs {
     #[arg(long, env = "WAFUEL_ENRICH_DAILY_BUDGET", default_value_t = 300)]
     pub enrich_daily_budget: i64,
     /// Discover stations from this product's extract instead of rotating through all seven.
-    #[arg(long, env = "WAFUEL_ENRICH_PRODUCT", hide = true)]
-    pub enrich_product: Option<u8>,
+    #[arg(long, env = "WAFUEL_ENRICH_PRODUCT", hide = true, value_parser = product_code)]
+    pub enrich_product: Option<crate::model::codes::ProductCode>,
+}
+
+/// A product code of the product table, as a flag's value.
+fn product_code(text: &str) -> Result<crate::model::codes::ProductCode, String> {
+    text.parse::<u8>()
+        .ok()
+        .and_then(crate::model::codes::ProductCode::parse)
+        .ok_or_else(|| format!("no product {text:?}"))
 }
 
 impl PlacesArgs {

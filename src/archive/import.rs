@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use super::list::ListedFile;
 use super::{ArchiveError, ArchiveSite, ReadTally, read_prices};
+use crate::model::codes::ProductCode;
 use crate::store::archive::{
     ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
 };
@@ -44,7 +45,7 @@ pub enum ImportError {
 struct ReadFile {
     sites: Vec<ArchiveSite>,
     /// (product, day as `YYYYMMDD`, site index, tenths of a cent)
-    prices: Vec<(u8, i64, u32, i64)>,
+    prices: Vec<(ProductCode, i64, u32, i64)>,
     tally: ReadTally,
 }
 

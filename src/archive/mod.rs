@@ -14,6 +14,7 @@ use std::io::Read;
 
 use jiff::civil::Date;
 
+use crate::model::codes::ProductCode;
 use crate::model::codes::{UNMAPPED_BRAND, brand_code_for_label};
 use crate::model::key::{StationId, fold_text, sha256_hex};
 
@@ -73,7 +74,7 @@ const AREA: &str = "AREA_DESCRIPTION";
 pub struct ArchivePrice {
     /// The Perth day the price applies to.
     pub date: Date,
-    pub product: u8,
+    pub product: ProductCode,
     /// Tenths of a cent per litre.
     pub price: i64,
     pub station: ArchiveSite,
@@ -131,9 +132,9 @@ impl ReadTally {
 }
 
 /// The product code of an archive product text (older years name fewer products).
-pub fn product_for_text(text: &str) -> Option<u8> {
+pub fn product_for_text(text: &str) -> Option<ProductCode> {
     let folded = fold_text(text);
-    Some(match folded.as_str() {
+    let code = match folded.as_str() {
         "ulp" | "unleaded petrol" | "unleaded" => 1,
         "pulp" | "premium unleaded" | "premium unleaded 95" => 2,
         "diesel" => 4,
@@ -142,7 +143,8 @@ pub fn product_for_text(text: &str) -> Option<u8> {
         "e85" => 10,
         "brand diesel" => 11,
         _ => return None,
-    })
+    };
+    ProductCode::parse(code)
 }
 
 /// The short forms FuelWatch's monthly retail files (`FuelWatchRetail-MM-YYYY.csv`,
@@ -342,13 +344,13 @@ mod tests {
         let (prices, tally) = read(&text);
         assert_eq!(prices.len(), 2);
         assert_eq!(prices[0].date, date(2024, 3, 1));
-        assert_eq!((prices[0].product, prices[0].price), (1, 1839));
+        assert_eq!((prices[0].product.get(), prices[0].price), (1, 1839));
         assert_eq!(prices[0].station.address, "Cnr Albany Hwy, Hillview Tce", "a quoted comma stays in");
         assert_eq!(prices[0].station.brand, UNMAPPED_BRAND);
         assert_eq!(prices[0].station.brand_text.as_deref(), Some("Caltex Woolworths"));
         assert_eq!(prices[0].station.region, Some(26));
         assert_eq!(prices[1].station.address, "12 Great Eastern Hwy", "trailing spaces trimmed");
-        assert_eq!((prices[1].product, prices[1].price, prices[1].station.brand), (4, 2155, 5));
+        assert_eq!((prices[1].product.get(), prices[1].price, prices[1].station.brand), (4, 2155, 5));
         assert_eq!(prices[1].station.region, None, "Southern Cross has no region code: kept, counted");
         assert_eq!(tally.rows, 4, "blank trailing lines are not rows");
         assert_eq!(tally.unknown_area, 1);
@@ -362,7 +364,7 @@ mod tests {
                     199.9,05/01/2001,ALBANY,1 York St,PULP,Shell,Shell Albany\n";
         let (prices, _) = read(text);
         assert_eq!(prices.len(), 1);
-        assert_eq!((prices[0].date, prices[0].product, prices[0].price), (date(2001, 1, 5), 2, 1999));
+        assert_eq!((prices[0].date, prices[0].product.get(), prices[0].price), (date(2001, 1, 5), 2, 1999));
         assert_eq!((prices[0].station.brand, prices[0].station.postcode.as_deref()), (14, None));
     }
 
@@ -396,8 +398,8 @@ mod tests {
         assert_eq!(region_for_area("north OF  river"), Some(25));
         assert_eq!(region_for_area("East/Hills"), Some(27));
         assert_eq!(region_for_area("Gingin"), None, "no FuelWatch region");
-        assert_eq!(product_for_text("98 RON"), Some(6));
-        assert_eq!(product_for_text("Brand diesel"), Some(11));
+        assert_eq!(product_for_text("98 RON").map(ProductCode::get), Some(6));
+        assert_eq!(product_for_text("Brand diesel").map(ProductCode::get), Some(11));
     }
 
     #[test]
@@ -429,14 +431,14 @@ mod tests {
              01/01/2026,7-Eleven Alkimos,7-Eleven,PULP,184.9,10 Carlsbad Prom,ALKIMOS,6038,North of River,Metro\r\n";
         let (prices, tally) = read(old);
         assert_eq!(tally.rows, 1);
-        assert_eq!((prices[0].date, prices[0].product, prices[0].price), (date(2021, 2, 1), 11, 1239));
+        assert_eq!((prices[0].date, prices[0].product.get(), prices[0].price), (date(2021, 2, 1), 11, 1239));
         assert_eq!(
             (prices[0].station.region, prices[0].station.postcode.as_deref()),
             (Some(26), Some("6104"))
         );
         let (prices, tally) = read(new);
         assert_eq!((tally.rows, tally.unknown_area), (2, 0));
-        assert_eq!((prices[0].product, prices[0].price, prices[0].station.region), (1, 1799, Some(23)));
-        assert_eq!((prices[1].product, prices[1].price, prices[1].station.region), (2, 1849, Some(25)));
+        assert_eq!((prices[0].product.get(), prices[0].price, prices[0].station.region), (1, 1799, Some(23)));
+        assert_eq!((prices[1].product.get(), prices[1].price, prices[1].station.region), (2, 1849, Some(25)));
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
+use crate::model::codes::ProductCode;
 use crate::model::stats::{DayStats, Interval, Market, Periods};
 use crate::store::StoreError;
 use crate::store::history::{DayPrices, DaySummary, HistoryStation, HistoryStore, MarketRows};
@@ -27,7 +28,7 @@ struct Held {
     /// Whether `stations` was read at `version`.
     stations_read: bool,
     /// Every day read, with or without prices (`None`: the store has no row for it).
-    days: HashMap<u8, BTreeMap<Date, Option<DayPrices>>>,
+    days: HashMap<ProductCode, BTreeMap<Date, Option<DayPrices>>>,
     prices: usize,
 }
 
@@ -53,7 +54,7 @@ impl MarketDays {
     /// Every price of `product` from `from` to `to`, as the store has it at `now`.
     pub async fn rows(
         &self,
-        product: u8,
+        product: ProductCode,
         from: Date,
         to: Date,
         now: Timestamp,
@@ -119,7 +120,7 @@ impl MarketDays {
     /// inside the window.
     pub async fn statewide(
         &self,
-        (product, from, to): (u8, Date, Date),
+        (product, from, to): (ProductCode, Date, Date),
         interval: Interval,
         now: Timestamp,
     ) -> Result<Market, StoreError> {
@@ -171,7 +172,12 @@ impl MarketDays {
     }
 
     /// The distinct stations priced in `product` from `from` to `to`, from the stored days.
-    async fn distinct_stations(&self, product: u8, from: Date, to: Date) -> Result<usize, StoreError> {
+    async fn distinct_stations(
+        &self,
+        product: ProductCode,
+        from: Date,
+        to: Date,
+    ) -> Result<usize, StoreError> {
         let mut sids = HashSet::new();
         self.store
             .each_day(product, from, to, &mut |_, day| sids.extend(day.iter().map(|(sid, _)| *sid)))
@@ -180,7 +186,7 @@ impl MarketDays {
     }
 
     /// The window from memory, when every day of it is held.
-    fn window(&self, product: u8, from: Date, to: Date) -> Option<MarketRows> {
+    fn window(&self, product: ProductCode, from: Date, to: Date) -> Option<MarketRows> {
         let held = crate::sync::lock(&self.held);
         let days = held.days.get(&product)?;
         let span = days.range(from..=to);
@@ -259,7 +265,7 @@ pub const CYCLE_WINDOW_DAYS: usize = 365;
 /// of prices never sit in memory at once, and are not held after).
 pub async fn periods(
     store: &dyn HistoryStore,
-    (product, from, to): (u8, Date, Date),
+    (product, from, to): (ProductCode, Date, Date),
     interval: Interval,
     filter: StationFilter<'_>,
 ) -> Result<Market, StoreError> {

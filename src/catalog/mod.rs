@@ -20,6 +20,7 @@ pub use documents::Facts;
 pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 
+use crate::model::codes::ProductCode;
 use crate::model::documents::PublicationStatus;
 use crate::model::error_code::ErrorCode;
 use crate::model::geo::Point;
@@ -142,7 +143,7 @@ impl Catalog {
     pub async fn station_history(
         &self,
         station_id: &StationId,
-        product: u8,
+        product: ProductCode,
         from: jiff::civil::Date,
         to: jiff::civil::Date,
     ) -> Result<Vec<(jiff::civil::Date, i64)>, CatalogError> {

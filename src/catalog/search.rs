@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::model::codes::ProductCode;
 use crate::model::documents::{StationExtra, StationRow, price_rows};
 use crate::model::geo::great_circle_m;
 use crate::model::station::{Quote, cents, tenths};
@@ -14,8 +15,8 @@ use crate::query::stations::{Sort, StationsQuery};
 /// following day's quotes when that day is published.
 pub fn station_rows(query: &StationsQuery, base: &[&Quote], next: Option<&[&Quote]>) -> Vec<StationRow> {
     let date = query.selection.date.to_string();
-    let next_prices: Option<HashMap<&str, Vec<(u8, f64)>>> = next.map(|quotes| {
-        let mut by_station: HashMap<&str, Vec<(u8, f64)>> = HashMap::new();
+    let next_prices: Option<HashMap<&str, Vec<(ProductCode, f64)>>> = next.map(|quotes| {
+        let mut by_station: HashMap<&str, Vec<(ProductCode, f64)>> = HashMap::new();
         for q in quotes {
             if query.selection.products.contains(&q.product) {
                 by_station.entry(q.station.digest.as_str()).or_default().push((q.product, q.price));
@@ -118,8 +119,12 @@ mod tests {
         assert_eq!(names, ["B", "A", "C", "D"], "cheapest first, nearer first on equal prices");
         let ranks: Vec<usize> = rows.iter().filter_map(|r| r.extra.rank).collect();
         assert_eq!(ranks, [1, 2, 2, 4]);
-        assert_eq!(rows[0].extra.change, vec![(1, -9.9)]);
-        assert_eq!(rows[1].extra.change, vec![(1, 2.2)], "192.1 − 189.9 without float noise");
+        assert_eq!(rows[0].extra.change, vec![(ProductCode::UNLEADED, -9.9)]);
+        assert_eq!(
+            rows[1].extra.change,
+            vec![(ProductCode::UNLEADED, 2.2)],
+            "192.1 − 189.9 without float noise"
+        );
         assert_eq!(rows[2].extra.next, None, "no next-day price: null");
         assert!(rows[2].extra.change.is_empty());
         assert!(rows.iter().all(|r| r.extra.distance.is_some_and(|d| d <= 5_000)));

@@ -8,6 +8,7 @@ use std::time::Duration;
 use jiff::SignedDuration;
 
 use crate::model::codes::PRODUCTS;
+use crate::model::codes::ProductCode;
 use crate::model::profile::{REFRESH_AFTER, StoredProfile};
 use crate::places::client::{PlacesClient, PlacesError};
 use crate::places::matching::{choose, profile_of};
@@ -27,7 +28,7 @@ pub struct EnrichConfig {
     pub refresh_after: SignedDuration,
     pub interval: Duration,
     /// Discover this product's stations instead of rotating (tests and operators).
-    pub discover_product: Option<u8>,
+    pub discover_product: Option<ProductCode>,
 }
 
 impl Default for EnrichConfig {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use jiff::civil::Date;
 
+use crate::model::codes::ProductCode;
 use crate::model::codes::product_codes;
 use crate::model::station::Quote;
 use crate::source::rss;
@@ -21,10 +22,10 @@ pub async fn seed_history(
     history: &Arc<dyn HistoryStore>,
     today: Date,
     days: i32,
-    feed: impl Fn(u8, Date) -> Vec<u8>,
+    feed: impl Fn(ProductCode, Date) -> Vec<u8>,
 ) -> HistoryWrite {
     let mut total = HistoryWrite::default();
-    let mut batch: Vec<(u8, Date, Vec<Quote>)> = Vec::new();
+    let mut batch: Vec<(ProductCode, Date, Vec<Quote>)> = Vec::new();
     for back in (1..=days).rev() {
         let Ok(date) = today.checked_sub(jiff::Span::new().days(back)) else { continue };
         for product in product_codes() {
@@ -35,7 +36,7 @@ pub async fn seed_history(
             });
             match quotes {
                 Ok(quotes) => batch.push((product, date, quotes)),
-                Err(reason) => tracing::warn!(%reason, %date, product, "history seed feed rejected"),
+                Err(reason) => tracing::warn!(%reason, %date, %product, "history seed feed rejected"),
             }
         }
         if back % DAYS_PER_WRITE == 1 || back == 1 {
@@ -48,7 +49,7 @@ pub async fn seed_history(
 
 async fn write(
     history: &Arc<dyn HistoryStore>,
-    batch: &mut Vec<(u8, Date, Vec<Quote>)>,
+    batch: &mut Vec<(ProductCode, Date, Vec<Quote>)>,
     total: &mut HistoryWrite,
 ) {
     if batch.is_empty() {

@@ -2,32 +2,78 @@
 //! regions. This module is the single source for parsing, rendering, validation and the
 //! simulated source; nothing else spells out a code or a name.
 
+/// The code of a product the product table has: parsed once where a code comes in (a query,
+/// a feed request, an archive row), then carried as this type by the catalog, the store and
+/// the renderers, so no later layer asks again whether a `u8` is a product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct ProductCode(u8);
+
+impl ProductCode {
+    /// Unleaded Petrol: `/legacy`'s product when the query names none.
+    pub const UNLEADED: ProductCode = ProductCode(1);
+
+    /// The code, if the product table has it.
+    pub fn parse(code: u8) -> Option<Self> {
+        product(code).map(|p| p.code)
+    }
+
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
+/// A code equals its number (`quote.product == 1`).
+impl PartialEq<u8> for ProductCode {
+    fn eq(&self, other: &u8) -> bool {
+        self.0 == *other
+    }
+}
+
+impl From<ProductCode> for u8 {
+    fn from(code: ProductCode) -> u8 {
+        code.0
+    }
+}
+
+impl From<ProductCode> for i64 {
+    fn from(code: ProductCode) -> i64 {
+        i64::from(code.0)
+    }
+}
+
+impl std::fmt::Display for ProductCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// A fuel product sold at the pump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Product {
-    pub code: u8,
+    pub code: ProductCode,
     pub name: &'static str,
     pub unit: &'static str,
 }
 
 /// Every product, in code order. There is no product 3.
 pub const PRODUCTS: [Product; 7] = [
-    Product { code: 1, name: "Unleaded Petrol", unit: "Australian cents per litre" },
-    Product { code: 2, name: "Premium Unleaded 95", unit: "cents per litre" },
-    Product { code: 4, name: "Diesel", unit: "cents per litre" },
-    Product { code: 5, name: "LPG", unit: "cents per litre" },
-    Product { code: 6, name: "Premium Unleaded 98", unit: "cents per litre" },
-    Product { code: 10, name: "E85", unit: "cents per litre" },
-    Product { code: 11, name: "Brand Diesel", unit: "cents per litre" },
+    Product { code: ProductCode(1), name: "Unleaded Petrol", unit: "Australian cents per litre" },
+    Product { code: ProductCode(2), name: "Premium Unleaded 95", unit: "cents per litre" },
+    Product { code: ProductCode(4), name: "Diesel", unit: "cents per litre" },
+    Product { code: ProductCode(5), name: "LPG", unit: "cents per litre" },
+    Product { code: ProductCode(6), name: "Premium Unleaded 98", unit: "cents per litre" },
+    Product { code: ProductCode(10), name: "E85", unit: "cents per litre" },
+    Product { code: ProductCode(11), name: "Brand Diesel", unit: "cents per litre" },
 ];
 
 /// The product with this code, if it exists.
 pub fn product(code: u8) -> Option<&'static Product> {
-    PRODUCTS.iter().find(|p| p.code == code)
+    PRODUCTS.iter().find(|p| p.code.0 == code)
 }
 
 /// Every product code, ascending.
-pub fn product_codes() -> impl Iterator<Item = u8> {
+pub fn product_codes() -> impl Iterator<Item = ProductCode> {
     PRODUCTS.iter().map(|p| p.code)
 }
 

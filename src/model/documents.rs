@@ -12,6 +12,7 @@ use super::geo::Point;
 use super::key::station_id;
 use super::profile::Merged;
 use super::station::{Quote, Station};
+use crate::model::codes::ProductCode;
 
 /// `meta.publicationStatus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +81,7 @@ pub struct Expand {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scope {
     pub date: Date,
-    pub products: Vec<u8>,
+    pub products: Vec<ProductCode>,
     pub expand: Expand,
 }
 
@@ -90,7 +91,7 @@ pub struct PriceRow {
     pub station: Arc<Station>,
     /// The `/v1` resource id, `<date>:<digest>`.
     pub id: String,
-    pub prices: Vec<(u8, f64)>,
+    pub prices: Vec<(ProductCode, f64)>,
 }
 
 /// Group quotes by station, prices in product order, rows by suburb, name, then id
@@ -151,9 +152,9 @@ pub struct LegacyDoc {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct StationExtra {
     /// The following day's prices of the selected products; `None` = null.
-    pub next: Option<Vec<(u8, f64)>>,
+    pub next: Option<Vec<(ProductCode, f64)>>,
     /// next − base per product where both exist.
-    pub change: Vec<(u8, f64)>,
+    pub change: Vec<(ProductCode, f64)>,
     /// Great-circle metres from `near`.
     pub distance: Option<i64>,
     /// Position by price (ties share a rank).

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::site_features::WeekHours;
+use crate::model::codes::ProductCode;
 
 /// Original text the controlled schema could not represent (`sourceNotes`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,7 +63,7 @@ pub struct Station {
 /// One station's price for one product on one source date.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quote {
-    pub product: u8,
+    pub product: ProductCode,
     /// Cents per litre, in (0, 10000].
     pub price: f64,
     /// The price as the source wrote it.
@@ -106,6 +107,7 @@ pub(crate) mod testing {
 
     /// `station`'s price of `product`.
     pub fn quote(station: &Arc<Station>, product: u8, price: f64) -> Quote {
+        let product = crate::model::codes::ProductCode::parse(product).expect("a product code");
         Quote { product, price, price_text: price.to_string(), station: station.clone() }
     }
 }

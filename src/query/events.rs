@@ -2,8 +2,9 @@
 //! the id of the last event seen (as `Last-Event-ID`), read by the one grammar. Pure.
 
 use super::grammar::{Param, QueryError, filter, invalid, plain, read};
-use super::selection::codes;
-use crate::model::codes::{product, product_codes};
+use super::selection::products;
+use crate::model::codes::ProductCode;
+use crate::model::codes::product_codes;
 
 const PARAMS: [Param; 2] = [filter("product"), plain("since")];
 
@@ -11,7 +12,7 @@ const PARAMS: [Param; 2] = [filter("product"), plain("since")];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventsQuery {
     /// Ascending, unique; every product when the query names none.
-    pub products: Vec<u8>,
+    pub products: Vec<ProductCode>,
     pub since: Option<i64>,
 }
 
@@ -19,7 +20,7 @@ pub struct EventsQuery {
 pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
     let values = read(raw, &PARAMS)?;
     let products = match values.get("product") {
-        Some(v) => codes(v, "product", |c| product(c).is_some())?,
+        Some(v) => products(v)?,
         None => product_codes().collect(),
     };
     let since = values.get("since").map(event_id).transpose()?;
@@ -41,7 +42,8 @@ mod tests {
     #[test]
     fn products_and_since() {
         let q = parse_events("FILTER[product]=4,1&since=17").expect("ok");
-        assert_eq!(q, EventsQuery { products: vec![1, 4], since: Some(17) });
+        assert_eq!(q.products, [1, 4]);
+        assert_eq!(q.since, Some(17));
         assert_eq!(parse_events("").expect("ok").products, product_codes().collect::<Vec<_>>());
         for bad in ["since=-1", "since=1e3", "product=3", "day=today", "since=1&since=2", "filter[since]=1"] {
             assert!(parse_events(bad).is_err(), "{bad}");

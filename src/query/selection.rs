@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
+use crate::model::codes::ProductCode;
 use crate::model::codes::{brand, is_region, product, product_codes};
 use crate::model::documents::Expand;
 use crate::model::error_code::detail;
@@ -38,7 +39,7 @@ pub enum Mode {
 pub struct Selection {
     pub route: Route,
     /// Ascending, unique.
-    pub products: Vec<u8>,
+    pub products: Vec<ProductCode>,
     /// Ascending, unique; `None` = every brand.
     pub brands: Option<Vec<u8>>,
     pub regions: Option<Vec<u8>>,
@@ -90,8 +91,8 @@ pub fn parse_selection_with(
 pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result<Selection, QueryError> {
     let take = |name: &str| values.get(name);
     let products = match take("product") {
-        Some(v) => codes(v, "product", |c| product(c).is_some())?,
-        None if route == Route::Legacy => vec![1],
+        Some(v) => products(v)?,
+        None if route == Route::Legacy => vec![ProductCode::UNLEADED],
         None => product_codes().collect(),
     };
     let brands = take("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
@@ -156,7 +157,7 @@ impl Selection {
         };
         format!(
             "p={};b={};r={};s={};sur={};d={}",
-            list(&Some(self.products.clone())),
+            list(&Some(self.products.iter().map(|p| p.get()).collect())),
             list(&self.brands),
             list(&self.regions),
             suburbs,
@@ -164,6 +165,14 @@ impl Selection {
             self.date
         )
     }
+}
+
+/// A comma list of product codes: trimmed, each in the product table, de-duplicated, ascending.
+pub(crate) fn products(value: &str) -> Result<Vec<ProductCode>, QueryError> {
+    Ok(codes(value, "product", |c| product(c).is_some())?
+        .into_iter()
+        .filter_map(ProductCode::parse)
+        .collect())
 }
 
 /// A comma list of integer codes: trimmed, each valid, de-duplicated, ascending.

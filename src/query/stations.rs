@@ -7,9 +7,10 @@ use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
 use super::selection::{
-    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, codes, parse_selection_with, selection,
+    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, codes, parse_selection_with, products, selection,
 };
-use crate::model::codes::{brand, is_region, product};
+use crate::model::codes::ProductCode;
+use crate::model::codes::{brand, is_region};
 use crate::model::geo::Point;
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
@@ -90,7 +91,7 @@ impl std::hash::Hash for StationsQuery {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HistoryQuery {
     pub station_id: StationId,
-    pub product: u8,
+    pub product: ProductCode,
     pub from: Date,
     pub to: Date,
 }
@@ -98,7 +99,7 @@ pub struct HistoryQuery {
 /// A validated `/v1/stats` request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StatsQuery {
-    pub product: u8,
+    pub product: ProductCode,
     pub brands: Option<Vec<u8>>,
     pub regions: Option<Vec<u8>>,
     pub from: Date,
@@ -217,9 +218,9 @@ fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, 
     Ok((from, to))
 }
 
-fn one_product(value: Option<&str>) -> Result<u8, QueryError> {
+fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
     let value = value.ok_or_else(|| invalid("product is required"))?;
-    match codes(value, "product", |c| product(c).is_some())?.as_slice() {
+    match products(value)?.as_slice() {
         [p] => Ok(*p),
         _ => Err(invalid("exactly one product")),
     }

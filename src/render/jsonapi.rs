@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use crate::model::codes::ProductCode;
 use crate::model::codes::{brand, brand_logo_file, feature, restriction};
 use crate::model::documents::{
     DocumentMeta, Expand, PriceDoc, PriceRow, PublicationStatus, Scope, StationExtra,
@@ -63,9 +64,9 @@ pub(crate) struct Meta<'a> {
     valid_until: &'a str,
     publication_status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    product: Option<u8>,
+    product: Option<ProductCode>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    products: Option<&'a [u8]>,
+    products: Option<&'a [ProductCode]>,
     copyright: &'a str,
     documentation: &'a str,
     issues: &'a str,
@@ -281,7 +282,7 @@ struct CodeName {
 
 struct Price<'a> {
     as_at: &'a str,
-    products: &'a [(u8, f64)],
+    products: &'a [(ProductCode, f64)],
     extra: Option<&'a StationExtra>,
 }
 
@@ -298,7 +299,7 @@ impl Serialize for Price<'_> {
     }
 }
 
-pub(crate) struct ProductPrices<'a>(pub &'a [(u8, f64)]);
+pub(crate) struct ProductPrices<'a>(pub &'a [(ProductCode, f64)]);
 
 impl Serialize for ProductPrices<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

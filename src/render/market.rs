@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use super::{RenderError, csv_bytes};
+use crate::model::codes::ProductCode;
 use crate::model::documents::DocumentMeta;
 use crate::model::station::cents;
 use crate::model::stats::{Interval, Market};
@@ -15,7 +16,7 @@ use crate::model::stats::{Interval, Market};
 #[serde(rename_all = "camelCase")]
 struct RangeMeta<'a> {
     source: &'static str,
-    product: u8,
+    product: ProductCode,
     from: String,
     to: String,
     copyright: &'a str,
@@ -25,7 +26,7 @@ struct RangeMeta<'a> {
 }
 
 impl<'a> RangeMeta<'a> {
-    fn new(product: u8, from: Date, to: Date, meta: &'a DocumentMeta) -> Self {
+    fn new(product: ProductCode, from: Date, to: Date, meta: &'a DocumentMeta) -> Self {
         RangeMeta {
             source: SOURCE_HOST,
             product,
@@ -62,14 +63,14 @@ struct Point {
 
 #[derive(Serialize)]
 struct HistoryAttributes {
-    product: u8,
+    product: ProductCode,
     points: Vec<Point>,
 }
 
 /// `/v1/stations/{id}/history` as JSON:API.
 pub fn history_jsonapi(
     station_id: &str,
-    product: u8,
+    product: ProductCode,
     (from, to): (Date, Date),
     points: &[(Date, i64)],
     meta: &DocumentMeta,
@@ -124,7 +125,7 @@ struct CycleOut {
 
 #[derive(Serialize)]
 struct StatsAttributes<'a> {
-    product: u8,
+    product: ProductCode,
     #[serde(skip_serializing_if = "Option::is_none")]
     brands: Option<&'a [u8]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,7 +145,7 @@ pub fn weekday_name(w: Weekday) -> &'static str {
 
 /// What a statistics request selected.
 pub struct StatsScope<'a> {
-    pub product: u8,
+    pub product: ProductCode,
     pub brands: Option<&'a [u8]>,
     pub regions: Option<&'a [u8]>,
     pub from: Date,

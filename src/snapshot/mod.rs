@@ -11,6 +11,7 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
+use crate::model::codes::ProductCode;
 use crate::model::station::Quote;
 use crate::query::{Mode, Selection};
 use crate::source::SourceError;
@@ -32,7 +33,7 @@ pub use crate::model::documents::SnapshotCache;
 pub struct Extract {
     pub key: String,
     pub date: Date,
-    pub products: Vec<u8>,
+    pub products: Vec<ProductCode>,
     pub requests: Vec<SourceRequest>,
 }
 
@@ -76,12 +77,12 @@ pub fn plan(selection: &Selection) -> Vec<Extract> {
 }
 
 /// The snapshot key of the complete extract of one product for one Perth date.
-pub fn catalog_key(product: u8, date: Date) -> String {
+pub fn catalog_key(product: ProductCode, date: Date) -> String {
     format!("extract:{product}:{date}")
 }
 
 /// The complete extract of one product for one Perth date.
-pub fn catalog_extract(product: u8, day: Day, date: Date) -> Extract {
+pub fn catalog_extract(product: ProductCode, day: Day, date: Date) -> Extract {
     Extract {
         key: catalog_key(product, date),
         date,
@@ -93,7 +94,7 @@ pub fn catalog_extract(product: u8, day: Day, date: Date) -> Extract {
 impl Extract {
     /// The product of a complete catalog extract (one unfiltered request); `None` for a
     /// source-filtered extract, which never writes history.
-    pub fn catalog_product(&self) -> Option<u8> {
+    pub fn catalog_product(&self) -> Option<ProductCode> {
         match self.requests.as_slice() {
             [r] if *r == SourceRequest::extract(r.product, r.day) => Some(r.product),
             _ => None,
@@ -228,7 +229,7 @@ impl PriceService {
     /// Another replica published the day catalog of `product` for `date` (its push event
     /// says so): the held snapshot is confirmed by its stamp on the next read, the same check
     /// the recheck interval would make a moment later.
-    pub fn catalog_published(&self, product: u8, date: Date) {
+    pub fn catalog_published(&self, product: ProductCode, date: Date) {
         self.held.doubt(&catalog_key(product, date));
     }
 

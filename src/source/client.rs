@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::error::SourceError;
 use super::rss;
 use super::validate::{Component, validate};
+use crate::model::codes::ProductCode;
 use crate::model::station::Quote;
 use crate::time::Day;
 
@@ -47,7 +48,7 @@ impl Default for ClientLimits {
 /// One upstream request: one value per parameter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SourceRequest {
-    pub product: u8,
+    pub product: ProductCode,
     pub brand: Option<u8>,
     pub region: Option<u8>,
     /// Trimmed, whitespace-collapsed, upper-case.
@@ -58,7 +59,7 @@ pub struct SourceRequest {
 
 impl SourceRequest {
     /// An unfiltered catalog extract of one product.
-    pub fn extract(product: u8, day: Day) -> Self {
+    pub fn extract(product: ProductCode, day: Day) -> Self {
         Self { product, brand: None, region: None, suburb: None, surrounding: None, day }
     }
 
@@ -313,7 +314,7 @@ mod tests {
     #[test]
     fn request_parameters() {
         let r = SourceRequest {
-            product: 2,
+            product: ProductCode::parse(2).expect("a product"),
             brand: Some(5),
             region: None,
             suburb: Some("MOUNT LAWLEY".into()),

@@ -8,6 +8,7 @@ use jiff::civil::Date;
 
 use super::error::SourceError;
 use super::rss::Feed;
+use crate::model::codes::ProductCode;
 use crate::model::normalize::{is_plain_decimal, normalize_shared};
 use crate::model::station::Quote;
 
@@ -19,7 +20,7 @@ pub const MAX_PRICE: f64 = 10_000.0;
 /// One source response: the product it was asked for and what it said.
 #[derive(Debug, Clone)]
 pub struct Component<'a> {
-    pub product: u8,
+    pub product: ProductCode,
     pub feed: Feed<'a>,
 }
 
@@ -34,7 +35,7 @@ pub fn validate(components: &[Component<'_>], expected: Date) -> Result<Vec<Quot
     let expected_text = expected.to_string();
     let mut quotes: Vec<Quote> = Vec::with_capacity(total);
     // (product, station key) → index in `quotes`
-    let mut seen: HashMap<(u8, String), usize> = HashMap::with_capacity(total);
+    let mut seen: HashMap<(ProductCode, String), usize> = HashMap::with_capacity(total);
     for component in components {
         for (n, item) in component.feed.items.iter().enumerate() {
             let at = |what: String| format!("product {} item {}: {what}", component.product, n + 1);
@@ -106,6 +107,7 @@ mod tests {
     }
 
     fn one(product: u8, items: Vec<SourceRecord>) -> Component {
+        let product = ProductCode::parse(product).expect("a product");
         Component { product, feed: Feed { items } }
     }
 

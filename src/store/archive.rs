@@ -12,6 +12,7 @@ use super::backend::Backend;
 use super::conn::{Conn, Statement, sql};
 use super::history::{BATCH, Differing, Incoming, apply};
 use super::{SqlStore, StoreError, counters};
+use crate::model::codes::ProductCode;
 
 /// A station the history already knows, with what the archive matches on.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +55,7 @@ pub enum Slot {
 /// One archive price: product, day (`YYYYMMDD`), station, tenths of a cent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImportPrice {
-    pub product: u8,
+    pub product: ProductCode,
     pub day: i64,
     pub station: Slot,
     pub price: i64,

@@ -40,6 +40,12 @@ impl From<u8> for Arg {
     }
 }
 
+impl From<crate::model::codes::ProductCode> for Arg {
+    fn from(v: crate::model::codes::ProductCode) -> Self {
+        Arg::Int(Some(i64::from(v)))
+    }
+}
+
 impl From<f64> for Arg {
     fn from(v: f64) -> Self {
         Arg::Float(v)

@@ -9,6 +9,7 @@ use jiff::Timestamp;
 use super::backend::{Backend, EventWaker};
 use super::conn::{Conn, sql};
 use super::{Snapshot, SqlStore, StoreError, counters};
+use crate::model::codes::ProductCode;
 use crate::model::station::{Quote, tenths};
 
 const PUBLISHED_BEFORE: &str =
@@ -52,7 +53,7 @@ pub struct StoredEvent {
     pub id: i64,
     pub kind: EventKind,
     pub date: jiff::civil::Date,
-    pub product: u8,
+    pub product: ProductCode,
     pub data: String,
 }
 
@@ -80,7 +81,7 @@ pub fn event_for(
     previous: Option<&[Quote]>,
     published_before: bool,
     snapshot: &Snapshot,
-    product: u8,
+    product: ProductCode,
 ) -> Option<(EventKind, String)> {
     let now = prices_of(&snapshot.quotes, product);
     if now.is_empty() {
@@ -107,7 +108,7 @@ pub fn event_for(
 }
 
 /// Station digest → price in tenths of a cent, for one product.
-fn prices_of(quotes: &[Quote], product: u8) -> HashMap<&str, i64> {
+fn prices_of(quotes: &[Quote], product: ProductCode) -> HashMap<&str, i64> {
     quotes
         .iter()
         .filter(|q| q.product == product)
@@ -137,7 +138,7 @@ struct EventRow {
 pub(super) async fn published_before<C: Conn + ?Sized>(
     conn: &mut C,
     date: &str,
-    product: u8,
+    product: ProductCode,
 ) -> Result<bool, StoreError> {
     let row: Option<(i32,)> = conn.fetch_optional(sql(PUBLISHED_BEFORE).bind(date).bind(product)).await?;
     Ok(row.is_some())
@@ -148,7 +149,7 @@ pub(super) async fn insert<C: Conn + ?Sized>(
     conn: &mut C,
     id: i64,
     kind: EventKind,
-    (date, product): (&str, u8),
+    (date, product): (&str, ProductCode),
     data: String,
     at: Timestamp,
 ) -> Result<(), StoreError> {
@@ -170,7 +171,7 @@ impl<B: Backend> EventStore for SqlStore<B> {
                     id: row.id,
                     kind: EventKind::parse(&row.kind)?,
                     date: row.source_date.parse().ok()?,
-                    product: u8::try_from(row.product).ok()?,
+                    product: u8::try_from(row.product).ok().and_then(ProductCode::parse)?,
                     data: row.data,
                 })
             })
@@ -204,6 +205,10 @@ impl<B: Backend> EventStore for SqlStore<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn p(code: u8) -> ProductCode {
+        ProductCode::parse(code).expect("a product")
+    }
     use crate::model::station::testing::{quote, station};
     use std::sync::Arc;
 
@@ -224,21 +229,21 @@ mod tests {
     #[test]
     fn first_catalog_is_published_then_only_changes_are_news() {
         let first = catalog(&[("a", 190.0), ("b", 191.0), ("c", 192.0)]);
-        let (kind, data) = event_for(None, false, &first, 1).expect("news");
+        let (kind, data) = event_for(None, false, &first, p(1)).expect("news");
         assert_eq!(kind, EventKind::Published);
         assert_eq!(
             data,
             r#"{"date":"2026-11-25","fetchedAt":"2026-11-24T14:31:00+08:00","product":1,"publicationStatus":"available","stations":3}"#
         );
-        assert_eq!(event_for(Some(&first.quotes), true, &first, 1), None, "the same prices are no news");
+        assert_eq!(event_for(Some(&first.quotes), true, &first, p(1)), None, "the same prices are no news");
         // b repriced, c gone, d new: three stations changed.
         let second = catalog(&[("a", 190.0), ("b", 193.9), ("d", 188.0)]);
-        let (kind, data) = event_for(Some(&first.quotes), true, &second, 1).expect("news");
+        let (kind, data) = event_for(Some(&first.quotes), true, &second, p(1)).expect("news");
         assert_eq!(kind, EventKind::Updated);
         let data: serde_json::Value = serde_json::from_str(&data).expect("json");
         assert_eq!(data["changed"], 3);
         assert_eq!(data["stations"], 3);
-        assert_eq!(event_for(None, false, &catalog(&[]), 1), None, "an empty catalog is no news");
-        assert_eq!(event_for(None, false, &first, 4), None, "another product's catalog has none of it");
+        assert_eq!(event_for(None, false, &catalog(&[]), p(1)), None, "an empty catalog is no news");
+        assert_eq!(event_for(None, false, &first, p(4)), None, "another product's catalog has none of it");
     }
 }

@@ -20,6 +20,7 @@ use jiff::civil::Date;
 use super::backend::{Backend, MonthRow};
 use super::conn::{Arg, Conn, Statement, sql};
 use super::{SqlStore, StoreError, counters};
+use crate::model::codes::ProductCode;
 use crate::model::station::{Quote, Station};
 use crate::model::stats::{DayFigures, Interval, PeriodFigures};
 
@@ -35,7 +36,7 @@ pub struct HistoryWrite {
 /// One catalog extract: a product's quotes on a Perth date.
 #[derive(Debug, Clone, Copy)]
 pub struct DayExtract<'a> {
-    pub product: u8,
+    pub product: ProductCode,
     pub date: Date,
     pub quotes: &'a [Quote],
 }
@@ -103,31 +104,36 @@ pub trait HistoryStore: Send + Sync + 'static {
     async fn station_history(
         &self,
         station_id: &str,
-        product: u8,
+        product: ProductCode,
         from: Date,
         to: Date,
     ) -> Result<Option<Vec<(Date, i64)>>, StoreError>;
     /// Every station's price of a product between two dates (inclusive).
-    async fn market(&self, product: u8, from: Date, to: Date) -> Result<MarketRows, StoreError>;
+    async fn market(&self, product: ProductCode, from: Date, to: Date) -> Result<MarketRows, StoreError>;
     /// Every station of the history, by sid.
     async fn stations(&self) -> Result<std::sync::Arc<HashMap<i64, HistoryStation>>, StoreError>;
     /// Each day's prices of a product between two dates (inclusive), ascending by date, one
     /// day at a time: a range of decades costs one day of memory.
     async fn each_day(
         &self,
-        product: u8,
+        product: ProductCode,
         from: Date,
         to: Date,
         each: &mut (dyn for<'d> FnMut(Date, &'d [(i64, i64)]) + Send),
     ) -> Result<(), StoreError>;
     /// The stored figures of each day of a product with prices between two dates (inclusive),
     /// ascending.
-    async fn day_summaries(&self, product: u8, from: Date, to: Date) -> Result<Vec<DaySummary>, StoreError>;
+    async fn day_summaries(
+        &self,
+        product: ProductCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DaySummary>, StoreError>;
     /// The last `n` days' figures of a product with prices between two dates (inclusive),
     /// ascending.
     async fn last_day_summaries(
         &self,
-        product: u8,
+        product: ProductCode,
         (from, to): (Date, Date),
         n: usize,
     ) -> Result<Vec<DaySummary>, StoreError>;
@@ -135,7 +141,7 @@ pub trait HistoryStore: Send + Sync + 'static {
     /// (inclusive), ascending. A period cut by pruning has none.
     async fn period_summaries(
         &self,
-        product: u8,
+        product: ProductCode,
         interval: Interval,
         from: Date,
         to: Date,
@@ -258,7 +264,7 @@ fn shift(d: Date, days: i64) -> Date {
 /// Days of prices being written: (product, day) → sid → tenths of a cent.
 #[derive(Default)]
 struct Days {
-    map: HashMap<(u8, i64), HashMap<i64, i64>>,
+    map: HashMap<(ProductCode, i64), HashMap<i64, i64>>,
 }
 
 impl Days {
@@ -266,7 +272,7 @@ impl Days {
     async fn load<C: Conn + ?Sized>(
         &mut self,
         conn: &mut C,
-        product: u8,
+        product: ProductCode,
         from: i64,
         to: i64,
     ) -> Result<(), StoreError> {
@@ -278,7 +284,7 @@ impl Days {
     }
 
     /// The figures of the days of `product` from `from` to `to`, as one period.
-    fn period(&self, product: u8, from: Date, to: Date) -> PeriodSums {
+    fn period(&self, product: ProductCode, from: Date, to: Date) -> PeriodSums {
         let mut period = PeriodSums::default();
         let mut d = from;
         while d <= to {
@@ -321,7 +327,7 @@ impl PeriodSums {
     }
 
     /// Its row of `period_summaries`; `None` without days.
-    fn values(&self, product: u8, interval: Interval, start: Date) -> Option<Vec<Arg>> {
+    fn values(&self, product: ProductCode, interval: Interval, start: Date) -> Option<Vec<Arg>> {
         let f = &self.figures;
         (f.days > 0).then(|| {
             let stations = i64::try_from(self.sids.len()).unwrap_or(i64::MAX);
@@ -345,7 +351,7 @@ impl PeriodSums {
 }
 
 /// The figures of one day's prices and its summary row's arguments.
-fn summary_values(product: u8, day: i64, prices: &HashMap<i64, i64>) -> Option<Vec<Arg>> {
+fn summary_values(product: ProductCode, day: i64, prices: &HashMap<i64, i64>) -> Option<Vec<Arg>> {
     let (f, cheapest) = day_figures(prices)?;
     let stations = i64::try_from(f.stations).unwrap_or(i64::MAX);
     Some(vec![
@@ -380,7 +386,7 @@ async fn put_rows<C: Conn + ?Sized>(
 /// One price to store: product, day (`YYYYMMDD`), sid, tenths of a cent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Incoming {
-    pub product: u8,
+    pub product: ProductCode,
     pub day: i64,
     pub sid: i64,
     pub price: i64,
@@ -416,7 +422,7 @@ pub(super) async fn apply<B: Backend>(
     let mut report = Applied::default();
     let mut days = Days::default();
     // The stored prices of the days written to.
-    let mut spans: BTreeMap<u8, (i64, i64)> = BTreeMap::new();
+    let mut spans: BTreeMap<ProductCode, (i64, i64)> = BTreeMap::new();
     for p in prices {
         let span = spans.entry(p.product).or_insert((p.day, p.day));
         *span = (span.0.min(p.day), span.1.max(p.day));
@@ -424,8 +430,8 @@ pub(super) async fn apply<B: Backend>(
     for (product, (from, to)) in &spans {
         days.load(tx, *product, *from, *to).await?;
     }
-    let mut touched_days: BTreeSet<(u8, i64)> = BTreeSet::new();
-    let mut touched_rows: BTreeMap<(u8, i64), BTreeSet<i64>> = BTreeMap::new();
+    let mut touched_days: BTreeSet<(ProductCode, i64)> = BTreeSet::new();
+    let mut touched_rows: BTreeMap<(ProductCode, i64), BTreeSet<i64>> = BTreeMap::new();
     for p in prices {
         let day = days.map.entry((p.product, p.day)).or_default();
         match day.get(&p.sid) {
@@ -454,8 +460,8 @@ pub(super) async fn apply<B: Backend>(
     }
     let mut day_rows = Vec::new();
     let mut summary_rows = Vec::new();
-    let mut weeks: BTreeSet<(u8, Date)> = BTreeSet::new();
-    let mut months: BTreeSet<(u8, Date)> = BTreeSet::new();
+    let mut weeks: BTreeSet<(ProductCode, Date)> = BTreeSet::new();
+    let mut months: BTreeSet<(ProductCode, Date)> = BTreeSet::new();
     for &(product, day) in &touched_days {
         let Some(prices) = days.map.get(&(product, day)) else { continue };
         day_rows.push(vec![product.into(), day.into(), format_pairs(prices).into()]);
@@ -484,7 +490,7 @@ pub(super) async fn apply<B: Backend>(
 }
 
 /// The month rows of `sids` for one product and month, from the days held.
-fn station_month_rows(days: &Days, product: u8, month: i64, sids: &BTreeSet<i64>) -> Vec<MonthRow> {
+fn station_month_rows(days: &Days, product: ProductCode, month: i64, sids: &BTreeSet<i64>) -> Vec<MonthRow> {
     let mut texts: BTreeMap<i64, String> = BTreeMap::new();
     for dom in 1..=31 {
         let Some(day) = days.map.get(&(product, month * 100 + dom)) else { continue };
@@ -513,7 +519,7 @@ pub(super) async fn settle_summaries<B: Backend>(db: &B) -> Result<(), StoreErro
     }
     let products: Vec<(i64,)> = tx.fetch_all(sql(PRODUCTS)).await?;
     for (product,) in products {
-        let Ok(product) = u8::try_from(product) else { continue };
+        let Some(product) = u8::try_from(product).ok().and_then(ProductCode::parse) else { continue };
         let mut summaries = Vec::new();
         let mut periods: Vec<Vec<Arg>> = Vec::new();
         let intervals = [Interval::Week, Interval::Month];
@@ -668,7 +674,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
     async fn station_history(
         &self,
         station_id: &str,
-        product: u8,
+        product: ProductCode,
         from: Date,
         to: Date,
     ) -> Result<Option<Vec<(Date, i64)>>, StoreError> {
@@ -697,7 +703,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
         Ok(Some(out))
     }
 
-    async fn market(&self, product: u8, from: Date, to: Date) -> Result<MarketRows, StoreError> {
+    async fn market(&self, product: ProductCode, from: Date, to: Date) -> Result<MarketRows, StoreError> {
         let stations = self.stations().await?;
         let read = sql(DAYS).bind(product).bind(day_number(from)).bind(day_number(to));
         let rows: Vec<(i64, String)> = self.db.read().await?.fetch_all(read).await?;
@@ -728,7 +734,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
 
     async fn each_day(
         &self,
-        product: u8,
+        product: ProductCode,
         from: Date,
         to: Date,
         each: &mut (dyn for<'d> FnMut(Date, &'d [(i64, i64)]) + Send),
@@ -745,7 +751,12 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
         .await
     }
 
-    async fn day_summaries(&self, product: u8, from: Date, to: Date) -> Result<Vec<DaySummary>, StoreError> {
+    async fn day_summaries(
+        &self,
+        product: ProductCode,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<DaySummary>, StoreError> {
         let read = sql(SUMMARIES).bind(product).bind(day_number(from)).bind(day_number(to));
         let rows: Vec<SummaryRow> = self.db.read().await?.fetch_all(read).await?;
         Ok(rows.into_iter().filter_map(SummaryRow::summary).collect())
@@ -753,7 +764,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
 
     async fn last_day_summaries(
         &self,
-        product: u8,
+        product: ProductCode,
         (from, to): (Date, Date),
         n: usize,
     ) -> Result<Vec<DaySummary>, StoreError> {
@@ -767,7 +778,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
 
     async fn period_summaries(
         &self,
-        product: u8,
+        product: ProductCode,
         interval: Interval,
         from: Date,
         to: Date,
@@ -818,7 +829,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
             let products: Vec<(i64,)> = tx.fetch_all(sql(PRODUCTS)).await?;
             let mut rows = Vec::new();
             for (product,) in products {
-                let Ok(product) = u8::try_from(product) else { continue };
+                let Some(product) = u8::try_from(product).ok().and_then(ProductCode::parse) else { continue };
                 days.load(&mut *tx, product, cut, day_number(last)).await?;
                 let sids: BTreeSet<i64> = days
                     .map
@@ -840,6 +851,10 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn p(code: u8) -> ProductCode {
+        ProductCode::parse(code).expect("a product")
+    }
     use jiff::civil::date;
 
     #[test]
@@ -854,11 +869,11 @@ mod tests {
     #[test]
     fn a_month_row_holds_each_day_of_the_station_in_order() {
         let mut days = Days::default();
-        days.map.insert((1, 20_261_102), HashMap::from([(7, 1899), (8, 1910)]));
-        days.map.insert((1, 20_261_101), HashMap::from([(7, 1889)]));
-        days.map.insert((1, 20_261_130), HashMap::from([(7, 1999), (9, 2001)]));
-        days.map.insert((4, 20_261_101), HashMap::from([(7, 2100)]));
-        let rows = station_month_rows(&days, 1, 202_611, &BTreeSet::from([7, 8]));
+        days.map.insert((p(1), 20_261_102), HashMap::from([(7, 1899), (8, 1910)]));
+        days.map.insert((p(1), 20_261_101), HashMap::from([(7, 1889)]));
+        days.map.insert((p(1), 20_261_130), HashMap::from([(7, 1999), (9, 2001)]));
+        days.map.insert((p(4), 20_261_101), HashMap::from([(7, 2100)]));
+        let rows = station_month_rows(&days, p(1), 202_611, &BTreeSet::from([7, 8]));
         assert_eq!(
             rows,
             vec![
@@ -866,23 +881,23 @@ mod tests {
                 MonthRow { sid: 8, product: 1, month: 202_611, prices: "2:1910".into() },
             ]
         );
-        let two = days.period(1, date(2026, 11, 1), date(2026, 11, 2));
+        let two = days.period(p(1), date(2026, 11, 1), date(2026, 11, 2));
         assert_eq!((two.sids.len(), two.figures.days, two.figures.min), (2, 2, 1889));
         assert_eq!(two.cheapest, BTreeSet::from([7]));
-        assert_eq!(days.period(1, date(2026, 11, 1), date(2026, 11, 30)).sids.len(), 3);
+        assert_eq!(days.period(p(1), date(2026, 11, 1), date(2026, 11, 30)).sids.len(), 3);
     }
 
     #[test]
     fn a_day_summary_has_every_station_at_the_minimum() {
         let values =
-            summary_values(1, 20_261_102, &HashMap::from([(9, 1800), (3, 1800), (4, 1950), (5, 2000)]))
+            summary_values(p(1), 20_261_102, &HashMap::from([(9, 1800), (3, 1800), (4, 1950), (5, 2000)]))
                 .expect("a day");
         assert_eq!(values[2], Arg::from(4_i64), "stations");
         assert_eq!(values[3], Arg::from(1800_i64), "min");
         assert_eq!(values[5], Arg::from(1875_i64), "median of 1800, 1800, 1950, 2000");
         assert_eq!(values[6], Arg::from(1888_i64), "mean 1887.5, rounded");
         assert_eq!(values[9], Arg::from("3,9"), "both stations at the minimum, ascending");
-        assert_eq!(summary_values(1, 20_261_102, &HashMap::new()), None);
+        assert_eq!(summary_values(p(1), 20_261_102, &HashMap::new()), None);
     }
 
     #[test]

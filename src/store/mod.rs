@@ -24,6 +24,7 @@ use jiff::civil::Date;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+use crate::model::codes::ProductCode;
 use crate::model::station::Quote;
 
 /// The validated quotes of one snapshot key, as fetched at one time.
@@ -112,7 +113,7 @@ pub trait SnapshotStore: Send + Sync + 'static {
         &self,
         snapshot: &Snapshot,
         owner: &str,
-        product: Option<u8>,
+        product: Option<ProductCode>,
     ) -> Result<bool, StoreError>;
     /// Give up the lease without publishing.
     async fn release(&self, key: &str, owner: &str) -> Result<(), StoreError>;

@@ -12,6 +12,7 @@ use super::{
     Snapshot, SnapshotStore, SqlStore, Stamp, StoreError, codec, counters, events, from_millis, leases,
     millis,
 };
+use crate::model::codes::ProductCode;
 
 const LOAD: &str = "SELECT source_date, fetched_at, expires_at, payload, checksum FROM snapshots \
      WHERE key = $1 AND payload IS NOT NULL";
@@ -98,7 +99,7 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
         &self,
         snapshot: &Snapshot,
         owner: &str,
-        product: Option<u8>,
+        product: Option<ProductCode>,
     ) -> Result<bool, StoreError> {
         let (payload, checksum) = codec::encode(&snapshot.quotes).map_err(StoreError::Encoding)?;
         let date = snapshot.date.to_string();

@@ -38,7 +38,7 @@ async fn small_archive(store: Arc<dyn Store>) {
         .map(|q| q.station.clone())
         .expect("a live station");
     let live_id = wafuel::model::key::StationId::parse(&live_station.digest).expect("digest");
-    let live_today = state.catalog.station_history(&live_id, 1, today, today).await.expect("history")[0].1;
+    let live_today = state.catalog.station_history(&live_id, p(1), today, today).await.expect("history")[0].1;
 
     // The live station written as the archive writes it: capitals, padded, other spacing.
     let address = format!("  {}  ", live_station.street.to_uppercase().replace(' ', "  "));
@@ -93,7 +93,11 @@ async fn small_archive(store: Arc<dyn Store>) {
     let history = |id: String, product: u8| {
         let store = store.clone();
         async move {
-            store.station_history(&id, product, date(2026, 8, 1), today).await.expect("read").expect("known")
+            store
+                .station_history(&id, p(product), date(2026, 8, 1), today)
+                .await
+                .expect("read")
+                .expect("known")
         }
     };
     assert_eq!(

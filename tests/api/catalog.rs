@@ -55,7 +55,7 @@ async fn another_replicas_publish(
     // Ten minutes on, A's warm job publishes newer snapshots of the same keys.
     clock.advance(Duration::from_secs(600));
     for product in [1, 2, 4, 5, 6, 10, 11] {
-        let extract = catalog_extract(product, Day::Today, date(2026, 9, 29));
+        let extract = catalog_extract(p(product), Day::Today, date(2026, 9, 29));
         assert!(a_state.catalog.prices().refresh(&extract).await.expect("refresh"));
     }
     assert_eq!(sim.state.request_count(), 14);
@@ -174,7 +174,7 @@ async fn statistics_follow_a_history_write_by_another_replica() {
     for q in &mut changed {
         q.price = 123.4;
     }
-    let write = [wafuel::store::history::DayExtract { product: 1, date: day, quotes: &changed }];
+    let write = [wafuel::store::history::DayExtract { product: p(1), date: day, quotes: &changed }];
     assert!(elsewhere.record(&write).await.expect("record").replaced > 0);
     app.clock.advance(Duration::from_secs(2));
     // Another document over the same (held) day: read again, with the new prices.

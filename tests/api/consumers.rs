@@ -612,7 +612,7 @@ async fn enrich_some(app: &TestApp) -> PlacesHandle {
     let places = PlacesHandle::spawn("key", demo_places(app.sim.state.dataset())).await.expect("stand-in");
     let client = PlacesClient::new(places.base_url().parse().expect("url"), "key".into()).expect("client");
     let config = EnrichConfig {
-        discover_product: Some(1),
+        discover_product: Some(p(1)),
         batch: 2_000,
         daily_budget: 10_000,
         ..EnrichConfig::default()

@@ -48,7 +48,12 @@ async fn setup(places: impl Fn(&TestApp) -> Vec<Place>) -> Enrich {
 
 /// Every product-1 station in one pass, within budget.
 fn config() -> EnrichConfig {
-    EnrichConfig { discover_product: Some(1), batch: 2_000, daily_budget: 10_000, ..EnrichConfig::default() }
+    EnrichConfig {
+        discover_product: Some(p(1)),
+        batch: 2_000,
+        daily_budget: 10_000,
+        ..EnrichConfig::default()
+    }
 }
 
 impl Enrich {

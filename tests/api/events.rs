@@ -13,7 +13,7 @@ use tower::ServiceExt;
 
 use wafuel::store::Store;
 
-use crate::support::{TestApp, app_state, postgres_url, sqlite_store};
+use crate::support::{TestApp, app_state, p, postgres_url, sqlite_store};
 
 /// Long enough for a reader that polls every second; the test fails, never hangs.
 const ARRIVES: Duration = Duration::from_secs(8);
@@ -194,7 +194,7 @@ async fn republish(
             .await
             .expect("claim")
     );
-    assert!(store.publish(&newer, "test", Some(product)).await.expect("publish"));
+    assert!(store.publish(&newer, "test", Some(p(product))).await.expect("publish"));
 }
 
 #[tokio::test]

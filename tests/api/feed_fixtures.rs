@@ -9,6 +9,8 @@ use wafuel::model::station::Quote;
 use wafuel::source::rss;
 use wafuel::source::validate::{Component, validate};
 
+use crate::support::p;
+
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("tests/fixtures/{name}")).expect("fixture readable")
 }
@@ -16,7 +18,7 @@ fn fixture(name: &str) -> String {
 fn quotes(name: &str, day: Date) -> Vec<Quote> {
     let text = fixture(name);
     let feed = rss::parse(&text).expect("parses");
-    validate(&[Component { product: 1, feed }], day).expect("validates")
+    validate(&[Component { product: p(1), feed }], day).expect("validates")
 }
 
 fn find<'a>(quotes: &'a [Quote], trading_name: &str) -> &'a Quote {

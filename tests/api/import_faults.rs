@@ -178,8 +178,8 @@ async fn postgres_going_away_mid_import_stops_it_naming_the_month_and_the_rerun_
     plan.run(&mut clean, Default::default(), &|_, _| {}).await.expect("clean");
     let september = (jiff::civil::date(2026, 9, 1), jiff::civil::date(2026, 9, 29));
     for product in [1, 4] {
-        let got = store.market(product, september.0, september.1).await.expect("market");
-        let want = clean_store.market(product, september.0, september.1).await.expect("market");
+        let got = store.market(p(product), september.0, september.1).await.expect("market");
+        let want = clean_store.market(p(product), september.0, september.1).await.expect("market");
         let prices = |rows: &wafuel::store::history::MarketRows| {
             let mut by_id: Vec<(jiff::civil::Date, String, i64)> = rows
                 .prices()

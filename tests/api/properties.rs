@@ -11,6 +11,8 @@ use wafuel::model::site_features::parse_site_features;
 use wafuel::source::rss;
 use wafuel::source::validate::{Component, validate};
 
+use crate::support::p;
+
 #[derive(Debug, Clone)]
 struct Item {
     trading_name: String,
@@ -150,7 +152,7 @@ proptest! {
         }
         let doc = render(&distinct);
         let feed = rss::parse(&doc).expect("well-formed");
-        let quotes = validate(&[Component { product: 1, feed }], date(2026, 9, 29)).expect("valid");
+        let quotes = validate(&[Component { product: p(1), feed }], date(2026, 9, 29)).expect("valid");
         prop_assert_eq!(quotes.len(), distinct.len());
         for (q, original) in quotes.iter().zip(&distinct) {
             let s = &q.station;

@@ -14,7 +14,7 @@ use crate::support::*;
 const DAY: jiff::civil::Date = jiff::civil::date(2026, 9, 29);
 
 fn extracts(products: &[u8]) -> Vec<SourceRequest> {
-    products.iter().map(|&p| SourceRequest::extract(p, Day::Today)).collect()
+    products.iter().map(|&code| SourceRequest::extract(p(code), Day::Today)).collect()
 }
 
 async fn fetch_with(
@@ -51,7 +51,7 @@ async fn filtered_request_parameters_reach_the_origin() {
     let sim = origin(Faults::default()).await;
     let client = client_for(&sim, quick_limits());
     let request = SourceRequest {
-        product: 1,
+        product: p(1),
         brand: None,
         region: None,
         suburb: Some("ELLENBROOK".into()),

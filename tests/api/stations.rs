@@ -178,7 +178,7 @@ async fn history_across_several_simulated_days() {
     assert!(!r.json()["data"].as_array().expect("data").is_empty());
     let store = sqlite_store(&app.dir).await;
     let sept30 = date(2026, 9, 30);
-    assert!(store.market(1, sept30, sept30).await.expect("market").prices().is_empty());
+    assert!(store.market(p(1), sept30, sept30).await.expect("market").prices().is_empty());
     let list = app.get("/v1/stations?product=1&limit=3").await.json();
     let id = list["data"][0]["id"].as_str().expect("id").to_string();
     let origin = sim_station(&app, &id);
@@ -213,8 +213,10 @@ async fn seeded(days: i32) -> TestApp {
     let store = sqlite_store(&app.dir).await;
     let history: Arc<dyn HistoryStore> = store;
     let state = app.sim.state.clone();
-    let w = wafuel::jobs::seed::seed_history(&history, date(2026, 9, 29), days, |p, d| state.past_feed(p, d))
-        .await;
+    let w = wafuel::jobs::seed::seed_history(&history, date(2026, 9, 29), days, |p, d| {
+        state.past_feed(p.get(), d)
+    })
+    .await;
     assert!(w.written > 0);
     app
 }
@@ -238,7 +240,7 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
     assert!(report.history_pruned > 0, "{report:?}");
     let store = sqlite_store(&app.dir).await;
     for product in [1u8, 4] {
-        let rows = store.market(product, date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
+        let rows = store.market(p(product), date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
         let mut days: Vec<Date> = rows.prices().iter().map(|(d, _, _)| *d).collect();
         days.dedup();
         // Five Perth days up to today: today's written by the warm refresh, older ones pruned.
@@ -264,7 +266,7 @@ async fn the_default_retention_keeps_every_day() {
     let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert_eq!((report.refreshed, report.history_pruned), (7, 0), "{report:?}");
     let rows =
-        sqlite_store(&app.dir).await.market(1, date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
+        sqlite_store(&app.dir).await.market(p(1), date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
     let mut days: Vec<Date> = rows.prices().iter().map(|(d, _, _)| *d).collect();
     days.dedup();
     assert_eq!(days, (19..=29).map(|d| date(2026, 9, d)).collect::<Vec<_>>());
@@ -448,7 +450,7 @@ async fn every_invalid_query_is_400_without_a_source_request() {
 
 /// One product-1 extract of a day.
 fn one(date: Date, quotes: &[wafuel::model::station::Quote]) -> [wafuel::store::history::DayExtract<'_>; 1] {
-    [wafuel::store::history::DayExtract { product: 1, date, quotes }]
+    [wafuel::store::history::DayExtract { product: p(1), date, quotes }]
 }
 
 async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
@@ -471,22 +473,22 @@ async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
     let fix = store.record(&one(d, &corrected)).await.expect("record");
     assert_eq!((fix.written, fix.replaced), (0, 1));
     let id = corrected[0].station.digest.clone();
-    let points = store.station_history(&id, 1, d, d).await.expect("read").expect("has product");
+    let points = store.station_history(&id, p(1), d, d).await.expect("read").expect("has product");
     assert_eq!(points, vec![(d, (corrected[0].price * 10.0).round() as i64)]);
-    assert_eq!(store.station_history(&id, 4, d, d).await.expect("read"), None);
-    assert_eq!(store.station_history(&"f".repeat(64), 1, d, d).await.expect("read"), None);
+    assert_eq!(store.station_history(&id, p(4), d, d).await.expect("read"), None);
+    assert_eq!(store.station_history(&"f".repeat(64), p(1), d, d).await.expect("read"), None);
     // Several extracts in one write (a bulk load): the days before and after.
     let (earlier, later) = (date(2026, 9, 27), date(2026, 10, 1));
     let both = [one(later, &quotes)[0], one(earlier, &quotes)[0]];
     let w = store.record(&both).await.expect("record");
     assert_eq!(w.written, 2 * quotes.len() as u64);
-    let market = store.market(1, earlier, later).await.expect("market");
+    let market = store.market(p(1), earlier, later).await.expect("market");
     assert_eq!(market.prices().len(), quotes.len() * 3);
     assert!(market.prices().windows(2).all(|w| w[0].0 <= w[1].0), "ascending by date");
     let station = market.stations.values().find(|s| s.station_id == id).expect("station");
     assert_eq!((station.first_seen, station.last_seen), (earlier, later));
     assert_eq!(store.prune_history(later).await.expect("prune"), 2 * quotes.len() as u64);
-    assert_eq!(store.market(1, earlier, later).await.expect("market").prices().len(), quotes.len());
+    assert_eq!(store.market(p(1), earlier, later).await.expect("market").prices().len(), quotes.len());
 }
 
 #[tokio::test]

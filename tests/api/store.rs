@@ -18,7 +18,7 @@ fn quotes() -> Vec<Quote> {
     let text = std::fs::read_to_string("tests/fixtures/2026-09-29_statewide-excerpt_product-1.xml")
         .expect("fixture");
     let feed = rss::parse(&text).expect("parses");
-    validate(&[Component { product: 1, feed }], date(2026, 9, 29)).expect("valid")
+    validate(&[Component { product: p(1), feed }], date(2026, 9, 29)).expect("valid")
 }
 
 fn t0() -> Timestamp {
@@ -256,7 +256,7 @@ async fn a_held_lease_makes_readers_wait_then_busy() {
         let client = client_for(&sim, quick_limits());
         client
             .fetch_quotes(
-                &[wafuel::source::client::SourceRequest::extract(4, wafuel::time::Day::Today)],
+                &[wafuel::source::client::SourceRequest::extract(p(4), wafuel::time::Day::Today)],
                 date(2026, 9, 29),
             )
             .await

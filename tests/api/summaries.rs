@@ -40,10 +40,10 @@ async fn from_days(
 ) -> Market {
     let all = StationFilter::default();
     if interval == Interval::Day {
-        let rows = store.market(product, from, to).await.expect("days");
+        let rows = store.market(p(product), from, to).await.expect("days");
         market(&rows, all)
     } else {
-        periods(store.as_ref(), (product, from, to), interval, all).await.expect("periods")
+        periods(store.as_ref(), (p(product), from, to), interval, all).await.expect("periods")
     }
 }
 
@@ -67,7 +67,7 @@ async fn assert_summaries_equal_days(store: &Arc<dyn Store>, note: &str) {
         for window in windows() {
             for interval in [Interval::Day, Interval::Week, Interval::Month] {
                 let summed =
-                    held.statewide((product, window.0, window.1), interval, now).await.expect("summaries");
+                    held.statewide((p(product), window.0, window.1), interval, now).await.expect("summaries");
                 let counted = from_days(store, product, window, interval).await;
                 assert!(!counted.days.is_empty() || window.0 == window.1, "{note}: data in {window:?}");
                 assert_eq!(summed, counted, "{note}: product {product}, {window:?}, {interval:?}");
@@ -86,7 +86,7 @@ async fn summaries_equal_days(store: Arc<dyn Store>) {
     let stations = store.stations().await.expect("stations");
     let (sid, station) = stations.iter().next().expect("a station");
     let history = store
-        .station_history(&station.station_id, 1, date(2026, 1, 1), date(2026, 12, 31))
+        .station_history(&station.station_id, p(1), date(2026, 1, 1), date(2026, 12, 31))
         .await
         .expect("history")
         .expect("has ULP");
@@ -174,7 +174,7 @@ async fn assert_answers_kept(store: &Arc<dyn Store>) {
                 .map(|(_, _, d, price)| (*d, *price))
                 .collect();
             let got = store
-                .station_history(&format!("{sid:064x}"), product, date(2026, 1, 1), date(2026, 12, 31))
+                .station_history(&format!("{sid:064x}"), p(product), date(2026, 1, 1), date(2026, 12, 31))
                 .await
                 .expect("history")
                 .expect("known");
@@ -197,14 +197,14 @@ async fn assert_answers_kept(store: &Arc<dyn Store>) {
                 .map(|(d, p)| (*d, p.clone()))
                 .collect();
             let now = jiff::Timestamp::now();
-            let daily = held.statewide((product, from, to), Interval::Day, now).await.expect("days");
+            let daily = held.statewide((p(product), from, to), Interval::Day, now).await.expect("days");
             assert_eq!(daily, Market::of_days(&days), "daily {product} {from}..{to}");
             for interval in [Interval::Week, Interval::Month] {
                 let mut folded = Periods::new(interval, 365);
                 for (d, p) in &days {
                     folded.add(*d, p);
                 }
-                let got = held.statewide((product, from, to), interval, now).await.expect("periods");
+                let got = held.statewide((p(product), from, to), interval, now).await.expect("periods");
                 assert_eq!(got, folded.finish(), "{interval:?} {product} {from}..{to}");
             }
         }

@@ -317,3 +317,8 @@ fn rand_u64() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     RandomState::new().hash_one(std::time::SystemTime::now())
 }
+
+/// A product code of the product table, for tests that name one by number.
+pub fn p(code: u8) -> wafuel::model::codes::ProductCode {
+    wafuel::model::codes::ProductCode::parse(code).expect("a product code")
+}
