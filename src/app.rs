@@ -58,7 +58,7 @@ impl AppConfig {
     }
 
     /// The configuration the store flags name (fill timings and history retention).
-    pub fn with_store_args(self, args: &crate::config::StoreArgs) -> Self {
+    pub fn with_store_args(self, args: &crate::cli::config::StoreArgs) -> Self {
         Self { fill: args.fill(), history_days: args.history_days, ..self }
     }
 }

@@ -2,14 +2,11 @@
 
 pub mod app;
 pub mod archive;
-pub mod cache_policy;
+pub(crate) mod cache_policy;
 pub mod catalog;
-pub mod commands;
-pub mod config;
+pub mod cli;
 pub mod http;
 pub mod jobs;
-pub mod json_log;
-pub mod log_sink;
 pub mod malloc;
 pub mod model;
 pub mod places;
@@ -20,6 +17,6 @@ pub mod sim;
 pub mod snapshot;
 pub mod source;
 pub mod store;
-pub mod sync;
+pub(crate) mod sync;
 pub mod telemetry;
 pub mod time;

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use wafuel::commands;
-use wafuel::config::{Cli, Command};
+use wafuel::cli::commands;
+use wafuel::cli::config::{Cli, Command};
 
 /// `--features mimalloc`: mimalloc instead of glibc's malloc. The profile of a cached answer
 /// under load spent 11–12 % of the process in glibc's allocator, and mimalloc serves small

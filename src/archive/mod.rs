@@ -7,7 +7,7 @@
 //! the file whole, before any row is read.
 
 pub mod import;
-pub mod list;
+pub(crate) mod list;
 
 use std::collections::BTreeMap;
 use std::io::Read;

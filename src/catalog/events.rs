@@ -14,7 +14,7 @@ use tokio::sync::{broadcast, watch};
 use crate::snapshot::PriceService;
 use crate::store::backend::EventWaker;
 use crate::store::events::EventStore;
-pub use crate::store::events::{EventKind, StoredEvent as Event};
+pub use crate::store::events::StoredEvent as Event;
 use crate::time::SharedClock;
 
 use super::CatalogError;

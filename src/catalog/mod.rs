@@ -3,11 +3,11 @@
 //! freshness, fills) and holds what every view shares: each published extract decoded once
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
-pub mod day;
-pub mod documents;
-pub mod events;
+pub(crate) mod day;
+pub(crate) mod documents;
+pub(crate) mod events;
 pub mod market;
-pub mod profiles;
+pub(crate) mod profiles;
 pub mod search;
 
 use std::collections::{HashMap, HashSet};

@@ -9,21 +9,21 @@
 //!   failure's answer;
 //! - [`root`], [`cors`], [`logos`], [`explore`], [`events`]: the other routes.
 
-pub mod answer;
-pub mod cors;
-pub mod documents;
-pub mod endpoint;
-pub mod errors;
-pub mod events;
-pub mod explore;
-pub mod front;
-pub mod logos;
-pub mod negotiate;
-pub mod paths;
+pub(crate) mod answer;
+pub(crate) mod cors;
+pub(crate) mod documents;
+pub(crate) mod endpoint;
+pub(crate) mod errors;
+pub(crate) mod events;
+pub(crate) mod explore;
+pub(crate) mod front;
+pub(crate) mod logos;
+pub(crate) mod negotiate;
+pub(crate) mod paths;
 pub mod rendered;
-pub mod root;
-pub mod routes;
-pub mod state;
+pub(crate) mod root;
+pub(crate) mod routes;
+pub(crate) mod state;
 
 pub use routes::{front_first, router};
 pub use state::AppState;

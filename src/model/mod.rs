@@ -3,7 +3,7 @@
 pub mod codes;
 pub mod documents;
 pub mod error_code;
-pub mod geo;
+pub(crate) mod geo;
 pub mod key;
 pub mod normalize;
 pub mod phone;

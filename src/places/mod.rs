@@ -2,5 +2,5 @@
 //! enrichment job only; public requests never reach it.
 
 pub mod client;
-pub mod matching;
+pub(crate) mod matching;
 pub mod types;

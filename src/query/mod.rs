@@ -2,9 +2,9 @@
 //! ([`grammar`]) read by every route, then each route's values parsed into its own type.
 //! Pure: the only outside input is the current instant, for day words and date ranges.
 
-pub mod events;
-pub mod grammar;
-pub mod selection;
+pub(crate) mod events;
+pub(crate) mod grammar;
+pub(crate) mod selection;
 pub mod stations;
 
 pub use grammar::{MAX_QUERY_LEN, QueryError};

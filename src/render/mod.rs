@@ -1,11 +1,11 @@
 //! Rendering: document models (`model::documents`, market figures) to bytes, and bytes to
 //! their served representations. Pure: reaches nothing but `model/` and the Perth calendar.
 
-pub mod asset;
-pub mod errors;
+pub(crate) mod asset;
+pub(crate) mod errors;
 pub mod jsonapi;
-pub mod legacy;
-pub mod logos;
+pub(crate) mod legacy;
+pub(crate) mod logos;
 pub mod market;
 pub mod representation;
 pub mod stations;

@@ -2,10 +2,10 @@
 //! set, with a request log and fault injection. The binary's `simulate-source` and the
 //! integration tests run this same code.
 
-pub mod archive;
+pub(crate) mod archive;
 pub mod dataset;
-pub mod faults;
-pub mod feed;
+pub(crate) mod faults;
+pub(crate) mod feed;
 pub mod places;
 
 use std::net::SocketAddr;

@@ -3,7 +3,7 @@
 //! that knows snapshot freshness.
 
 pub mod held;
-pub mod singleflight;
+pub(crate) mod singleflight;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The source: fetch the FuelWatch feed, read it safely, validate it whole.
 
 pub mod client;
-pub mod error;
+pub(crate) mod error;
 pub mod rss;
 pub mod validate;
 

@@ -4,12 +4,12 @@
 //! (`leases`), and so are the change counters replicas compare (`counters`).
 
 pub mod archive;
-pub mod backend;
-pub mod codec;
+pub(crate) mod backend;
+pub(crate) mod codec;
 mod conn;
 mod counters;
 pub mod enrich;
-pub mod events;
+pub(crate) mod events;
 pub mod history;
 mod leases;
 mod snapshots;

@@ -281,7 +281,7 @@ fn write_request_span(w: &mut impl fmt::Write, line: &RequestLine<'_>) -> fmt::R
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::log_sink::Captured;
+    use crate::telemetry::log_sink::Captured;
 
     /// What `run` logs through this format, as text.
     pub(crate) fn logged(run: impl FnOnce()) -> String {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::app::SystemClock;
 use crate::app::{AppConfig, build_state};
-use crate::config::{DemoArgs, EnrichArgs, ListenArgs, PlacesArgs, ServeArgs, SimulateArgs, WarmArgs};
+use crate::cli::config::{DemoArgs, EnrichArgs, ListenArgs, PlacesArgs, ServeArgs, SimulateArgs, WarmArgs};
 use crate::jobs::{enrich, warm};
 use crate::places::client::PlacesClient;
 use crate::server::{self, StoreReadiness};
@@ -245,7 +245,7 @@ async fn serve_api(
 }
 
 /// `wafuel import-history`: archive files, or downloaded months, into the history store.
-pub async fn import_history(args: crate::config::ImportHistoryArgs) -> anyhow::Result<ExitCode> {
+pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyhow::Result<ExitCode> {
     use crate::archive::import::{DownloadLimits, Importer, Plan, import_paths};
     use std::io::IsTerminal;
     let store = store::open(&args.store.store).await?;

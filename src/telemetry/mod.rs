@@ -1,5 +1,8 @@
 //! Logs (tracing, pretty or JSON), request ids, and Prometheus metrics.
 
+pub(crate) mod json_log;
+pub(crate) mod log_sink;
+
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,8 +18,8 @@ use tracing::Instrument;
 use crate::http::routes::{ADMIN, PUBLIC_PATHS as PUBLIC};
 use tracing_subscriber::EnvFilter;
 
-use crate::config::LogFormat;
-use crate::log_sink::{LogSink, SinkGuard};
+use crate::cli::config::LogFormat;
+use crate::telemetry::log_sink::{LogSink, SinkGuard};
 
 /// Header carrying the request id, both ways.
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
@@ -37,9 +40,10 @@ pub fn init_logging(format: Option<LogFormat>) -> Option<SinkGuard> {
     let (sink, guard) = LogSink::spawn(std::io::stderr()).ok()?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(sink.clone());
     let installed = match format {
-        LogFormat::Json => {
-            builder.fmt_fields(crate::json_log::JsonFields).event_format(crate::json_log::JsonLine).try_init()
-        }
+        LogFormat::Json => builder
+            .fmt_fields(crate::telemetry::json_log::JsonFields)
+            .event_format(crate::telemetry::json_log::JsonLine)
+            .try_init(),
         LogFormat::Pretty => builder.compact().try_init(),
     };
     installed.ok()?;
@@ -250,14 +254,14 @@ pub fn answered<B>(
             let elapsed = count(started, route_at, method, status);
             LINE.with_borrow_mut(|line| {
                 line.clear();
-                let fields = crate::json_log::RequestLine {
+                let fields = crate::telemetry::json_log::RequestLine {
                     request_id: id.to_str().unwrap_or("-"),
                     method: request.method.as_str(),
                     path: request.uri.path(),
                     status: status.as_u16(),
                     latency_ms: elapsed.as_millis(),
                 };
-                if crate::json_log::request_line(line, LOG_TARGET, &fields).is_ok() {
+                if crate::telemetry::json_log::request_line(line, LOG_TARGET, &fields).is_ok() {
                     sink.append(line.as_bytes());
                 }
             });
@@ -297,7 +301,7 @@ mod tests {
         let id = HeaderValue::from_static("client \"7\"");
         let path = "/v1/stations/ab\\cd";
         let started = Instant::now();
-        let spanned = crate::json_log::tests::logged(|| {
+        let spanned = crate::telemetry::json_log::tests::logged(|| {
             record(
                 started,
                 1,
@@ -310,14 +314,14 @@ mod tests {
         let latency = without_timestamp(spanned.trim_end())["latency"].as_str().map(str::to_string);
         let latency_ms = latency.and_then(|l| l.strip_suffix(" ms")?.parse().ok()).expect("latency in ms");
         let mut direct = String::new();
-        let fields = crate::json_log::RequestLine {
+        let fields = crate::telemetry::json_log::RequestLine {
             request_id: "client \"7\"",
             method: "GET",
             path,
             status: 304,
             latency_ms,
         };
-        crate::json_log::request_line(&mut direct, LOG_TARGET, &fields).expect("written");
+        crate::telemetry::json_log::request_line(&mut direct, LOG_TARGET, &fields).expect("written");
         assert!(direct.ends_with('\n') && direct.matches('\n').count() == 1, "one line: {direct}");
         assert_eq!(without_timestamp(&direct), without_timestamp(spanned.trim_end()));
         // Same order of keys, too (serde_json's map sorts them, so compare the text).
