@@ -56,11 +56,6 @@ impl AppConfig {
             max_streams: crate::catalog::events::DEFAULT_MAX_STREAMS,
         }
     }
-
-    /// The configuration the store flags name (fill timings and history retention).
-    pub fn with_store_args(self, args: &crate::cli::config::StoreArgs) -> Self {
-        Self { fill: args.fill(), history_days: args.history_days, ..self }
-    }
 }
 
 /// Build the application state.

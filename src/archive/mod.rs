@@ -1,6 +1,6 @@
 //! FuelWatch's monthly archives (`FuelWatchRetail-MM-YYYY.csv`, every retail price since
 //! January 2001): reading a file row by row into prices of our products, brands and regions,
-//! and naming the station a row belongs to (docs/api.md "History back to 2001").
+//! and naming the station a row belongs to (docs/api.md "History back to 2001: FuelWatch's monthly archives").
 //!
 //! Reading is pure and streamed: a file of any size costs one row in memory. Columns are
 //! found by header name, in any case and order; a header without a required column refuses

@@ -125,8 +125,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = AppConfig {
         meta: args.meta.document_meta(),
         public_origin: args.public.public_origin.clone(),
-        ..AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock))
-            .with_store_args(&args.store)
+        ..args.store.apply(AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock)))
     };
     serve_api(config, &args.listen, (!args.jobs.no_jobs).then_some(&args.places)).await
 }
@@ -135,7 +134,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 pub async fn warm(args: WarmArgs) -> anyhow::Result<ExitCode> {
     let store = store::open(&args.store.store).await?;
     let config = AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock));
-    let state = build_state(config.with_store_args(&args.store))?;
+    let state = build_state(args.store.apply(config))?;
     let report = warm::warm_pass(state.catalog.prices()).await;
     say!(
         "warm: {} refreshed, {} held by another replica, {} failed, {} pruned",
@@ -160,7 +159,7 @@ pub async fn enrich(args: EnrichArgs) -> anyhow::Result<ExitCode> {
     };
     let store = store::open(&args.store.store).await?;
     let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
-    let state = build_state(config.with_store_args(&args.store))?;
+    let state = build_state(args.store.apply(config))?;
     let report = enrich::enrich_pass(state.catalog.prices(), &store, &client, &args.places.enrich_config())
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
@@ -254,7 +253,7 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
         // Archive rows match live stations by address: learn today's stations first.
         say!("the history knows no live station yet: reading today's catalog from the source…");
         let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
-        let state = build_state(config.with_store_args(&args.store))?;
+        let state = build_state(args.store.apply(config))?;
         importer.learn_live_stations(state.catalog.prices()).await?;
     }
     let limits = DownloadLimits::default();

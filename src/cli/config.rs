@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::sim::{FaultMode, Faults};
 
@@ -29,11 +29,7 @@ pub struct Cli {
     pub log_format: Option<LogFormat>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Pretty,
-    Json,
-}
+pub use crate::telemetry::LogFormat;
 
 // Parsed once per process; boxing the larger variants would buy nothing.
 #[allow(clippy::large_enum_variant)]
@@ -100,6 +96,11 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// `config` with what these flags name (fill timings and history retention).
+    pub fn apply(&self, config: crate::app::AppConfig) -> crate::app::AppConfig {
+        crate::app::AppConfig { fill: self.fill(), history_days: self.history_days, ..config }
+    }
+
     pub fn fill(&self) -> crate::snapshot::FillConfig {
         crate::snapshot::FillConfig {
             lease: std::time::Duration::from_secs(self.fill_lease_secs.max(1)),

@@ -47,8 +47,8 @@ async fn price_document(state: &AppState, selection: &Selection) -> Result<Rende
     Ok(rendered_from(Representation::build(identity), &facts, state.catalog.now()))
 }
 
-/// `GET /v1` (JSON:API prices) and `GET /legacy` (the RSS-shaped JSON of the reference
-/// service): one selection grammar, two routes, two bodies.
+/// `GET /v1` (JSON:API prices) and `GET /legacy` (the RSS-shaped JSON older clients read):
+/// one selection grammar, two routes, two bodies.
 pub struct Prices<const LEGACY: bool>;
 
 pub type V1 = Prices<false>;

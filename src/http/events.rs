@@ -1,4 +1,4 @@
-//! `GET /v1/events`: Server-Sent Events (docs/api.md, "Push"). The query is checked first
+//! `GET /v1/events`: Server-Sent Events (docs/api.md "Push: `GET /v1/events` (Server-Sent Events)"). The query is checked first
 //! (400), then `Accept` (406), then the stream limit (503); a stream then replays what a
 //! resuming client missed, or a `reset`, and follows this replica's fan-out. A heartbeat
 //! comment every 15 s keeps proxies from closing an idle stream; on shutdown each stream ends

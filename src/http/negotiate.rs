@@ -1,4 +1,4 @@
-//! `Accept` and `Content-Type` rules of `/v1` (docs/design.md), checked before any cache or
+//! `Accept` and `Content-Type` rules (docs/api.md "Content negotiation (`/v1`)"), checked before any cache or
 //! source work. Pure.
 
 const JSON_API: &str = "application/vnd.api+json";

@@ -1,4 +1,4 @@
-//! The enrichment job (docs/design.md): discover today's stations of one product (rotating),
+//! The enrichment job (docs/design.md "Decisions worth knowing"): discover today's stations of one product (rotating),
 //! then look up due stations at the map data provider within a daily budget, under one lease
 //! for all replicas. Never on a request path.
 

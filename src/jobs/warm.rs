@@ -1,4 +1,4 @@
-//! The hourly warm job (docs/design.md): refresh the unfiltered single-product extracts that
+//! The hourly warm job (docs/design.md "Layers", `jobs/`): refresh the unfiltered single-product extracts that
 //! readers will ask for next, three at a time, even when fresh; keep old prices when a
 //! replacement fails; prune what nobody needs. Under many replicas each hour runs once.
 

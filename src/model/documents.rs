@@ -95,7 +95,7 @@ pub struct PriceRow {
 }
 
 /// Group quotes by station, prices in product order, rows by suburb, name, then id
-/// (docs/design.md "Orders").
+/// (docs/api.md "`/v1`: the price document").
 pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -> Vec<PriceRow> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut rows: Vec<PriceRow> = Vec::new();

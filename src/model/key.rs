@@ -1,4 +1,5 @@
-//! The station key and the public station id (docs/design.md).
+//! The station key and the public station id (`stationId`, docs/api.md "`/v1`: the price
+//! document").
 
 use sha2::{Digest, Sha256};
 

@@ -1,5 +1,5 @@
 //! What the map data provider told us about a station, and how it merges into the station
-//! under docs/api.md's source-priority rules. Pure.
+//! (docs/api.md "`/v1`: the price document", `enrichment`: the feed's own values win). Pure.
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -88,7 +88,8 @@ pub struct Merged {
     pub attributions: Vec<Attribution>,
 }
 
-/// Merge a profile into a station (docs/api.md "Source priority"). `None` when the provider
+/// Merge a profile into a station (the rules are below: the feed's phone, hours and 24-hour
+/// flag win; the provider fills what the feed leaves empty). `None` when the provider
 /// contributes nothing or the profile is past retention.
 pub fn merge(station: &Station, stored: &StoredProfile, now: Timestamp) -> Option<Merged> {
     if !stored.servable(now) {

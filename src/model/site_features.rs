@@ -1,5 +1,5 @@
 //! The `site-features` grammar: facilities, then opening hours from the first whole word
-//! `Open` (docs/design.md).
+//! `Open`; hours are written as docs/api.md "`/v1`: the price document" says (`openHours`).
 
 use super::codes::{FEATURE_OPEN_24_HOURS, FEATURES};
 

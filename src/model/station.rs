@@ -38,7 +38,7 @@ pub struct LegacyText {
 /// One service station as the API describes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Station {
-    /// `[street, suburb, latitude, longitude]` (docs/design.md).
+    /// `[street, suburb, latitude, longitude]`, folded (`key::station_key`).
     pub key: String,
     /// Lower-case hex SHA-256 of `key`; the id is `<sourceDate>:<digest>`.
     pub digest: String,

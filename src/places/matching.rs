@@ -1,4 +1,4 @@
-//! Is this place our station? The gates and evidence of docs/design.md; ambiguity is no match.
+//! Is this place our station? The gates and the evidence below; ambiguity is no match.
 //! Pure.
 
 use super::types::Place;

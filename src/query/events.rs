@@ -1,4 +1,4 @@
-//! The query of `/v1/events` (docs/api.md "Push events"): `product` as on `/v1` and `since`,
+//! The query of `/v1/events` (docs/api.md "Push: `GET /v1/events` (Server-Sent Events)"): `product` as on `/v1` and `since`,
 //! the id of the last event seen (as `Last-Event-ID`), read by the one grammar. Pure.
 
 use super::grammar::{Param, QueryError, filter, invalid, plain, read};

@@ -1,5 +1,5 @@
 //! `/v1` and `/legacy` query strings → canonical [`Selection`]: the six filters and `expand`
-//! (docs/api.md "Query parameters"), read by the one grammar (`query::grammar`). Pure: the
+//! (docs/api.md "Query rules (every data route)"), read by the one grammar (`query::grammar`). Pure: the
 //! only outside input is the current instant, for day words.
 
 use jiff::Timestamp;
@@ -116,7 +116,7 @@ pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result
 }
 
 impl Selection {
-    /// Catalog or source-filtered (docs/design.md).
+    /// Catalog or source-filtered (docs/design.md "Decisions worth knowing", catalog extracts).
     pub fn mode(&self) -> Mode {
         let suburb_with_surrounding = self.suburbs.is_some() && self.surrounding != Some(false);
         if self.route == Route::V1 && self.regions.is_none() && !suburb_with_surrounding {

@@ -119,7 +119,7 @@ impl SelectionSnapshots {
     }
 }
 
-/// Timings of the cross-replica fill lease (docs/design.md).
+/// Timings of the cross-replica fill lease (docs/design.md "One request").
 #[derive(Debug, Clone)]
 pub struct FillConfig {
     /// How long a filler holds a key before others may take over.

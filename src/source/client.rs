@@ -19,7 +19,7 @@ use crate::model::codes::ProductCode;
 use crate::model::station::Quote;
 use crate::time::Day;
 
-/// Limits and timings of the transport (docs/design.md).
+/// Limits and timings of the transport (docs/api.md "Limits").
 #[derive(Debug, Clone)]
 pub struct ClientLimits {
     /// One deadline for a whole selection: queueing, headers, bodies and retry sleeps.

@@ -1,4 +1,4 @@
-//! Push events in the store (docs/api.md, "Push: `GET /v1/events`"): which publish of a day
+//! Push events in the store (docs/api.md "Push: `GET /v1/events` (Server-Sent Events)"): which publish of a day
 //! catalog is news, written in the publish's own transaction, and how replicas read them
 //! back. Every replica streams the same sequence because the sequence lives here.
 

@@ -18,7 +18,6 @@ use tracing::Instrument;
 use crate::http::routes::{ADMIN, PUBLIC_PATHS as PUBLIC};
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::config::LogFormat;
 use crate::telemetry::log_sink::{LogSink, SinkGuard};
 
 /// Header carrying the request id, both ways.
@@ -27,6 +26,14 @@ pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id"
 /// The sink of the installed JSON log, through which the fast path writes its request lines
 /// directly (`answered`); unset under the pretty format and in tests.
 static JSON_SINK: OnceLock<LogSink> = OnceLock::new();
+
+/// How log lines are written (`--log-format`): one line of JSON each (the default when
+/// stderr is not a terminal), or compact text for people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
 
 /// Start logging. Lines are written to stderr in batches by a background thread
 /// ([`LogSink`]), so a request pays for formatting its line, not for a system call or a

@@ -715,3 +715,22 @@ async fn fifty_concurrent_cold_requests_make_one_request_per_extract() {
     let queries: BTreeSet<String> = app.sim.state.requests().into_iter().map(|r| r.query).collect();
     assert_eq!(queries.len(), 7);
 }
+
+/// `docs/api.md`'s route table names every public route the router serves (the path patterns
+/// of `src/http/paths.rs`, with the documented spellings of their parameters).
+#[test]
+fn the_api_document_names_every_public_route() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let paths = std::fs::read_to_string(root.join("src/http/paths.rs")).expect("paths.rs");
+    let api = std::fs::read_to_string(root.join("docs/api.md")).expect("api.md");
+    let admin = paths.split("/// The admin port's routes.").next().unwrap_or("");
+    let public: Vec<String> = admin
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const ")?.split('"').nth(1).map(str::to_string))
+        .collect();
+    assert!(public.len() >= 11, "the public paths were read: {public:?}");
+    for path in public {
+        let documented = path.replace("{station_id}", "{stationId}").replace("{filename}", "{file}.svg");
+        assert!(api.contains(&format!("| `{documented}` |")), "docs/api.md does not list {documented}");
+    }
+}
