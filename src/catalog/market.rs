@@ -10,7 +10,7 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::codes::ProductCode;
+use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::stats::{DayStats, Interval, Market, Periods};
 use crate::store::StoreError;
 use crate::store::history::{DayPrices, DaySummary, HistoryStation, HistoryStore, MarketRows};
@@ -227,15 +227,15 @@ impl MarketDays {
 /// when the source lists it there today, or when an archive row named that region for it).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StationFilter<'a> {
-    pub brands: Option<&'a [u8]>,
-    pub regions: Option<(&'a [u8], &'a HashSet<String>)>,
+    pub brands: Option<&'a [BrandCode]>,
+    pub regions: Option<(&'a [RegionCode], &'a HashSet<String>)>,
 }
 
 impl StationFilter<'_> {
     pub fn keeps(&self, st: &HistoryStation) -> bool {
-        self.brands.is_none_or(|b| b.contains(&st.brand))
+        self.brands.is_none_or(|b| b.iter().any(|c| *c == st.brand))
             && self.regions.is_none_or(|(regions, members)| {
-                members.contains(&st.station_id) || st.region.is_some_and(|r| regions.contains(&r))
+                members.contains(&st.station_id) || st.region.is_some_and(|r| regions.iter().any(|c| *c == r))
             })
     }
 }

@@ -233,7 +233,7 @@ impl SelectionDays {
 /// catalog selection; a source-filtered extract holds only what was asked).
 fn keeps(selection: &Selection, q: &Quote) -> bool {
     selection.mode() != Mode::Catalog
-        || (selection.brands.as_ref().is_none_or(|b| b.contains(&q.station.brand))
+        || (selection.brands.as_ref().is_none_or(|b| b.iter().any(|c| *c == q.station.brand))
             && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
 }
 

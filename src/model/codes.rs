@@ -2,49 +2,142 @@
 //! regions. This module is the single source for parsing, rendering, validation and the
 //! simulated source; nothing else spells out a code or a name.
 
-/// The code of a product the product table has: parsed once where a code comes in (a query,
-/// a feed request, an archive row), then carried as this type by the catalog, the store and
-/// the renderers, so no later layer asks again whether a `u8` is a product.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(transparent)]
-pub struct ProductCode(u8);
+/// A code one of the tables below has (`K` names the table: [`Products`], [`Brands`],
+/// [`Regions`]): parsed once where a code comes in (a query, a flag, a feed request, an
+/// archive row), then carried as this type by the catalog, the store and the renderers, so
+/// no later layer asks again whether a `u8` is a product, a brand or a region. Stored and
+/// served exactly as its number.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(transparent, bound = "")]
+pub struct Code<K> {
+    code: u8,
+    #[serde(skip)]
+    table: std::marker::PhantomData<K>,
+}
 
-impl ProductCode {
-    /// Unleaded Petrol: `/legacy`'s product when the query names none.
-    pub const UNLEADED: ProductCode = ProductCode(1);
+/// A code table: which numbers it has.
+pub trait Table {
+    fn has(code: u8) -> bool;
+}
 
-    /// The code, if the product table has it.
+/// The product table ([`PRODUCTS`]).
+#[derive(Debug)]
+pub enum Products {}
+/// The brand table ([`BRANDS`]).
+#[derive(Debug)]
+pub enum Brands {}
+/// The region table ([`REGIONS`]).
+#[derive(Debug)]
+pub enum Regions {}
+
+impl Table for Products {
+    fn has(code: u8) -> bool {
+        product(code).is_some()
+    }
+}
+
+impl Table for Brands {
+    fn has(code: u8) -> bool {
+        brand(code).is_some()
+    }
+}
+
+impl Table for Regions {
+    fn has(code: u8) -> bool {
+        is_region(code)
+    }
+}
+
+pub type ProductCode = Code<Products>;
+pub type BrandCode = Code<Brands>;
+pub type RegionCode = Code<Regions>;
+
+impl<K: Table> Code<K> {
+    /// The code, if its table has it.
     pub fn parse(code: u8) -> Option<Self> {
-        product(code).map(|p| p.code)
+        K::has(code).then_some(Self::known(code))
+    }
+}
+
+impl<K> Code<K> {
+    /// A code the table is known to have (the tables' own rows).
+    const fn known(code: u8) -> Self {
+        Self { code, table: std::marker::PhantomData }
     }
 
     pub const fn get(self) -> u8 {
-        self.0
+        self.code
+    }
+}
+
+impl ProductCode {
+    /// Unleaded Petrol: `/legacy`'s product when the query names none.
+    pub const UNLEADED: ProductCode = Code::known(1);
+}
+
+// By hand, not derived: a derive would ask the marker type for what only the number needs.
+impl<K> Clone for Code<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for Code<K> {}
+
+impl<K> PartialEq for Code<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+    }
+}
+
+impl<K> Eq for Code<K> {}
+
+impl<K> PartialOrd for Code<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<K> Ord for Code<K> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.code.cmp(&other.code)
+    }
+}
+
+impl<K> std::hash::Hash for Code<K> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.code.hash(state);
+    }
+}
+
+impl<K> std::fmt::Debug for Code<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.code.fmt(f)
+    }
+}
+
+impl<K> std::fmt::Display for Code<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.code.fmt(f)
     }
 }
 
 /// A code equals its number (`quote.product == 1`).
-impl PartialEq<u8> for ProductCode {
+impl<K> PartialEq<u8> for Code<K> {
     fn eq(&self, other: &u8) -> bool {
-        self.0 == *other
+        self.code == *other
     }
 }
 
-impl From<ProductCode> for u8 {
-    fn from(code: ProductCode) -> u8 {
-        code.0
+impl<K> From<Code<K>> for u8 {
+    fn from(code: Code<K>) -> u8 {
+        code.code
     }
 }
 
-impl From<ProductCode> for i64 {
-    fn from(code: ProductCode) -> i64 {
-        i64::from(code.0)
-    }
-}
-
-impl std::fmt::Display for ProductCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+impl<K> From<Code<K>> for i64 {
+    fn from(code: Code<K>) -> i64 {
+        i64::from(code.code)
     }
 }
 
@@ -58,18 +151,18 @@ pub struct Product {
 
 /// Every product, in code order. There is no product 3.
 pub const PRODUCTS: [Product; 7] = [
-    Product { code: ProductCode(1), name: "Unleaded Petrol", unit: "Australian cents per litre" },
-    Product { code: ProductCode(2), name: "Premium Unleaded 95", unit: "cents per litre" },
-    Product { code: ProductCode(4), name: "Diesel", unit: "cents per litre" },
-    Product { code: ProductCode(5), name: "LPG", unit: "cents per litre" },
-    Product { code: ProductCode(6), name: "Premium Unleaded 98", unit: "cents per litre" },
-    Product { code: ProductCode(10), name: "E85", unit: "cents per litre" },
-    Product { code: ProductCode(11), name: "Brand Diesel", unit: "cents per litre" },
+    Product { code: Code::known(1), name: "Unleaded Petrol", unit: "Australian cents per litre" },
+    Product { code: Code::known(2), name: "Premium Unleaded 95", unit: "cents per litre" },
+    Product { code: Code::known(4), name: "Diesel", unit: "cents per litre" },
+    Product { code: Code::known(5), name: "LPG", unit: "cents per litre" },
+    Product { code: Code::known(6), name: "Premium Unleaded 98", unit: "cents per litre" },
+    Product { code: Code::known(10), name: "E85", unit: "cents per litre" },
+    Product { code: Code::known(11), name: "Brand Diesel", unit: "cents per litre" },
 ];
 
 /// The product with this code, if it exists.
 pub fn product(code: u8) -> Option<&'static Product> {
-    PRODUCTS.iter().find(|p| p.code.0 == code)
+    PRODUCTS.iter().find(|p| p.code.code == code)
 }
 
 /// Every product code, ascending.

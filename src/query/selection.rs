@@ -6,8 +6,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
-use crate::model::codes::ProductCode;
-use crate::model::codes::{brand, is_region, product, product_codes};
+use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode, Table, product_codes};
 use crate::model::documents::Expand;
 use crate::model::error_code::detail;
 use crate::model::key::fold_text;
@@ -41,8 +40,8 @@ pub struct Selection {
     /// Ascending, unique.
     pub products: Vec<ProductCode>,
     /// Ascending, unique; `None` = every brand.
-    pub brands: Option<Vec<u8>>,
-    pub regions: Option<Vec<u8>>,
+    pub brands: Option<Vec<BrandCode>>,
+    pub regions: Option<Vec<RegionCode>>,
     /// Whitespace-collapsed, upper-case, sorted, unique.
     pub suburbs: Option<Vec<String>>,
     pub surrounding: Option<bool>,
@@ -95,8 +94,8 @@ pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result
         None if route == Route::Legacy => vec![ProductCode::UNLEADED],
         None => product_codes().collect(),
     };
-    let brands = take("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
-    let regions = take("region").map(|v| codes(v, "region", is_region)).transpose()?;
+    let brands = take("brand").map(|v| code_list(v, "brand")).transpose()?;
+    let regions = take("region").map(|v| code_list(v, "region")).transpose()?;
     let suburbs = take("suburb").map(suburbs).transpose()?;
     let surrounding = take("surrounding").map(yes_no).transpose()?;
     let (day, date) = match take("day") {
@@ -128,8 +127,10 @@ impl Selection {
 
     /// Product × brand × region × suburb.
     pub fn combinations(&self) -> usize {
-        let n = |v: &Option<Vec<_>>| v.as_ref().map_or(1, Vec::len);
-        self.products.len() * n(&self.brands) * n(&self.regions) * self.suburbs.as_ref().map_or(1, Vec::len)
+        fn n<T>(v: &Option<Vec<T>>) -> usize {
+            v.as_ref().map_or(1, Vec::len)
+        }
+        self.products.len() * n(&self.brands) * n(&self.regions) * n(&self.suburbs)
     }
 
     /// Whether a station suburb passes the local exact-suburb filter.
@@ -146,9 +147,9 @@ impl Selection {
     /// A stable text naming the selection's data (not its representation): cache and
     /// snapshot keys are built from it.
     pub fn data_key(&self) -> String {
-        let list = |v: &Option<Vec<u8>>| {
-            v.as_ref().map_or("*".to_string(), |l| l.iter().map(u8::to_string).collect::<Vec<_>>().join(","))
-        };
+        fn list<K>(v: Option<&[Code<K>]>) -> String {
+            v.map_or("*".to_string(), |l| l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","))
+        }
         let suburbs = self.suburbs.as_ref().map_or("*".to_string(), |s| s.join("|"));
         let surrounding = match self.surrounding {
             None => "-",
@@ -157,9 +158,9 @@ impl Selection {
         };
         format!(
             "p={};b={};r={};s={};sur={};d={}",
-            list(&Some(self.products.iter().map(|p| p.get()).collect())),
-            list(&self.brands),
-            list(&self.regions),
+            list(Some(&self.products)),
+            list(self.brands.as_deref()),
+            list(self.regions.as_deref()),
             suburbs,
             surrounding,
             self.date
@@ -169,10 +170,13 @@ impl Selection {
 
 /// A comma list of product codes: trimmed, each in the product table, de-duplicated, ascending.
 pub(crate) fn products(value: &str) -> Result<Vec<ProductCode>, QueryError> {
-    Ok(codes(value, "product", |c| product(c).is_some())?
-        .into_iter()
-        .filter_map(ProductCode::parse)
-        .collect())
+    code_list(value, "product")
+}
+
+/// A comma list of one table's codes (`what` names it in the logged reason): trimmed, each in
+/// the table, de-duplicated, ascending.
+pub(crate) fn code_list<K: Table>(value: &str, what: &str) -> Result<Vec<Code<K>>, QueryError> {
+    Ok(codes(value, what, K::has)?.into_iter().filter_map(Code::parse).collect())
 }
 
 /// A comma list of integer codes: trimmed, each valid, de-duplicated, ascending.

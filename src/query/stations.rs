@@ -7,10 +7,9 @@ use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
 use super::selection::{
-    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, codes, parse_selection_with, products, selection,
+    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, code_list, parse_selection_with, products, selection,
 };
-use crate::model::codes::ProductCode;
-use crate::model::codes::{brand, is_region};
+use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::geo::Point;
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
@@ -100,8 +99,8 @@ pub struct HistoryQuery {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StatsQuery {
     pub product: ProductCode,
-    pub brands: Option<Vec<u8>>,
-    pub regions: Option<Vec<u8>>,
+    pub brands: Option<Vec<BrandCode>>,
+    pub regions: Option<Vec<RegionCode>>,
     pub from: Date,
     pub to: Date,
     pub interval: Interval,
@@ -243,8 +242,8 @@ pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> 
     let p: Values = read(raw, &PARAMS)?;
     let get = |name: &str| p.get(name);
     let product = one_product(get("product"))?;
-    let brands = get("brand").map(|v| codes(v, "brand", |c| brand(c).is_some())).transpose()?;
-    let regions = get("region").map(|v| codes(v, "region", is_region)).transpose()?;
+    let brands = get("brand").map(|v| code_list(v, "brand")).transpose()?;
+    let regions = get("region").map(|v| code_list(v, "region")).transpose()?;
     // Region membership is asked of the source, one request per region (as `/v1?region=`).
     if regions.as_ref().is_some_and(|r| r.len() > MAX_COMBINATIONS) {
         return Err(QueryError {
@@ -360,8 +359,8 @@ mod tests {
     #[test]
     fn stats_parameters() {
         let q = parse_stats("product=1&brand=5,2&region=25", at(10)).expect("ok");
-        assert_eq!(q.brands, Some(vec![2, 5]));
-        assert_eq!(q.regions, Some(vec![25]));
+        assert_eq!(q.brands.as_deref(), Some(&[2, 5].map(|c| BrandCode::parse(c).expect("brand"))[..]));
+        assert_eq!(q.regions.as_deref(), Some(&[RegionCode::parse(25).expect("region")][..]));
         assert!(parse_stats("product=1&brand=0", at(10)).is_err());
         assert!(parse_stats("product=1&region=52", at(10)).is_err());
         assert!(parse_stats("product=1&expand=brand", at(10)).is_err());

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use super::{RenderError, csv_bytes};
-use crate::model::codes::ProductCode;
+use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
 use crate::model::documents::DocumentMeta;
 use crate::model::station::cents;
 use crate::model::stats::{Interval, Market};
@@ -127,9 +127,9 @@ struct CycleOut {
 struct StatsAttributes<'a> {
     product: ProductCode,
     #[serde(skip_serializing_if = "Option::is_none")]
-    brands: Option<&'a [u8]>,
+    brands: Option<&'a [BrandCode]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    regions: Option<&'a [u8]>,
+    regions: Option<&'a [RegionCode]>,
     /// `week` or `month` when the rows are periods (absent: days).
     #[serde(skip_serializing_if = "Option::is_none")]
     interval: Option<&'static str>,
@@ -146,8 +146,8 @@ pub fn weekday_name(w: Weekday) -> &'static str {
 /// What a statistics request selected.
 pub struct StatsScope<'a> {
     pub product: ProductCode,
-    pub brands: Option<&'a [u8]>,
-    pub regions: Option<&'a [u8]>,
+    pub brands: Option<&'a [BrandCode]>,
+    pub regions: Option<&'a [RegionCode]>,
     pub from: Date,
     pub to: Date,
     pub interval: Interval,
@@ -159,7 +159,9 @@ pub fn stats_jsonapi(
     market: &Market,
     meta: &DocumentMeta,
 ) -> Result<Vec<u8>, RenderError> {
-    let list = |v: Option<&[u8]>| v.map(|l| l.iter().map(u8::to_string).collect::<Vec<_>>().join(","));
+    fn list<K>(v: Option<&[Code<K>]>) -> Option<String> {
+        v.map(|l| l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","))
+    }
     let mut id = format!("{}:{}:{}", scope.product, scope.from, scope.to);
     if let Some(b) = list(scope.brands) {
         id.push_str(&format!(":brand={b}"));

@@ -50,7 +50,9 @@ pub fn plan(selection: &Selection) -> Vec<Extract> {
             .collect();
     }
     let mut requests = Vec::with_capacity(selection.combinations());
-    let one = |v: &Option<Vec<u8>>| v.clone().map_or(vec![None], |l| l.into_iter().map(Some).collect());
+    fn one<T: Copy>(v: &Option<Vec<T>>) -> Vec<Option<T>> {
+        v.as_ref().map_or(vec![None], |l| l.iter().copied().map(Some).collect())
+    }
     let suburbs = selection.suburbs.clone().map_or(vec![None], |l| l.into_iter().map(Some).collect());
     for &product in &selection.products {
         for brand in one(&selection.brands) {

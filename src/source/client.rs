@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::error::SourceError;
 use super::rss;
 use super::validate::{Component, validate};
-use crate::model::codes::ProductCode;
+use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::station::Quote;
 use crate::time::Day;
 
@@ -49,8 +49,8 @@ impl Default for ClientLimits {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SourceRequest {
     pub product: ProductCode,
-    pub brand: Option<u8>,
-    pub region: Option<u8>,
+    pub brand: Option<BrandCode>,
+    pub region: Option<RegionCode>,
     /// Trimmed, whitespace-collapsed, upper-case.
     pub suburb: Option<String>,
     pub surrounding: Option<bool>,
@@ -315,7 +315,7 @@ mod tests {
     fn request_parameters() {
         let r = SourceRequest {
             product: ProductCode::parse(2).expect("a product"),
-            brand: Some(5),
+            brand: BrandCode::parse(5),
             region: None,
             suburb: Some("MOUNT LAWLEY".into()),
             surrounding: Some(false),

@@ -40,8 +40,8 @@ impl From<u8> for Arg {
     }
 }
 
-impl From<crate::model::codes::ProductCode> for Arg {
-    fn from(v: crate::model::codes::ProductCode) -> Self {
+impl<K> From<crate::model::codes::Code<K>> for Arg {
+    fn from(v: crate::model::codes::Code<K>) -> Self {
         Arg::Int(Some(i64::from(v)))
     }
 }
