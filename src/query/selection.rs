@@ -144,8 +144,8 @@ impl Selection {
         }
     }
 
-    /// A stable text naming the selection's data (not its representation): cache and
-    /// snapshot keys are built from it.
+    /// A stable text naming the selection's data (not its representation): the store key of
+    /// a source-filtered extract is built from it (the render cache keys on the selection).
     pub fn data_key(&self) -> String {
         fn list<K>(v: Option<&[Code<K>]>) -> String {
             v.map_or("*".to_string(), |l| l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","))
