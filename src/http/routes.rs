@@ -78,13 +78,6 @@ static FRONT: LazyLock<matchit::Router<(&'static str, FrontFn)>> = LazyLock::new
     router
 });
 
-/// The front-cache answer for a request, when its path is a document endpoint's, with the
-/// route's path pattern (its metric label).
-pub fn front_answer(state: &AppState, request: &Parts) -> Option<(&'static str, Response)> {
-    let (path, front) = *FRONT.at(request.uri.path()).ok()?.value;
-    Some((path, front(state, request)?))
-}
-
 /// The answer to a request the front cache can give as it stands, with its route (as
 /// [`router`] names it, for metrics), or `None` for the router. Called before the router and
 /// the request limits (`app::public_site`): a finished document needs no routing, timeout or
@@ -93,7 +86,8 @@ pub fn front_answer(state: &AppState, request: &Parts) -> Option<(&'static str, 
 /// is only ever stored by its own route, and a target in the front cache passed the URI
 /// bound when it was stored.
 pub fn front_first(state: &AppState, request: &Parts) -> Option<(&'static str, Response)> {
-    front_answer(state, request)
+    let (path, front) = *FRONT.at(request.uri.path()).ok()?.value;
+    Some((path, front(state, request)?))
 }
 
 /// The public router: every route of [`PUBLIC`] with its handlers by method.
