@@ -3,6 +3,7 @@
 pub mod codes;
 pub mod documents;
 pub mod error_code;
+pub mod forecast;
 pub(crate) mod geo;
 pub mod key;
 pub mod normalize;

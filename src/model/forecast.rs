@@ -1,0 +1,783 @@
+//! "Fill now or wait": the next days of a daily price series (the market's median, or one
+//! station's price), the advice that follows, and the method's accuracy replayed on its own
+//! past (docs/forecast.md). Pure: daily series in, numbers out; nothing about Perth's cycle
+//! is assumed.
+//!
+//! The method, in short: a *hike* is a day whose price rises at least [`HIKE_CENTS`] over the
+//! day before; a run of hike days is one *episode*. From the last [`RECENT_DAYS`] days it
+//! reads the intervals between episodes (the newest weighing most, so a new period or weekday
+//! shows within about two cycles), the typical rise, and the typical change on each day after
+//! a hike (the cycle's shape). The next days are then every way the coming hikes could fall
+//! (a hazard per day since the last hike, from those intervals), each with its probability;
+//! a day's forecast is the median over them. A series with fewer than [`MIN_EPISODES`]
+//! episodes in the window has no cycle: its forecast is flat.
+
+use jiff::Span;
+use jiff::civil::Date;
+
+use super::stats::MAX_PERIOD;
+
+/// A rise of at least this much over the day before is a hike (c/L).
+pub const HIKE_CENTS: f64 = 5.0;
+/// Days with prices an `asOf` needs before it.
+pub const MIN_HISTORY_DAYS: usize = 56;
+/// The longest horizon, in days after `asOf`.
+pub const MAX_HORIZON: usize = 7;
+/// Days before `asOf` whose forecasts are replayed for its accuracy.
+pub const REPLAY_DAYS: i64 = 365;
+/// Days read for the cycle: recent weeks, not a year (the cycle changes).
+pub const RECENT_DAYS: usize = 91;
+/// Intervals between hikes the hazard is built from, newest first.
+const INTERVALS_KEPT: usize = 4;
+/// Episodes of the window a cycle needs.
+const MIN_EPISODES: usize = 3;
+/// Complete cycles the shape and a station's position are read from.
+const SHAPE_CYCLES: usize = 3;
+/// Share of an interval's weight given to the day either side (hikes move by a day).
+const NEIGHBOUR_WEIGHT: f64 = 0.1;
+/// The chance of a hike on each day once every interval seen has passed (overdue).
+const OVERDUE_HAZARD: f64 = 0.5;
+/// Paths less likely than this are dropped.
+const MIN_PATH_PROBABILITY: f64 = 1e-6;
+/// How far ahead `nextHike` is looked for (days after the basis).
+const NEXT_HIKE_SEARCH: usize = 28;
+/// The least predicted fall (c/L) worth waiting for.
+pub const WAIT_MIN_SAVING: f64 = 1.0;
+/// A hike probability at or above this is an expected hike.
+pub const LIKELY: f64 = 0.5;
+/// An error within this (c/L) counts as close, for the accuracy said in words.
+pub const CLOSE_CENTS: f64 = 2.0;
+
+fn days(n: i64) -> Span {
+    Span::new().days(n)
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// A daily series on consecutive dates (cents); `None` where a day has no price.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Daily {
+    start: Date,
+    values: Vec<Option<f64>>,
+}
+
+impl Daily {
+    /// The series of (date, cents) points, ascending (a later duplicate date wins).
+    pub fn new(points: impl IntoIterator<Item = (Date, f64)>) -> Self {
+        let mut out = Daily { start: Date::MIN, values: Vec::new() };
+        for (date, value) in points {
+            if out.values.is_empty() {
+                out.start = date;
+            }
+            let Some(i) = out.index(date) else { continue };
+            if i >= out.values.len() {
+                out.values.resize(i + 1, None);
+            }
+            out.values[i] = Some(value);
+        }
+        out
+    }
+
+    /// Position of `date` (it may lie past the end); `None` before the start.
+    pub fn index(&self, date: Date) -> Option<usize> {
+        let n = (date - self.start).get_days();
+        usize::try_from(n).ok()
+    }
+
+    pub fn date(&self, i: usize) -> Date {
+        self.start.checked_add(days(i as i64)).unwrap_or(Date::MAX)
+    }
+
+    pub fn at(&self, i: usize) -> Option<f64> {
+        self.values.get(i).copied().flatten()
+    }
+
+    pub fn get(&self, date: Date) -> Option<f64> {
+        self.at(self.index(date)?)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.iter().all(Option::is_none)
+    }
+
+    /// The newest day with a price at or before `date`.
+    pub fn last_on_or_before(&self, date: Date) -> Option<Date> {
+        let i = self.index(date)?.min(self.values.len().checked_sub(1)?);
+        (0..=i).rev().find(|&j| self.values[j].is_some()).map(|j| self.date(j))
+    }
+
+    /// Days with a price strictly before `date`.
+    pub fn days_before(&self, date: Date) -> usize {
+        let end = self.index(date).unwrap_or(0).min(self.values.len());
+        self.values[..end].iter().filter(|v| v.is_some()).count()
+    }
+
+    /// The change from the day before, when both days have prices.
+    fn change(&self, i: usize) -> Option<f64> {
+        Some(self.at(i)? - self.at(i.checked_sub(1)?)?)
+    }
+
+    fn is_hike(&self, i: usize) -> bool {
+        self.change(i).is_some_and(|c| c >= HIKE_CENTS)
+    }
+}
+
+/// What the recent weeks of a series say about its cycle.
+#[derive(Debug, Clone)]
+struct Pattern {
+    /// Episode starts in the window (indices), ascending.
+    starts: Vec<usize>,
+    /// Weight of each interval length (index: days between episode starts).
+    intervals: Vec<f64>,
+    /// Typical change on an episode's first day.
+    rise: f64,
+    /// Typical change by days since the episode's start (index 0 unused).
+    shape: Vec<f64>,
+}
+
+impl Pattern {
+    /// The cycle of the series up to index `end` (inclusive), or `None` without one.
+    fn read(series: &Daily, end: usize) -> Option<Self> {
+        let lo = (end + 1).saturating_sub(RECENT_DAYS);
+        let starts: Vec<usize> =
+            (lo.max(1)..=end).filter(|&i| series.is_hike(i) && !series.is_hike(i - 1)).collect();
+        if starts.len() < MIN_EPISODES {
+            return None;
+        }
+        let mut intervals = vec![0.0; MAX_PERIOD * 3 + 2];
+        for (k, pair) in starts.windows(2).rev().take(INTERVALS_KEPT).enumerate() {
+            let weight = (INTERVALS_KEPT - k) as f64;
+            let length = (pair[1] - pair[0]).min(intervals.len() - 2);
+            intervals[length] += weight;
+            intervals[length - 1] += weight * NEIGHBOUR_WEIGHT;
+            intervals[length + 1] += weight * NEIGHBOUR_WEIGHT;
+        }
+        let recent_rises: Vec<f64> =
+            starts.iter().rev().take(INTERVALS_KEPT + 1).filter_map(|&i| series.change(i)).collect();
+        let rise = recent_rises.iter().sum::<f64>() / recent_rises.len().max(1) as f64;
+        // The shape from the last few cycles (it changes with the period), falling back to the
+        // whole window for a day after the hike that those cycles never reached.
+        let since = starts[starts.len().saturating_sub(SHAPE_CYCLES + 1)];
+        let shape = (0..=intervals.len())
+            .map(|phase| {
+                if phase == 0 {
+                    return 0.0;
+                }
+                let mean_from = |from: usize| {
+                    let changes: Vec<f64> = phases(&starts, from, end)
+                        .filter(|&(i, p)| p == phase && !starts.contains(&i))
+                        .filter_map(|(i, _)| series.change(i))
+                        .collect();
+                    (!changes.is_empty()).then(|| changes.iter().sum::<f64>() / changes.len() as f64)
+                };
+                mean_from(since).or_else(|| mean_from(starts[0])).unwrap_or(0.0)
+            })
+            .collect();
+        Some(Pattern { starts, intervals, rise, shape })
+    }
+
+    /// The chance of a hike on the day that is `phase` days after the last one, given none
+    /// came before it.
+    fn hazard(&self, phase: usize) -> f64 {
+        let tail: f64 = self.intervals.iter().skip(phase).sum();
+        if tail < 1e-9 {
+            return OVERDUE_HAZARD;
+        }
+        self.intervals.get(phase).copied().unwrap_or(0.0) / tail
+    }
+
+    fn shape(&self, phase: usize) -> f64 {
+        self.shape.get(phase).copied().unwrap_or(0.0)
+    }
+
+    /// The most likely interval between hikes.
+    fn period(&self) -> usize {
+        let mut best = 0;
+        for (length, w) in self.intervals.iter().enumerate() {
+            if *w > self.intervals[best] {
+                best = length;
+            }
+        }
+        best
+    }
+}
+
+/// Each index from `from` to `end` with its days since the latest episode start at or before
+/// it (indices before the first start are skipped).
+fn phases(starts: &[usize], from: usize, end: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    (from..=end).filter_map(move |i| {
+        let k = starts.partition_point(|&s| s <= i);
+        let start = *starts.get(k.checked_sub(1)?)?;
+        Some((i, i - start))
+    })
+}
+
+/// One way the next days could go: its probability, and per day the price change from the
+/// basis and the days since the last hike (`None`: no cycle).
+#[derive(Debug, Clone)]
+struct Path {
+    probability: f64,
+    deltas: Vec<f64>,
+    phases: Vec<Option<usize>>,
+}
+
+/// Every way the next `steps` days could go from a basis `phase` days after the last hike.
+fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize) -> Vec<Path> {
+    let (Some(pattern), Some(phase)) = (pattern, phase) else {
+        return vec![Path { probability: 1.0, deltas: vec![0.0; steps], phases: vec![None; steps] }];
+    };
+    // (probability, price change so far, phase, path so far)
+    let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<(f64, usize)>::new())];
+    for _ in 0..steps {
+        let mut next = Vec::with_capacity(live.len() * 2);
+        for (p, delta, phase, trail) in live {
+            let hazard = pattern.hazard(phase + 1);
+            for (q, change, new_phase) in
+                [(hazard, pattern.rise, 0), (1.0 - hazard, pattern.shape(phase + 1), phase + 1)]
+            {
+                let prob = p * q;
+                if prob < MIN_PATH_PROBABILITY {
+                    continue;
+                }
+                let mut trail = trail.clone();
+                trail.push((delta + change, new_phase));
+                next.push((prob, delta + change, new_phase, trail));
+            }
+        }
+        live = next;
+    }
+    live.into_iter()
+        .map(|(probability, _, _, trail)| Path {
+            probability,
+            deltas: trail.iter().map(|t| t.0).collect(),
+            phases: trail.iter().map(|t| Some(t.1)).collect(),
+        })
+        .collect()
+}
+
+/// The value at which the cumulative probability first reaches one half.
+fn weighted_median(mut values: Vec<(f64, f64)>) -> f64 {
+    values.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = values.iter().map(|v| v.1).sum();
+    let mut seen = 0.0;
+    for (value, weight) in &values {
+        seen += weight;
+        if seen >= total / 2.0 - 1e-12 {
+            return *value;
+        }
+    }
+    values.last().map_or(0.0, |v| v.0)
+}
+
+/// A station's usual position against the market: by days since the last hike (a station
+/// that follows a hike a day late sits far below on the hike day), and overall.
+#[derive(Debug, Clone)]
+struct Position {
+    by_phase: Vec<Option<f64>>,
+    usual: f64,
+}
+
+impl Position {
+    fn read(market: &Daily, station: &Daily, pattern: Option<&Pattern>, end: usize) -> Option<Self> {
+        let lo = (end + 1).saturating_sub(RECENT_DAYS);
+        let offset = |i: usize| Some(station.get(market.date(i))? - market.at(i)?);
+        let mut all: Vec<f64> = (lo..=end).filter_map(offset).collect();
+        if all.is_empty() {
+            return None;
+        }
+        let usual = median(&mut all);
+        let by_phase = match pattern {
+            None => Vec::new(),
+            Some(p) => {
+                let since = p.starts[p.starts.len().saturating_sub(SHAPE_CYCLES + 1)];
+                let mut groups: Vec<Vec<f64>> = vec![Vec::new(); p.intervals.len() + 1];
+                for (i, phase) in phases(&p.starts, since, end) {
+                    if let (Some(o), Some(g)) = (offset(i), groups.get_mut(phase)) {
+                        g.push(o);
+                    }
+                }
+                groups.iter_mut().map(|g| (!g.is_empty()).then(|| median(g))).collect()
+            }
+        };
+        Some(Position { by_phase, usual })
+    }
+
+    fn at(&self, phase: Option<usize>) -> f64 {
+        phase.and_then(|p| self.by_phase.get(p).copied().flatten()).unwrap_or(self.usual)
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// What is forecast: the market's series, and one station's when the forecast is its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    pub market: &'a Daily,
+    pub station: Option<&'a Daily>,
+}
+
+/// The next days from a basis, before intervals and advice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outlook {
+    pub basis: Date,
+    /// The subject's price on the basis day.
+    pub now: f64,
+    /// Per day after the basis: (median, hike probability).
+    pub days: Vec<(f64, f64)>,
+    /// Days since the last hike on the basis day, when there is a cycle.
+    pub days_since_hike: Option<usize>,
+    /// The first day after the basis more likely than not to have had a hike by then.
+    pub next_hike: Option<Date>,
+    /// The most likely days between hikes, when there is a cycle.
+    pub period_days: Option<usize>,
+}
+
+impl Subject<'_> {
+    /// The subject's actual price on `date`.
+    pub fn actual(&self, date: Date) -> Option<f64> {
+        match self.station {
+            Some(s) => s.get(date),
+            None => self.market.get(date),
+        }
+    }
+
+    /// The outlook for `steps` days after `basis`, from prices of days up to `basis` only;
+    /// `None` when the market has no price on `basis` or the station has no recent price.
+    pub fn outlook(&self, basis: Date, steps: usize) -> Option<Outlook> {
+        let end = self.market.index(basis)?;
+        let market_now = self.market.at(end)?;
+        let pattern = Pattern::read(self.market, end);
+        let phase = pattern.as_ref().and_then(|p| p.starts.last().map(|s| end - s));
+        let position = match self.station {
+            Some(station) => Some(Position::read(self.market, station, pattern.as_ref(), end)?),
+            None => None,
+        };
+        let price = |delta: f64, phase: Option<usize>| {
+            market_now + delta + position.as_ref().map_or(0.0, |p| p.at(phase))
+        };
+        let now = match self.station {
+            Some(s) => s.get(basis).unwrap_or_else(|| price(0.0, phase)),
+            None => market_now,
+        };
+        let all = paths(pattern.as_ref(), phase, steps);
+        let mut out = Vec::with_capacity(steps);
+        for step in 0..steps {
+            let values: Vec<(f64, f64)> =
+                all.iter().map(|p| (price(p.deltas[step], p.phases[step]), p.probability)).collect();
+            let hike: f64 = all
+                .iter()
+                .zip(&values)
+                .filter(|(p, (v, _))| {
+                    let before = if step == 0 { now } else { price(p.deltas[step - 1], p.phases[step - 1]) };
+                    v - before >= HIKE_CENTS
+                })
+                .map(|(p, _)| p.probability)
+                .sum();
+            out.push((weighted_median(values), hike.clamp(0.0, 1.0)));
+        }
+        let next_hike = pattern.as_ref().zip(phase).and_then(|(p, phase)| {
+            let mut none_yet = 1.0;
+            (1..=NEXT_HIKE_SEARCH).find_map(|k| {
+                none_yet *= 1.0 - p.hazard(phase + k);
+                (1.0 - none_yet >= LIKELY).then(|| basis.checked_add(days(k as i64)).ok()).flatten()
+            })
+        });
+        Some(Outlook {
+            basis,
+            now,
+            days: out,
+            days_since_hike: phase,
+            next_hike,
+            period_days: pattern.as_ref().map(Pattern::period),
+        })
+    }
+}
+
+/// The period of the series' recent weeks as `/v1/stats` finds it (the autocorrelation of the
+/// detrended medians), or `None`.
+pub fn detected_period(series: &Daily, basis: Date) -> Option<usize> {
+    let end = series.index(basis)?;
+    let lo = (end + 1).saturating_sub(RECENT_DAYS);
+    let points: Vec<(Date, f64)> = (lo..=end).filter_map(|i| Some((series.date(i), series.at(i)?))).collect();
+    super::stats::detect_cycle(&points).map(|c| c.period_days)
+}
+
+/// What to do today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    FillNow,
+    Wait,
+    Either,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::FillNow => "fill-now",
+            Action::Wait => "wait",
+            Action::Either => "either",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice {
+    pub action: Action,
+    /// The day to wait for (`wait`), or the day of the expected rise (`fill-now`).
+    pub until: Option<Date>,
+    /// Today's price − the predicted price on `until` (c/L; negative when filling now saves).
+    pub saving: Option<f64>,
+    pub reason: String,
+}
+
+/// One forecast day.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForecastDay {
+    pub date: Date,
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    pub known: bool,
+    pub hike_probability: f64,
+}
+
+/// The advice for a driver who could fill today at `today` (c/L), given the next days.
+pub fn advise(today: f64, days: &[ForecastDay]) -> Advice {
+    let rises = |i: usize, d: &ForecastDay| {
+        if d.known {
+            let before = if i == 0 { today } else { days[i - 1].median };
+            d.median - before >= HIKE_CENTS
+        } else {
+            d.hike_probability >= LIKELY
+        }
+    };
+    let first_rise = days.iter().enumerate().position(|(i, d)| rises(i, d));
+    let before_rise = &days[..first_rise.unwrap_or(days.len())];
+    let cheapest = before_rise.iter().fold(None::<&ForecastDay>, |best, d| match best {
+        Some(b) if b.median <= d.median => Some(b),
+        _ => Some(d),
+    });
+    let about = |x: f64| format!("{:.0}", x.abs().max(1.0));
+    if let Some(best) = cheapest.filter(|b| today - b.median >= WAIT_MIN_SAVING) {
+        let saving = round1(today - best.median);
+        return Advice {
+            action: Action::Wait,
+            until: Some(best.date),
+            saving: Some(saving),
+            reason: format!(
+                "Prices are expected to fall about {} c/L by {}.",
+                about(saving),
+                day_name(best.date)
+            ),
+        };
+    }
+    if let Some(rise) = first_rise.map(|i| &days[i]) {
+        let saving = round1(today - rise.median);
+        return Advice {
+            action: Action::FillNow,
+            until: Some(rise.date),
+            saving: Some(saving),
+            reason: format!(
+                "Prices are likely to rise about {} c/L on {}.",
+                about(saving),
+                day_name(rise.date)
+            ),
+        };
+    }
+    Advice {
+        action: Action::Either,
+        until: None,
+        saving: None,
+        reason: format!(
+            "No move of {WAIT_MIN_SAVING:.0} c/L or more is expected in the next {} days.",
+            days.len()
+        ),
+    }
+}
+
+/// "Wednesday 2 December".
+pub fn day_name(date: Date) -> String {
+    let weekday = super::site_features::WEEKDAYS[date.weekday().to_monday_zero_offset() as usize];
+    format!("{weekday} {}", date.strftime("%-d %B"))
+}
+
+/// The method replayed on its own past: errors per horizon day, and the sums the backtest
+/// reports. Every replay uses only prices of days up to its own origin.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Replay {
+    /// Origins replayed.
+    pub days: usize,
+    /// Signed errors (actual − forecast) per horizon day, day+1 first.
+    pub errors: Vec<Vec<f64>>,
+    /// Absolute errors of "every day = the last known price".
+    pub naive: Vec<Vec<f64>>,
+    /// Absolute errors of "the same as one cycle ago" (the last known price without a cycle).
+    pub cycle_ago: Vec<Vec<f64>>,
+    /// Actual hikes at horizons 1–3, and how many of them were given ≥ [`LIKELY`].
+    pub hikes: (usize, usize),
+    /// Horizon 1–3 days given ≥ [`LIKELY`], and how many of them had no hike.
+    pub alarms: (usize, usize),
+    /// Origins whose whole horizon is known: what following the advice saved against filling
+    /// on the day (c/L, summed), and what perfect hindsight would have saved.
+    pub advice: (usize, f64, f64),
+    /// Origins that were hike days, and how many of them were told to wait.
+    pub hike_days: (usize, usize),
+}
+
+/// The accuracy an answer shows, per horizon day (day+1 first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accuracy {
+    pub days: usize,
+    pub mae: Vec<Option<f64>>,
+    pub naive_mae: Vec<Option<f64>>,
+    /// Share of forecasts within [`CLOSE_CENTS`] of the outcome.
+    pub within: Vec<Option<f64>>,
+    pub hike_hit_rate: Option<f64>,
+    pub false_alarm_rate: Option<f64>,
+    /// The 10th and 90th percentiles of the signed errors (the 80 % interval), per day.
+    pub bands: Vec<Option<(f64, f64)>>,
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+fn share(part: usize, whole: usize) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    let rank = p * (sorted.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+}
+
+impl Replay {
+    /// Forecasts made on each day from `first` to the day before `last`, scored against the
+    /// prices of days up to `last`.
+    pub fn run(subject: Subject<'_>, first: Date, last: Date) -> Self {
+        let mut r = Replay {
+            errors: vec![Vec::new(); MAX_HORIZON],
+            naive: vec![Vec::new(); MAX_HORIZON],
+            cycle_ago: vec![Vec::new(); MAX_HORIZON],
+            ..Replay::default()
+        };
+        let mut origin = first;
+        while origin < last {
+            r.add(subject, origin, last);
+            let Ok(next) = origin.tomorrow() else { break };
+            origin = next;
+        }
+        r
+    }
+
+    fn add(&mut self, subject: Subject<'_>, origin: Date, last: Date) {
+        if subject.market.days_before(origin) < MIN_HISTORY_DAYS {
+            return;
+        }
+        let Some(today) = subject.actual(origin) else { return };
+        let Some(outlook) = subject.outlook(origin, MAX_HORIZON) else { return };
+        self.days += 1;
+        let period = detected_period(subject.market, origin);
+        let date = |h: usize| origin.checked_add(days(h as i64)).ok();
+        let mut forecast_days = Vec::with_capacity(MAX_HORIZON);
+        for (k, &(median, probability)) in outlook.days.iter().enumerate() {
+            let h = k + 1;
+            let Some(day) = date(h).filter(|d| *d <= last) else { break };
+            forecast_days.push(ForecastDay {
+                date: day,
+                median,
+                low: median,
+                high: median,
+                known: false,
+                hike_probability: probability,
+            });
+            let Some(actual) = subject.actual(day) else { continue };
+            self.errors[k].push(actual - median);
+            self.naive[k].push((actual - today).abs());
+            let ago = period
+                .and_then(|p| {
+                    let back = h.div_ceil(p) * p;
+                    subject.actual(day.checked_sub(days(back as i64)).ok()?)
+                })
+                .unwrap_or(today);
+            self.cycle_ago[k].push((actual - ago).abs());
+            if h <= 3 {
+                let before = if h == 1 { Some(today) } else { date(h - 1).and_then(|d| subject.actual(d)) };
+                let hiked = before.is_some_and(|b| actual - b >= HIKE_CENTS);
+                if hiked {
+                    self.hikes.0 += 1;
+                    self.hikes.1 += usize::from(probability >= LIKELY);
+                }
+                if probability >= LIKELY {
+                    self.alarms.0 += 1;
+                    self.alarms.1 += usize::from(!hiked);
+                }
+            }
+        }
+        let advice = advise(today, &forecast_days);
+        let yesterday = origin.yesterday().ok().and_then(|d| subject.actual(d));
+        if yesterday.is_some_and(|y| today - y >= HIKE_CENTS) {
+            self.hike_days.0 += 1;
+            self.hike_days.1 += usize::from(advice.action == Action::Wait);
+        }
+        if forecast_days.len() == MAX_HORIZON {
+            let outcomes: Vec<f64> = forecast_days.iter().filter_map(|d| subject.actual(d.date)).collect();
+            let paid = match (advice.action, advice.until) {
+                (Action::Wait, Some(until)) => subject.actual(until),
+                _ => Some(today),
+            };
+            if let Some(paid) = paid {
+                let best = outcomes.iter().copied().fold(today, f64::min);
+                self.advice.0 += 1;
+                self.advice.1 += today - paid;
+                self.advice.2 += today - best;
+            }
+        }
+    }
+
+    /// The accuracy an answer shows.
+    pub fn accuracy(&self) -> Accuracy {
+        let abs = |v: &[f64]| v.iter().map(|e| e.abs()).collect::<Vec<f64>>();
+        Accuracy {
+            days: self.days,
+            mae: self.errors.iter().map(|e| mean(&abs(e)).map(round2)).collect(),
+            naive_mae: self.naive.iter().map(|e| mean(e).map(round2)).collect(),
+            within: self
+                .errors
+                .iter()
+                .map(|e| share(e.iter().filter(|x| x.abs() <= CLOSE_CENTS).count(), e.len()).map(round2))
+                .collect(),
+            hike_hit_rate: share(self.hikes.1, self.hikes.0).map(round2),
+            false_alarm_rate: share(self.alarms.1, self.alarms.0).map(round2),
+            bands: self
+                .errors
+                .iter()
+                .map(|e| {
+                    let mut sorted = e.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    (!sorted.is_empty()).then(|| (quantile(&sorted, 0.1), quantile(&sorted, 0.9)))
+                })
+                .collect(),
+        }
+    }
+
+    /// Share of the replayed outcomes inside their 80 % interval (the bands of this replay).
+    pub fn coverage(&self) -> Option<f64> {
+        let accuracy = self.accuracy();
+        let (mut inside, mut total) = (0, 0);
+        for (errors, band) in self.errors.iter().zip(&accuracy.bands) {
+            let Some((lo, hi)) = band else { continue };
+            total += errors.len();
+            inside += errors.iter().filter(|e| **e >= lo.min(0.0) && **e <= hi.max(0.0)).count();
+        }
+        share(inside, total)
+    }
+}
+
+/// A complete forecast.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forecast {
+    pub as_of: Date,
+    pub basis: Date,
+    pub days: Vec<ForecastDay>,
+    pub advice: Advice,
+    pub period_days: Option<usize>,
+    pub days_since_hike: Option<usize>,
+    pub next_hike: Option<Date>,
+}
+
+/// Why there is no forecast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoForecast {
+    /// Fewer than [`MIN_HISTORY_DAYS`] days with prices before `asOf`.
+    TooLittleHistory,
+    /// The station has no price in the recent weeks.
+    NoRecentPrice,
+}
+
+/// The forecast at `as_of` for `horizon` days, from prices of days up to `as_of` and, when
+/// given, the published price of the day after it (`known`). The intervals come from the
+/// replayed errors of `accuracy`.
+pub fn forecast(
+    subject: Subject<'_>,
+    as_of: Date,
+    horizon: usize,
+    known_tomorrow: bool,
+    accuracy: &Accuracy,
+) -> Result<Forecast, NoForecast> {
+    if subject.market.days_before(as_of) < MIN_HISTORY_DAYS {
+        return Err(NoForecast::TooLittleHistory);
+    }
+    let tomorrow = as_of.tomorrow().unwrap_or(as_of);
+    // Tomorrow is known when it is published, for the market and (on the station route) for
+    // the station; it is then the newest day the forecast reads.
+    let known = known_tomorrow.then(|| subject.actual(tomorrow).zip(subject.market.get(tomorrow))).flatten();
+    let basis = match known {
+        Some(_) => tomorrow,
+        None => subject.market.last_on_or_before(as_of).ok_or(NoForecast::TooLittleHistory)?,
+    };
+    // Days from the basis to `asOf`: -1 when tomorrow is the basis.
+    let gap = (as_of - basis).get_days() as i64;
+    let ahead = usize::try_from(gap + horizon as i64).unwrap_or(0);
+    let outlook = subject.outlook(basis, ahead).ok_or(NoForecast::NoRecentPrice)?;
+    let today = subject.actual(as_of).unwrap_or(outlook.now);
+    let mut out = Vec::with_capacity(horizon);
+    if let Some((price, _)) = known {
+        out.push(ForecastDay {
+            date: tomorrow,
+            median: round1(price),
+            low: round1(price),
+            high: round1(price),
+            known: true,
+            hike_probability: if price - today >= HIKE_CENTS { 1.0 } else { 0.0 },
+        });
+    }
+    for h in (out.len() + 1)..=horizon {
+        let step = usize::try_from(gap + h as i64 - 1).ok();
+        let Some(&(median, probability)) = step.and_then(|s| outlook.days.get(s)) else { break };
+        let date = as_of.checked_add(days(h as i64)).unwrap_or(as_of);
+        let (lo, hi) = accuracy.bands.get(h - 1).copied().flatten().unwrap_or_else(|| {
+            // No replayed error yet: a hike's size a day, wide and honest.
+            let spread = HIKE_CENTS * h as f64;
+            (-spread, spread)
+        });
+        out.push(ForecastDay {
+            date,
+            median: round1(median),
+            low: round1(median + lo.min(0.0)),
+            high: round1(median + hi.max(0.0)),
+            known: false,
+            hike_probability: round2(probability),
+        });
+    }
+    let advice = advise(round1(today), &out);
+    // Days since the last hike, counted at `asOf` (a hike on the known tomorrow is not yet).
+    let days_since_hike = outlook.days_since_hike.and_then(|d| usize::try_from(d as i64 + gap).ok());
+    Ok(Forecast {
+        as_of,
+        basis,
+        days: out,
+        advice,
+        period_days: detected_period(subject.market, basis),
+        days_since_hike,
+        next_hike: outlook.next_hike.filter(|d| *d > as_of),
+    })
+}
+
+#[cfg(test)]
+mod tests;
