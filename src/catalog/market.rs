@@ -202,6 +202,12 @@ impl MarketDays {
         (seen == expected).then(|| MarketRows { days: out, stations: held.stations.clone() })
     }
 
+    /// The store's history counter at `now` (checked at most once per recheck interval).
+    pub async fn version(&self, now: Timestamp) -> Result<Option<i64>, StoreError> {
+        self.confirm(now).await?;
+        Ok(crate::sync::lock(&self.held).version)
+    }
+
     /// Drop what is held when the store's history changed since it was read.
     async fn confirm(&self, now: Timestamp) -> Result<(), StoreError> {
         {

@@ -6,6 +6,7 @@
 pub(crate) mod day;
 pub(crate) mod documents;
 pub(crate) mod events;
+pub(crate) mod forecast;
 pub mod market;
 pub(crate) mod profiles;
 pub mod search;
@@ -51,6 +52,9 @@ pub enum CatalogError {
     /// This process keeps no price history (the same answer as a failing history store).
     #[error("no price history is kept")]
     NoHistory,
+    /// Too little history for a forecast.
+    #[error("no forecast: {0:?}")]
+    NoForecast(crate::model::forecast::NoForecast),
 }
 
 impl From<SourceError> for CatalogError {
@@ -83,6 +87,8 @@ pub struct Catalog {
     days: moka::sync::Cache<String, Arc<DayCatalog>>,
     /// History days for statistics; `None` without a history store.
     market: Option<MarketDays>,
+    /// Replayed forecast accuracies.
+    accuracies: forecast::Accuracies,
 }
 
 impl Catalog {
@@ -94,33 +100,13 @@ impl Catalog {
             })
             .max_capacity(MAX_HELD_QUOTES)
             .build();
-        Self { prices, profiles, days, market }
+        Self { prices, profiles, days, market, accuracies: forecast::accuracies() }
     }
 
     /// The market a `/v1/stats` query asks for, from the history days held.
     pub async fn stats(&self, query: &StatsQuery) -> Result<crate::model::stats::Market, CatalogError> {
         let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
-        // Region membership is the source's own answer for today (the feed names no region
-        // per station): the same source-filtered selection `/v1?region=` makes, held alike.
-        let members: Option<HashSet<String>> = match &query.regions {
-            None => None,
-            Some(regions) => {
-                let now = self.now();
-                let selection = Selection {
-                    route: Route::V1,
-                    products: vec![query.product],
-                    brands: None,
-                    regions: Some(regions.clone()),
-                    suburbs: None,
-                    surrounding: None,
-                    day: Day::Today,
-                    date: Day::Today.resolve(now),
-                    expand: Default::default(),
-                };
-                let data = self.prices.selection(&selection).await?;
-                Some(data.quotes().map(|q| q.station.digest.clone()).collect())
-            }
-        };
+        let members = self.region_members(query.product, query.regions.as_deref()).await?;
         if query.brands.is_none() && query.regions.is_none() {
             let range = (query.product, query.from, query.to);
             return Ok(held.statewide(range, query.interval, self.now()).await?);
@@ -136,6 +122,31 @@ impl Catalog {
         }
         let rows = held.rows(query.product, query.from, query.to, self.now()).await?;
         Ok(market::market(&rows, filter))
+    }
+
+    /// The stations of `regions` (`None` without a region filter). Region membership is the
+    /// source's own answer for today (the feed names no region per station): the same
+    /// source-filtered selection `/v1?region=` makes, held alike.
+    async fn region_members(
+        &self,
+        product: ProductCode,
+        regions: Option<&[crate::model::codes::RegionCode]>,
+    ) -> Result<Option<HashSet<String>>, CatalogError> {
+        let Some(regions) = regions else { return Ok(None) };
+        let now = self.now();
+        let selection = Selection {
+            route: Route::V1,
+            products: vec![product],
+            brands: None,
+            regions: Some(regions.to_vec()),
+            suburbs: None,
+            surrounding: None,
+            day: Day::Today,
+            date: Day::Today.resolve(now),
+            expand: Default::default(),
+        };
+        let data = self.prices.selection(&selection).await?;
+        Ok(Some(data.quotes().map(|q| q.station.digest.clone()).collect()))
     }
 
     /// One station's stored prices of `product` from `from` to `to`, as (date, tenths of a

@@ -303,3 +303,36 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
     result?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// `wafuel backtest`: the forecast replayed on a store's history, as a table.
+pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<ExitCode> {
+    use crate::catalog::forecast::market_series;
+    use crate::model::forecast::{RECENT_DAYS, REPLAY_DAYS, Replay, Subject};
+    let store = store::open(&args.store).await?;
+    let history: &dyn crate::store::history::HistoryStore = store.as_ref();
+    let today = crate::time::perth_now(jiff::Timestamp::now()).date();
+    let newest =
+        history.last_day_summaries(args.product, (jiff::civil::Date::MIN, jiff::civil::Date::MAX), 1).await?;
+    let to = match (args.to, newest.last()) {
+        (Some(to), _) => to,
+        (None, Some(day)) => day.date,
+        (None, None) => today,
+    };
+    let from = args.from.unwrap_or_else(|| to.checked_sub(jiff::Span::new().days(REPLAY_DAYS)).unwrap_or(to));
+    anyhow::ensure!(from < to, "--from {from} is not before --to {to}");
+    let first = from.checked_sub(jiff::Span::new().days(RECENT_DAYS as i64)).unwrap_or(from);
+    let market = market_series(history, args.product, args.region.as_deref(), (first, to)).await?;
+    let replay = Replay::run(Subject { market: &market, station: None }, from, to);
+    let name = crate::model::codes::product(args.product.get()).map_or("", |p| p.name);
+    let scope = match &args.region {
+        None => "statewide".to_string(),
+        Some(r) => format!("regions {}", r.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")),
+    };
+    let last = to.yesterday().unwrap_or(to);
+    let title = format!(
+        "Backtest: {name} (product {}), {scope}; forecasts made {from} to {last}, scored against prices up to {to}.",
+        args.product
+    );
+    say!("{}", crate::render::forecast::backtest_table(&title, &replay));
+    Ok(if replay.days > 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

@@ -54,6 +54,13 @@ pub enum Command {
     /// FuelWatch's own file list names, downloaded. Idempotent and resumable: imported months
     /// are skipped unless their file changed (the current month grows every day).
     ImportHistory(ImportHistoryArgs),
+    /// Replay the "fill now or wait" forecast on the stored history: for each day from --from
+    /// to the day before --to, the forecast made from that day's past only, scored against the
+    /// prices up to --to. Prints, per horizon day, the error against both naive baselines
+    /// ("same as the last known day", "same as one cycle ago"), the hike hit and false-alarm
+    /// rates, and what following the advice saved. `--to D` replays exactly what
+    /// `/v1/forecast?asOf=D` reports as its accuracy.
+    Backtest(BacktestArgs),
 }
 
 /// The public and admin listeners.
@@ -382,6 +389,35 @@ pub struct ImportHistoryArgs {
     pub to: Option<(i16, i8)>,
     /// Archive files to import whole instead of downloading (`--from`/`--to` do not apply).
     pub files: Vec<std::path::PathBuf>,
+}
+
+/// `wafuel backtest`.
+#[derive(Debug, Clone, Args)]
+pub struct BacktestArgs {
+    /// The history store: `sqlite://PATH` or `postgres://…`.
+    #[arg(long, env = "WAFUEL_STORE", default_value = "sqlite://./data/wafuel.sqlite3")]
+    pub store: String,
+    /// The product (its code, as `/v1?product=`).
+    #[arg(long, value_parser = product_code)]
+    pub product: crate::model::codes::ProductCode,
+    /// Only the stations an archive row placed in these regions (codes, comma-separated).
+    #[arg(long, value_delimiter = ',', value_parser = region_code)]
+    pub region: Option<Vec<crate::model::codes::RegionCode>>,
+    /// The first day a forecast is made, `YYYY-MM-DD` (default: 365 days before --to).
+    #[arg(long)]
+    pub from: Option<jiff::civil::Date>,
+    /// The last day whose prices are known, `YYYY-MM-DD` (default: the newest stored day).
+    #[arg(long)]
+    pub to: Option<jiff::civil::Date>,
+}
+
+/// A region code of the region table, as a flag's value.
+fn region_code(text: &str) -> Result<crate::model::codes::RegionCode, String> {
+    text.trim()
+        .parse::<u8>()
+        .ok()
+        .and_then(crate::model::codes::RegionCode::parse)
+        .ok_or_else(|| format!("no region {text:?}"))
 }
 
 /// `YYYY-MM`, from January 2001.

@@ -1,6 +1,6 @@
 //! The document endpoints, each described once (see [`super::endpoint`]): `/v1`, `/legacy`,
 //! and the station API (`/v1/stations`, `/v1/stations/{id}`, `/v1/stations/{id}/history`,
-//! `/v1/stats`). Station documents take their prices from the day catalogs (no extra
+//! `/v1/stats`, the forecasts). Station documents take their prices from the day catalogs (no extra
 //! source traffic); history and statistics read only the history store.
 
 use jiff::Timestamp;
@@ -15,10 +15,12 @@ use crate::cache_policy::{Freshness, stored_document_expiry};
 use crate::catalog::Facts;
 use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
+use crate::query::forecast::{ForecastQuery, parse_forecast, parse_station_forecast};
 use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
 };
 use crate::query::{QueryError, Route, Selection, parse_selection};
+use crate::render::forecast::forecast_jsonapi;
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
 use crate::render::stations::{render_csv, render_geojson, render_jsonapi};
@@ -237,5 +239,76 @@ impl Endpoint for Stats {
             interval: query.interval,
         };
         Ok(stored_document(stats_jsonapi(&scope, &market, &state.meta)?, now))
+    }
+}
+
+/// `/v1/forecast` and a station's forecast.
+pub const FORECAST_MEDIA: [Media; 1] = [Media::JsonApi];
+
+/// A forecast document: read from the history store like statistics (the answer changes only
+/// when the history does, or when tomorrow is published).
+async fn forecast_document(
+    state: &AppState,
+    query: &ForecastQuery,
+    now: Timestamp,
+) -> Result<Rendered, ApiError> {
+    let doc = state.catalog.forecast(query).await?;
+    Ok(stored_document(forecast_jsonapi(&doc, &state.meta)?, now))
+}
+
+/// `GET /v1/forecast`: the market's next days and the advice.
+pub struct Forecast;
+
+impl Endpoint for Forecast {
+    const PATH: &'static str = routes::FORECAST;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&FORECAST_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    type Query = ForecastQuery;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<ForecastQuery, QueryError> {
+        parse_forecast(query, now)
+    }
+
+    fn key(query: &ForecastQuery, _: Media) -> RenderKey {
+        RenderKey::Forecast(query.clone())
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &ForecastQuery,
+        _: Media,
+        now: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        forecast_document(state, query, now).await
+    }
+}
+
+/// `GET /v1/stations/{stationId}/forecast`: one station's own price.
+pub struct StationForecast;
+
+impl Endpoint for StationForecast {
+    const PATH: &'static str = routes::STATION_FORECAST;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&FORECAST_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    const STATION_IN_PATH: bool = true;
+    type Query = ForecastQuery;
+
+    fn parse(id: Option<&str>, query: &str, now: Timestamp) -> Result<ForecastQuery, QueryError> {
+        parse_station_forecast(id.unwrap_or(""), query, now)
+    }
+
+    fn key(query: &ForecastQuery, _: Media) -> RenderKey {
+        RenderKey::Forecast(query.clone())
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &ForecastQuery,
+        _: Media,
+        now: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        forecast_document(state, query, now).await
     }
 }

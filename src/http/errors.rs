@@ -14,6 +14,7 @@ use super::answer::{ALLOW_METHODS, apply_cors};
 use crate::cache_policy::CachePolicy;
 use crate::catalog::CatalogError;
 use crate::model::error_code::{ErrorCode, detail};
+use crate::model::forecast::NoForecast;
 use crate::query::QueryError;
 use crate::render::RenderError;
 use crate::render::errors::{jsonapi_error, legacy_error};
@@ -89,6 +90,12 @@ impl ApiError {
                 (ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Some(5))
             }
             Self::Catalog(CatalogError::NotFound) => (ErrorCode::NotFound, detail::STATION_NOT_FOUND, None),
+            Self::Catalog(CatalogError::NoForecast(NoForecast::TooLittleHistory)) => {
+                (ErrorCode::NotFound, detail::TOO_LITTLE_HISTORY, None)
+            }
+            Self::Catalog(CatalogError::NoForecast(NoForecast::NoRecentPrice)) => {
+                (ErrorCode::NotFound, detail::NO_RECENT_PRICE, None)
+            }
             Self::Render(_) => (ErrorCode::InternalError, detail::INTERNAL_ERROR, None),
             Self::Refused { code, detail, retry_after } => (*code, detail, *retry_after),
             Self::Shared(e) => e.public(),
@@ -102,7 +109,7 @@ impl ApiError {
             Self::Catalog(CatalogError::Prices { code, reason, .. }) => {
                 tracing::warn!(code = code.as_str(), reason = %reason, "source selection failed")
             }
-            Self::Catalog(CatalogError::NotFound) | Self::Refused { .. } => {}
+            Self::Catalog(CatalogError::NotFound | CatalogError::NoForecast(_)) | Self::Refused { .. } => {}
             Self::Catalog(e) => tracing::warn!(error = %e, "history store unavailable"),
             Self::Render(e) => tracing::error!(error = %e, "document could not be written"),
             Self::Shared(e) => e.log(),

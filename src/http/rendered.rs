@@ -14,6 +14,7 @@ use crate::catalog::Facts;
 use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
 use crate::query::Selection;
+use crate::query::forecast::ForecastQuery;
 use crate::query::stations::{HistoryQuery, StationsQuery, StatsQuery};
 use crate::render::representation::{Coding, Representation};
 use crate::time::{format_perth, perth};
@@ -28,6 +29,8 @@ pub enum RenderKey {
     Station(StationId, StationsQuery, Media),
     History(HistoryQuery, Media),
     Stats(StatsQuery, Media),
+    /// A market or station forecast (JSON:API only).
+    Forecast(ForecastQuery),
 }
 
 /// A built document and what its headers need.

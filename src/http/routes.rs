@@ -38,7 +38,7 @@ impl PublicRoute {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [PublicRoute; 11] = [
+pub const PUBLIC: [PublicRoute; 13] = [
     PublicRoute::other(ROOT, super::root::methods),
     PublicRoute::document::<doc::V1>(),
     PublicRoute::document::<doc::Legacy>(),
@@ -46,6 +46,8 @@ pub const PUBLIC: [PublicRoute; 11] = [
     PublicRoute::document::<doc::Station>(),
     PublicRoute::document::<doc::History>(),
     PublicRoute::document::<doc::Stats>(),
+    PublicRoute::document::<doc::Forecast>(),
+    PublicRoute::document::<doc::StationForecast>(),
     PublicRoute::other(EVENTS, super::events::methods),
     PublicRoute::other(LOGO, super::logos::methods),
     PublicRoute::other(EXPLORE, super::explore::page_methods),

@@ -204,3 +204,16 @@ pub struct StationsDoc<'m> {
     /// One station (`/v1/stations/{id}`): a single resource, not a collection.
     pub one: bool,
 }
+
+/// A forecast document (`/v1/forecast`, `/v1/stations/{id}/forecast`).
+#[derive(Debug, Clone)]
+pub struct ForecastDoc {
+    pub product: ProductCode,
+    /// The station route's station.
+    pub station: Option<crate::model::key::StationId>,
+    pub brands: Option<Vec<crate::model::codes::BrandCode>>,
+    pub regions: Option<Vec<crate::model::codes::RegionCode>>,
+    pub forecast: crate::model::forecast::Forecast,
+    /// The replayed accuracy, shared by every answer of one (product, filter, asOf).
+    pub accuracy: std::sync::Arc<crate::model::forecast::Accuracy>,
+}

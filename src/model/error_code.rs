@@ -85,6 +85,10 @@ pub mod detail {
         "Request one of the representations this route offers (see the API documentation).";
     pub const STATION_NOT_FOUND: &str = "Station not found.";
     pub const HISTORY_UNAVAILABLE: &str = "The price history is temporarily unavailable.";
+    // "Fill now or wait" (docs/forecast.md).
+    pub const TOO_LITTLE_HISTORY: &str =
+        "A forecast needs at least 56 days with prices in the 91 days before asOf.";
+    pub const NO_RECENT_PRICE: &str = "The station has no price in the 91 days before asOf.";
     // Push (`/v1/events`).
     pub const NOT_ACCEPTABLE_EVENTS: &str = "This route streams text/event-stream only.";
     pub const EVENTS_UNAVAILABLE: &str = "The event stream is temporarily unavailable.";

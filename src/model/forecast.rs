@@ -19,7 +19,7 @@ use super::stats::MAX_PERIOD;
 
 /// A rise of at least this much over the day before is a hike (c/L).
 pub const HIKE_CENTS: f64 = 5.0;
-/// Days with prices an `asOf` needs before it.
+/// Days with prices an `asOf` needs among the [`RECENT_DAYS`] before it.
 pub const MIN_HISTORY_DAYS: usize = 56;
 /// The longest horizon, in days after `asOf`.
 pub const MAX_HORIZON: usize = 7;
@@ -52,12 +52,13 @@ fn days(n: i64) -> Span {
     Span::new().days(n)
 }
 
+// Adding 0.0 turns a -0.0 (an empty float sum, or a tiny negative rounded) into 0.0.
 fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
+    (x * 10.0).round() / 10.0 + 0.0
 }
 
 fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    (x * 100.0).round() / 100.0 + 0.0
 }
 
 /// A daily series on consecutive dates (cents); `None` where a day has no price.
@@ -112,10 +113,12 @@ impl Daily {
         (0..=i).rev().find(|&j| self.values[j].is_some()).map(|j| self.date(j))
     }
 
-    /// Days with a price strictly before `date`.
+    /// Days with a price among the [`RECENT_DAYS`] before `date` (the weeks a forecast reads:
+    /// older prices say nothing of today's cycle).
     pub fn days_before(&self, date: Date) -> usize {
         let end = self.index(date).unwrap_or(0).min(self.values.len());
-        self.values[..end].iter().filter(|v| v.is_some()).count()
+        let start = self.index(date).unwrap_or(0).saturating_sub(RECENT_DAYS).min(end);
+        self.values[start..end].iter().filter(|v| v.is_some()).count()
     }
 
     /// The change from the day before, when both days have prices.

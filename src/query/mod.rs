@@ -3,6 +3,7 @@
 //! Pure: the only outside input is the current instant, for day words and date ranges.
 
 pub(crate) mod events;
+pub mod forecast;
 pub(crate) mod grammar;
 pub(crate) mod selection;
 pub mod stations;

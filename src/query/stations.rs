@@ -183,7 +183,7 @@ pub fn newest_published(now: Timestamp) -> Date {
     if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today }
 }
 
-fn iso_date(value: &str) -> Result<Date, QueryError> {
+pub(crate) fn iso_date(value: &str) -> Result<Date, QueryError> {
     let v = value.trim();
     let b = v.as_bytes();
     let shape = b.len() == 10
@@ -217,7 +217,7 @@ fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, 
     Ok((from, to))
 }
 
-fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
+pub(crate) fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
     let value = value.ok_or_else(|| invalid("product is required"))?;
     match products(value)?.as_slice() {
         [p] => Ok(*p),

@@ -3,6 +3,7 @@
 
 pub(crate) mod asset;
 pub(crate) mod errors;
+pub mod forecast;
 pub mod jsonapi;
 pub(crate) mod legacy;
 pub(crate) mod logos;

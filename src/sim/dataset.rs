@@ -380,8 +380,24 @@ fn base_tenths(product: u8) -> u64 {
 pub const CYCLE_ANCHOR: Date = Date::constant(2026, 1, 7);
 /// Perth's cycle has been fortnightly lately.
 pub const CYCLE_DAYS: i32 = 14;
-/// The rise, in tenths of a cent (then a slow fall back over the rest of the cycle).
-const CYCLE_RISE: i64 = 300;
+
+/// One regime of the simulated cycle: from `from`, a rise of `rise` tenths every `period` days
+/// from `anchor`, then an even fall back.
+pub struct Regime {
+    pub from: Date,
+    pub anchor: Date,
+    pub period: i32,
+    pub rise: i64,
+}
+
+/// The simulated cycle changes as Perth's has: weekly with Tuesday hikes, the hike moving to
+/// Wednesday in July 2025, then fortnightly from January 2026 (so a forecast must notice a new
+/// weekday and a new period rather than recite one).
+pub const REGIMES: [Regime; 3] = [
+    Regime { from: Date::constant(2001, 1, 1), anchor: Date::constant(2024, 1, 2), period: 7, rise: 140 },
+    Regime { from: Date::constant(2025, 7, 1), anchor: Date::constant(2025, 7, 2), period: 7, rise: 140 },
+    Regime { from: CYCLE_ANCHOR, anchor: CYCLE_ANCHOR, period: CYCLE_DAYS, rise: 300 },
+];
 
 /// Petrol follows the cycle; diesel and LPG only drift.
 pub fn is_cycling(product: u8) -> bool {
@@ -389,16 +405,21 @@ pub fn is_cycling(product: u8) -> bool {
 }
 
 /// The market's move on a day (tenths of a cent): a slow drift shared by every product
-/// (about ±4 c over about 97 days, like crude) and, for petrol, the cycle: a sharp rise on
-/// the rise day, then a fall of about 2.3 c a day. A third of stations follow a day late.
-pub fn market_tenths(product: u8, days: i32, station: u64) -> i64 {
+/// (about ±4 c over about 97 days, like crude), a day's noise of up to ±0.6 c, and, for
+/// petrol, the cycle of the day's regime: a sharp rise on the rise day, then an even fall. A
+/// third of stations follow a day late.
+pub fn market_tenths(product: u8, date: Date, station: u64) -> i64 {
+    let days = (date - CYCLE_ANCHOR).get_days();
     let drift = (40.0 * (f64::from(days) * std::f64::consts::TAU / 97.0).sin()).round() as i64;
+    let noise = (mix(&[date.to_string().as_bytes(), b"market"]) % 13) as i64 - 6;
     if !is_cycling(product) {
-        return drift;
+        return drift + noise;
     }
-    let lag = i32::from(station.is_multiple_of(3));
-    let phase = i64::from((days - lag).rem_euclid(CYCLE_DAYS));
-    drift + CYCLE_RISE - phase * (CYCLE_RISE / i64::from(CYCLE_DAYS - 1))
+    let lag = i64::from(station.is_multiple_of(3));
+    let seen = date.checked_sub(jiff::Span::new().days(lag)).unwrap_or(date);
+    let regime = REGIMES.iter().rev().find(|r| seen >= r.from).unwrap_or(&REGIMES[0]);
+    let phase = i64::from((seen - regime.anchor).get_days().rem_euclid(regime.period));
+    drift + noise + regime.rise - phase * (regime.rise / i64::from(regime.period - 1))
 }
 
 impl SimStation {
@@ -417,8 +438,7 @@ impl SimStation {
         // Regional sites (far from Perth) are dearer, as they really are.
         // Up to 40 cents more, growing with the distance (in degrees) from Perth.
         let remote = (((self.lat + 31.95).abs() + (self.lon - 115.86).abs()) * 2.5).min(40.0);
-        let days = (date - CYCLE_ANCHOR).get_days();
-        let market = market_tenths(product, days, station);
+        let market = market_tenths(product, date, station);
         let noise = if is_cycling(product) { daily % 30 } else { daily % 20 };
         let tenths = (base_tenths(product) + station % 180 + noise + (remote * 10.0) as u64)
             .saturating_add_signed(market);

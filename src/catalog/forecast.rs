@@ -1,0 +1,127 @@
+//! "Fill now or wait" (docs/forecast.md): the daily series a forecast reads, out of the
+//! history store, and the replayed accuracy kept per (product, filter, asOf) and history
+//! version, so a repeated or re-horizoned request never replays again.
+
+use std::sync::Arc;
+
+use jiff::Span;
+use jiff::civil::Date;
+
+use super::market::{StationFilter, market};
+use super::{Catalog, CatalogError};
+use crate::model::codes::{ProductCode, RegionCode};
+use crate::model::documents::ForecastDoc;
+use crate::model::forecast::{Accuracy, Daily, RECENT_DAYS, REPLAY_DAYS, Replay, Subject, forecast};
+use crate::model::station::cents;
+use crate::query::forecast::ForecastQuery;
+use crate::store::StoreError;
+use crate::store::history::{HistoryStore, MarketRows};
+use crate::time::tomorrow_published;
+
+/// Replayed accuracies kept (each a few hundred bytes).
+pub const KEPT_ACCURACIES: u64 = 4_096;
+
+/// The cache of replayed accuracies: by request (horizon and "today" aside) and the history
+/// counter it was computed at.
+pub type Accuracies = moka::sync::Cache<(ForecastQuery, Option<i64>), Arc<Accuracy>>;
+
+pub fn accuracies() -> Accuracies {
+    moka::sync::Cache::new(KEPT_ACCURACIES)
+}
+
+/// The first day a forecast at `as_of` reads: its replays' year and the weeks each replay
+/// reads before its origin.
+pub fn first_day(as_of: Date) -> Date {
+    as_of.checked_sub(Span::new().days(REPLAY_DAYS + RECENT_DAYS as i64)).unwrap_or(Date::MIN)
+}
+
+/// The first replayed origin of a forecast at `as_of`.
+pub fn first_origin(as_of: Date) -> Date {
+    as_of.checked_sub(Span::new().days(REPLAY_DAYS)).unwrap_or(Date::MIN)
+}
+
+/// The daily medians of the stations `filter` keeps, from every price held.
+fn filtered(rows: &MarketRows, filter: StationFilter<'_>) -> Daily {
+    Daily::new(market(rows, filter).days.iter().map(|d| (d.date, d.median)))
+}
+
+/// The statewide daily medians, from the figures stored with each day.
+async fn statewide(
+    store: &dyn HistoryStore,
+    product: ProductCode,
+    (first, last): (Date, Date),
+) -> Result<Daily, StoreError> {
+    let days = store.day_summaries(product, first, last).await?;
+    Ok(Daily::new(days.iter().map(|d| (d.date, cents(d.figures.median)))))
+}
+
+/// The market's daily medians for a backtest (no server: a region is the one archive rows
+/// named for a station).
+pub async fn market_series(
+    store: &dyn HistoryStore,
+    product: ProductCode,
+    regions: Option<&[RegionCode]>,
+    range: (Date, Date),
+) -> Result<Daily, StoreError> {
+    match regions {
+        None => statewide(store, product, range).await,
+        Some(regions) => {
+            let rows = store.market(product, range.0, range.1).await?;
+            let nobody = std::collections::HashSet::new();
+            Ok(filtered(&rows, StationFilter { brands: None, regions: Some((regions, &nobody)) }))
+        }
+    }
+}
+
+impl Catalog {
+    /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
+    /// once published, when `asOf` is today).
+    pub async fn forecast(&self, q: &ForecastQuery) -> Result<ForecastDoc, CatalogError> {
+        let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
+        let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
+        let store = history.store.as_ref();
+        let now = self.now();
+        let known = q.today && tomorrow_published(now);
+        let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
+        let range = (first_day(q.as_of), last);
+        let market = if q.brands.is_none() && q.regions.is_none() {
+            statewide(store, q.product, range).await?
+        } else {
+            let members = self.region_members(q.product, q.regions.as_deref()).await?;
+            let rows = held.rows(q.product, range.0, range.1, now).await?;
+            let filter = StationFilter {
+                brands: q.brands.as_deref(),
+                regions: q.regions.as_deref().zip(members.as_ref()),
+            };
+            filtered(&rows, filter)
+        };
+        let station = match &q.station {
+            None => None,
+            Some(id) => {
+                let points = store.station_history(id.as_str(), q.product, range.0, range.1).await?;
+                let points = points.ok_or(CatalogError::NotFound)?;
+                Some(Daily::new(points.iter().map(|(d, p)| (*d, cents(*p)))))
+            }
+        };
+        let subject = Subject { market: &market, station: station.as_ref() };
+        let key = (ForecastQuery { horizon: 0, today: false, ..q.clone() }, held.version(now).await?);
+        let accuracy = match self.accuracies.get(&key) {
+            Some(kept) => kept,
+            None => {
+                let replayed = Arc::new(Replay::run(subject, first_origin(q.as_of), q.as_of).accuracy());
+                self.accuracies.insert(key, replayed.clone());
+                replayed
+            }
+        };
+        let forecast =
+            forecast(subject, q.as_of, q.horizon, known, &accuracy).map_err(CatalogError::NoForecast)?;
+        Ok(ForecastDoc {
+            product: q.product,
+            station: q.station.clone(),
+            brands: q.brands.clone(),
+            regions: q.regions.clone(),
+            forecast,
+            accuracy,
+        })
+    }
+}

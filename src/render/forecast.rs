@@ -1,0 +1,246 @@
+//! "Fill now or wait" documents (`forecast`, JSON:API) and the backtest's table (plain text,
+//! for `wafuel backtest`). Pure.
+
+use serde::Serialize;
+
+use super::RenderError;
+use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use crate::model::codes::{Code, ProductCode};
+use crate::model::documents::{DocumentMeta, ForecastDoc};
+use crate::model::forecast::{Accuracy, CLOSE_CENTS, MAX_HORIZON, Replay};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta<'a> {
+    source: &'static str,
+    product: ProductCode,
+    as_of: String,
+    copyright: &'a str,
+    documentation: &'a str,
+    issues: &'a str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    jsonapi: JsonApi,
+    meta: Meta<'a>,
+    data: Resource<'a>,
+}
+
+#[derive(Serialize)]
+struct Resource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    attributes: Attributes<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Attributes<'a> {
+    product: ProductCode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    station_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    brands: Option<&'a [crate::model::codes::BrandCode]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regions: Option<&'a [crate::model::codes::RegionCode]>,
+    as_of: String,
+    basis: String,
+    days: Vec<Day>,
+    advice: Advice<'a>,
+    cycle: Cycle,
+    accuracy: AccuracyOut,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Day {
+    date: String,
+    median: f64,
+    low: f64,
+    high: f64,
+    known: bool,
+    hike_probability: f64,
+}
+
+#[derive(Serialize)]
+struct Advice<'a> {
+    action: &'static str,
+    until: Option<String>,
+    saving: Option<f64>,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Cycle {
+    period_days: Option<usize>,
+    days_since_hike: Option<usize>,
+    next_hike: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AccuracyOut {
+    days: usize,
+    mae: Vec<Option<f64>>,
+    naive_mae: Vec<Option<f64>>,
+    /// Share of replayed forecasts within 2 c/L of the outcome, per horizon day (the
+    /// sentence "within 2 c/L on 8 days out of 10").
+    within2c: Vec<Option<f64>>,
+    hike_hit_rate: Option<f64>,
+    false_alarm_rate: Option<f64>,
+}
+
+fn list<K>(v: Option<&[Code<K>]>) -> Option<String> {
+    v.map(|l| l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","))
+}
+
+/// The resource id: `<product>:<asOf>` (`:r<regions>`, `:b<brands>` when filtered), or
+/// `<stationId>:<product>:<asOf>` on the station route.
+pub fn forecast_id(doc: &ForecastDoc) -> String {
+    let mut id = match &doc.station {
+        Some(s) => format!("{}:{}:{}", s.as_str(), doc.product, doc.forecast.as_of),
+        None => format!("{}:{}", doc.product, doc.forecast.as_of),
+    };
+    if let Some(r) = list(doc.regions.as_deref()) {
+        id.push_str(&format!(":r{r}"));
+    }
+    if let Some(b) = list(doc.brands.as_deref()) {
+        id.push_str(&format!(":b{b}"));
+    }
+    id
+}
+
+/// A forecast as JSON:API.
+pub fn forecast_jsonapi(doc: &ForecastDoc, meta: &DocumentMeta) -> Result<Vec<u8>, RenderError> {
+    let f = &doc.forecast;
+    let horizon = f.days.len();
+    let a: &Accuracy = &doc.accuracy;
+    let first = |v: &[Option<f64>]| v.iter().take(horizon.max(1)).copied().collect::<Vec<_>>();
+    let out = Document {
+        jsonapi: JSON_API,
+        meta: Meta {
+            source: SOURCE_HOST,
+            product: doc.product,
+            as_of: f.as_of.to_string(),
+            copyright: &meta.copyright,
+            documentation: &meta.documentation,
+            issues: &meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        data: Resource {
+            kind: "forecast",
+            id: forecast_id(doc),
+            attributes: Attributes {
+                product: doc.product,
+                station_id: doc.station.as_ref().map(|s| s.as_str()),
+                brands: doc.brands.as_deref(),
+                regions: doc.regions.as_deref(),
+                as_of: f.as_of.to_string(),
+                basis: f.basis.to_string(),
+                days: f
+                    .days
+                    .iter()
+                    .map(|d| Day {
+                        date: d.date.to_string(),
+                        median: d.median,
+                        low: d.low,
+                        high: d.high,
+                        known: d.known,
+                        hike_probability: d.hike_probability,
+                    })
+                    .collect(),
+                advice: Advice {
+                    action: f.advice.action.as_str(),
+                    until: f.advice.until.map(|d| d.to_string()),
+                    saving: f.advice.saving,
+                    reason: &f.advice.reason,
+                },
+                cycle: Cycle {
+                    period_days: f.period_days,
+                    days_since_hike: f.days_since_hike,
+                    next_hike: f.next_hike.map(|d| d.to_string()),
+                },
+                accuracy: AccuracyOut {
+                    days: a.days,
+                    mae: first(&a.mae),
+                    naive_mae: first(&a.naive_mae),
+                    within2c: first(&a.within),
+                    hike_hit_rate: a.hike_hit_rate,
+                    false_alarm_rate: a.false_alarm_rate,
+                },
+            },
+        },
+    };
+    Ok(serde_json::to_vec(&out)?)
+}
+
+fn cell(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
+}
+
+fn percent(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), |v| format!("{:.0} %", v * 100.0))
+}
+
+/// The backtest's report: per horizon day, the method's MAE against both naive baselines,
+/// then the hike rates, what following the advice saved, and how honest the intervals were.
+pub fn backtest_table(title: &str, replay: &Replay) -> String {
+    let a = replay.accuracy();
+    let mae = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let mut out = format!("{title}\n{} forecasts replayed, each from its own past only.\n\n", replay.days);
+    out.push_str("| day | MAE (c/L) | last known day | one cycle ago | model / better baseline | within 2 c/L | 80 % band |\n");
+    out.push_str("|---|---|---|---|---|---|---|\n");
+    for k in 0..MAX_HORIZON {
+        let model = a.mae[k];
+        let naive = a.naive_mae[k];
+        let ago = mae(&replay.cycle_ago[k]);
+        let better = match (naive, ago) {
+            (Some(n), Some(c)) => Some(n.min(c)),
+            (n, c) => n.or(c),
+        };
+        let ratio = model.zip(better).filter(|(_, b)| *b > 0.0).map(|(m, b)| m / b);
+        let band = a.bands[k]
+            .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{:+.1} … {:+.1}", lo.min(0.0), hi.max(0.0)));
+        out.push_str(&format!(
+            "| +{} | {} | {} | {} | {} | {} | {} |\n",
+            k + 1,
+            cell(model, 2),
+            cell(naive, 2),
+            cell(ago, 2),
+            cell(ratio, 2),
+            percent(a.within[k]),
+            band
+        ));
+    }
+    let (hikes, hit) = replay.hikes;
+    let (alarms, false_alarms) = replay.alarms;
+    let (hike_days, waited) = replay.hike_days;
+    let (origins, saved, hindsight) = replay.advice;
+    out.push_str(&format!(
+        "\nHikes (days +1 to +3): {hit} of {hikes} given a probability of 0.5 or more ({}); \
+         {false_alarms} of {alarms} such days had no hike ({} false alarms).\n",
+        percent(a.hike_hit_rate),
+        percent(a.false_alarm_rate)
+    ));
+    out.push_str(&format!(
+        "On hike days the advice was \"wait\" {waited} times out of {hike_days} ({}).\n",
+        percent((hike_days > 0).then(|| waited as f64 / hike_days as f64))
+    ));
+    let per = |x: f64| if origins > 0 { x / origins as f64 } else { 0.0 };
+    out.push_str(&format!(
+        "Following the advice saved {:.2} c/L a fill on average against filling on the day asked \
+         ({origins} days); perfect hindsight would have saved {:.2} c/L ({}).\n",
+        per(saved),
+        per(hindsight),
+        percent((hindsight > 0.0).then(|| saved / hindsight))
+    ));
+    out.push_str(&format!(
+        "The 80 % interval held the outcome on {} of replayed days (within {CLOSE_CENTS:.0} c/L: see the table).\n",
+        percent(replay.coverage())
+    ));
+    out
+}
