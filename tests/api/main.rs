@@ -9,6 +9,7 @@ mod deploy;
 mod enrich;
 mod events;
 mod explore;
+mod forecast;
 mod feed_fixtures;
 mod golden;
 mod hardening;

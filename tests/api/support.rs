@@ -157,6 +157,7 @@ fn check_against_openapi(path: &str, r: &TestResponse) {
     let one = stations && path.matches('/').count() == 3;
     let component = match (r.header("content-type"), r.status, path) {
         ("application/vnd.api+json", 200, _) if path.ends_with("/history") => "PriceHistoryDocument",
+        ("application/vnd.api+json", 200, _) if path.ends_with("/forecast") => "ForecastDocument",
         ("application/vnd.api+json", 200, "/v1/stats") => "MarketStatsDocument",
         ("application/vnd.api+json", 200, _) if one => "StationDocument",
         ("application/vnd.api+json", 200, _) if stations => "StationsDocument",

@@ -1,0 +1,254 @@
+//! "Fill now or wait" over the real router and a real SQLite history seeded from the simulated
+//! origin (whose cycle changed regime: weekly Tuesday, weekly Wednesday, then fortnightly):
+//! the forecast against the origin's own later prices, no look-ahead, tomorrow known once
+//! published, a flat diesel forecast, 404s for short histories, every query rule a 400 without
+//! a source request, and `wafuel backtest` printing the accuracy the API shows.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use jiff::civil::{Date, date};
+use wafuel::model::error_code::detail;
+use wafuel::store::history::HistoryStore;
+
+use crate::support::*;
+
+fn tenths(text: &str) -> i64 {
+    (text.parse::<f64>().expect("price") * 10.0).round() as i64
+}
+
+/// The median of the origin's prices of `product` on `d`, in cents (as `/v1/stats` rounds it).
+fn origin_median(app: &TestApp, product: u8, d: Date) -> f64 {
+    let mut prices: Vec<i64> = app
+        .sim
+        .state
+        .dataset()
+        .stations
+        .iter()
+        .filter_map(|s| s.price_text(product, d).map(|t| tenths(&t)))
+        .collect();
+    prices.sort_unstable();
+    let n = prices.len();
+    let median = if n % 2 == 1 { prices[n / 2] as f64 } else { (prices[n / 2 - 1] + prices[n / 2]) as f64 / 2.0 };
+    median.round() / 10.0
+}
+
+/// Record the `days` days before `today` of every product through the real parser.
+async fn seed(app: &TestApp, today: Date, days: i32) {
+    let history: Arc<dyn HistoryStore> = sqlite_store(&app.dir).await;
+    let state = app.sim.state.clone();
+    let w = wafuel::jobs::seed::seed_history(&history, today, days, |p, d| state.past_feed(p.get(), d)).await;
+    assert!(w.written > 0);
+}
+
+/// The station id the API gives an origin station (the digest of its key).
+fn id_of(s: &wafuel::sim::dataset::SimStation) -> String {
+    let lat: f64 = s.latitude.parse().expect("lat");
+    let lon: f64 = s.longitude.parse().expect("lon");
+    wafuel::model::key::key_digest(&wafuel::model::key::station_key(&s.address, &s.location, lat, lon))
+}
+
+fn attrs(r: &TestResponse) -> serde_json::Value {
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["data"]["attributes"].clone()
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("number: {v}"))
+}
+
+fn day_of(v: &serde_json::Value) -> Date {
+    v.as_str().expect("date").parse().expect("date")
+}
+
+#[tokio::test]
+async fn the_market_forecast_beats_the_last_price_and_the_backtest_agrees() {
+    let app = TestApp::new().await; // 29 September 2026, 10:00 Perth
+    seed(&app, date(2026, 9, 29), 120).await;
+    let r = app.get("/v1/forecast?product=1").await;
+    let a = attrs(&r);
+    assert_eq!(r.json()["data"]["id"], "1:2026-09-29");
+    assert_eq!(r.json()["data"]["type"], "forecast");
+    assert_eq!(app.source_requests(), 0, "a forecast reads only the history store");
+    assert_eq!(a["asOf"], "2026-09-29");
+    assert_eq!(a["basis"], "2026-09-28", "today is not in the history yet");
+    let days = a["days"].as_array().expect("days");
+    assert_eq!(days.len(), 7);
+    // Against what the origin really priced on those days.
+    let basis = origin_median(&app, 1, date(2026, 9, 28));
+    let (mut model, mut naive) = (0.0, 0.0);
+    for (k, d) in days.iter().enumerate() {
+        let date_k = date(2026, 9, 30).checked_add(jiff::Span::new().days(k as i64)).expect("date");
+        assert_eq!(day_of(&d["date"]), date_k);
+        assert_eq!(d["known"], false);
+        let (low, median, high) = (f(&d["low"]), f(&d["median"]), f(&d["high"]));
+        assert!(low <= median && median <= high, "{d}");
+        let p = f(&d["hikeProbability"]);
+        assert!((0.0..=1.0).contains(&p));
+        let actual = origin_median(&app, 1, date_k);
+        model += (actual - median).abs();
+        naive += (actual - basis).abs();
+    }
+    assert!(model < 0.6 * naive, "forecast error {model:.1} against the last price's {naive:.1}");
+    assert_eq!(a["cycle"]["periodDays"], 14, "the origin has been fortnightly since January");
+    let accuracy = &a["accuracy"];
+    assert!(accuracy["days"].as_u64().expect("days") >= 50, "{accuracy}");
+    let mae: Vec<f64> = accuracy["mae"].as_array().expect("mae").iter().map(f).collect();
+    let naive_mae: Vec<f64> = accuracy["naiveMae"].as_array().expect("naive").iter().map(f).collect();
+    assert!(mae[0] <= 0.6 * naive_mae[0], "{accuracy}");
+    let advice = &a["advice"];
+    match advice["action"].as_str().expect("action") {
+        "wait" => assert!(f(&advice["saving"]) >= 1.0 && advice["until"].is_string(), "{advice}"),
+        "fill-now" => assert!(advice["until"].is_string(), "{advice}"),
+        _ => assert!(advice["until"].is_null() && advice["saving"].is_null(), "{advice}"),
+    }
+    assert!(advice["reason"].as_str().expect("reason").ends_with('.'));
+    assert_conditional_get(&app, "/v1/forecast?product=1", &[]).await;
+    assert_head_parity(&app, "/v1/forecast?product=1&horizon=3", &[]).await;
+    // A shorter horizon is the same forecast cut short, with the same replayed accuracy.
+    let short = attrs(&app.get("/v1/forecast?product=1&horizon=3").await);
+    assert_eq!(short["days"].as_array().expect("days")[..], days[..3]);
+    assert_eq!(short["accuracy"]["mae"].as_array().expect("mae")[..], accuracy["mae"].as_array().expect("mae")[..3]);
+
+    // A station's own forecast, against its own later prices.
+    let stations = &app.sim.state.dataset().stations;
+    let origin = stations.iter().find(|s| s.products.contains(&1) && s.fixed_prices.is_empty()).expect("a station");
+    let price = |d: Date| origin.price_text(1, d).map(|t| tenths(&t) as f64 / 10.0).expect("price");
+    let own = attrs(&app.get(&format!("/v1/stations/{}/forecast?product=1", id_of(origin))).await);
+    assert_eq!(own["stationId"], id_of(origin).as_str());
+    let (mut model, mut naive) = (0.0, 0.0);
+    for d in own["days"].as_array().expect("days") {
+        let actual = price(day_of(&d["date"]));
+        model += (actual - f(&d["median"])).abs();
+        naive += (actual - price(date(2026, 9, 28))).abs();
+    }
+    assert!(model < 0.7 * naive, "station forecast error {model:.1} against its last price's {naive:.1}");
+
+    // `wafuel backtest --to D` prints the accuracy `/v1/forecast?asOf=D` shows.
+    let out = Command::new(env!("CARGO_BIN_EXE_wafuel"))
+        .args(["backtest", "--product", "1", "--to", "2026-09-29", "--store"])
+        .arg(format!("sqlite://{}", app.dir.path().join("wafuel.sqlite3").display()))
+        .env_remove("WAFUEL_STORE")
+        .output()
+        .expect("backtest runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(table.contains(&format!("{} forecasts replayed", accuracy["days"])), "{table}");
+    for (k, m) in mae.iter().enumerate() {
+        let row = format!("| +{} | {m:.2} | {:.2} |", k + 1, naive_mae[k]);
+        assert!(table.contains(&row), "{row} not in\n{table}");
+    }
+    let hit = (f(&accuracy["hikeHitRate"]) * 100.0).round();
+    assert!(table.contains(&format!("({hit:.0} %)")), "hit rate {hit} not in\n{table}");
+}
+
+#[tokio::test]
+async fn a_past_forecast_never_reads_later_prices() {
+    let app = TestApp::new().await;
+    seed(&app, date(2026, 9, 16), 100).await; // up to 15 September
+    let market = "/v1/forecast?product=1&asOf=2026-09-10";
+    let before = app.get(market).await;
+    assert_eq!(attrs(&before)["basis"], "2026-09-10");
+    let id = app.sim.state.dataset().stations.first().map(id_of).expect("a station");
+    let station = format!("/v1/stations/{id}/forecast?product=1&asOf=2026-09-10&horizon=5");
+    let station_before = app.get(&station).await;
+    assert_eq!(attrs(&station_before)["stationId"], id.as_str());
+    // Later prices arrive; a fresh process over the same store answers byte for byte alike.
+    seed(&app, date(2026, 9, 29), 13).await;
+    let fresh = TestApp::over(
+        sqlite_store(&app.dir).await,
+        tempfile::tempdir().expect("dir"),
+        fixture_morning(),
+        Default::default(),
+        None,
+    )
+    .await;
+    let later = attrs(&fresh.get("/v1/forecast?product=1&asOf=2026-09-20").await);
+    assert_eq!(later["basis"], "2026-09-20", "the new days are there");
+    assert_eq!(fresh.get(market).await.body, before.body);
+    assert_eq!(fresh.get(&station).await.body, station_before.body);
+}
+
+#[tokio::test]
+async fn after_publication_tomorrow_is_known_and_is_the_published_median() {
+    let app = TestApp::at(date(2026, 9, 29).at(15, 0, 0, 0)).await;
+    seed(&app, date(2026, 9, 29), 80).await;
+    // The warm pass publishes today and tomorrow, and writes both into the history.
+    let report = wafuel::jobs::warm::warm_pass(app.state.catalog.prices()).await;
+    assert!(report.refreshed >= 14, "{report:?}");
+    let a = attrs(&app.get("/v1/forecast?product=1&horizon=3").await);
+    let days = a["days"].as_array().expect("days");
+    assert_eq!((days[0]["date"].as_str(), days[0]["known"].as_bool()), (Some("2026-09-30"), Some(true)));
+    assert_eq!(a["basis"], "2026-09-30");
+    let stats = attrs(&app.get("/v1/stats?product=1&from=2026-09-30&to=2026-09-30").await);
+    let published = &stats["days"][0]["median"];
+    assert_eq!(&days[0]["median"], published);
+    assert_eq!((&days[0]["low"], &days[0]["high"]), (published, published));
+    assert!(days[1..].iter().all(|d| d["known"] == false));
+    // A past `asOf` knows nothing of its tomorrow, published or not.
+    let past = attrs(&app.get("/v1/forecast?product=1&asOf=2026-09-28&horizon=2").await);
+    assert!(past["days"].as_array().expect("days").iter().all(|d| d["known"] == false));
+}
+
+#[tokio::test]
+async fn diesel_without_a_cycle_is_forecast_flat() {
+    let app = TestApp::new().await;
+    seed(&app, date(2026, 9, 29), 70).await;
+    let a = attrs(&app.get("/v1/forecast?product=4").await);
+    let basis = origin_median(&app, 4, date(2026, 9, 28));
+    for d in a["days"].as_array().expect("days") {
+        assert_eq!(f(&d["median"]), basis, "{d}");
+        assert_eq!(f(&d["hikeProbability"]), 0.0);
+    }
+    assert_eq!(a["cycle"], serde_json::json!({"periodDays": null, "daysSinceHike": null, "nextHike": null}));
+    assert_eq!(a["advice"]["action"], "either");
+}
+
+#[tokio::test]
+async fn too_little_history_and_unknown_stations_are_404() {
+    let app = TestApp::new().await;
+    seed(&app, date(2026, 9, 29), 40).await;
+    let r = app.get("/v1/forecast?product=1").await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["errors"][0]["detail"], detail::TOO_LITTLE_HISTORY);
+    let unknown = "0".repeat(64);
+    let r = app.get(&format!("/v1/stations/{unknown}/forecast?product=1")).await;
+    assert_eq!((r.status, r.json()["errors"][0]["detail"].as_str()), (404, Some(detail::STATION_NOT_FOUND)));
+    let id = app.sim.state.dataset().stations.first().map(id_of).expect("a station");
+    let r = app.get(&format!("/v1/stations/{id}/forecast?product=10")).await;
+    assert_eq!(r.status, 404, "a product the station never had");
+    assert_eq!(app.source_requests(), 0);
+}
+
+#[tokio::test]
+async fn every_forecast_rule_is_a_400_without_a_source_request() {
+    let app = TestApp::new().await;
+    let id = "9f2c8a3b1d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
+    for query in [
+        "",
+        "product=1,2",
+        "product=3",
+        "product=1&horizon=0",
+        "product=1&horizon=8",
+        "product=1&horizon=two",
+        "product=1&asOf=2026-09-30",
+        "product=1&asOf=2026-02-30",
+        "product=1&asOf=yesterday",
+        "product=1&brand=0",
+        "product=1&region=99",
+        "product=1&day=tomorrow",
+        "product=1&asOf=2026-09-01&asof=2026-09-02",
+    ] {
+        for path in ["/v1/forecast".to_string(), format!("/v1/stations/{id}/forecast")] {
+            let r = app.get(&format!("{path}?{query}")).await;
+            assert_eq!(r.status, 400, "{path}?{query}");
+            assert_eq!(r.json()["errors"][0]["code"], "invalid_query");
+        }
+    }
+    for query in ["product=1&brand=5", "product=1&region=25"] {
+        let r = app.get(&format!("/v1/stations/{id}/forecast?{query}")).await;
+        assert_eq!(r.status, 400, "the station route takes no filter: {query}");
+    }
+    assert_eq!(app.get("/v1/stations/not-an-id/forecast?product=1").await.status, 400);
+    assert_eq!(app.source_requests(), 0);
+}
