@@ -208,6 +208,7 @@ async fn serve_api(
     say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
     say!("  curl -s 'http://{public_addr}/v1/stations?near=-31.9523,115.8613&product=1&sort=price&limit=5'");
     say!("  curl -s 'http://{public_addr}/v1/stats?product=1'");
+    say!("  curl -s 'http://{public_addr}/v1/forecast?product=1'    (fill now or wait?)");
     say!("  curl -N 'http://{public_addr}/v1/events?product=1'    (pushed when prices are published)");
     say!(
         "  curl -s 'http://{public_addr}/v1/stations?product=1&region=25' -H 'Accept: application/geo+json'"
@@ -310,14 +311,12 @@ pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<
     use crate::model::forecast::{RECENT_DAYS, REPLAY_DAYS, Replay, Subject};
     let store = store::open(&args.store).await?;
     let history: &dyn crate::store::history::HistoryStore = store.as_ref();
-    let today = crate::time::perth_now(jiff::Timestamp::now()).date();
     let newest =
         history.last_day_summaries(args.product, (jiff::civil::Date::MIN, jiff::civil::Date::MAX), 1).await?;
-    let to = match (args.to, newest.last()) {
-        (Some(to), _) => to,
-        (None, Some(day)) => day.date,
-        (None, None) => today,
+    let Some(newest) = newest.last() else {
+        anyhow::bail!("{} holds no price of product {}: nothing to replay", args.store, args.product);
     };
+    let to = args.to.unwrap_or(newest.date);
     let from = args.from.unwrap_or_else(|| to.checked_sub(jiff::Span::new().days(REPLAY_DAYS)).unwrap_or(to));
     anyhow::ensure!(from < to, "--from {from} is not before --to {to}");
     let first = from.checked_sub(jiff::Span::new().days(RECENT_DAYS as i64)).unwrap_or(from);
