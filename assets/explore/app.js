@@ -75,6 +75,8 @@ const state = {
   generation: 0,
   listGeneration: 0,
   marketGeneration: 0,
+  adviceGeneration: 0,
+  forecastable: false, // the market forecast answered: enough history for station forecasts too
   stationGeneration: 0,
   opener: null,
   listNote: null, // what the list is doing now: "Finding your location…"
@@ -362,6 +364,8 @@ function wireStream() {
 /// A catalogue was published or changed: the day shown is reloaded; tomorrow, once out, is
 /// announced and offered. Which date is tomorrow comes from the API's meta.
 function news(data) {
+  // Tomorrow published (or today corrected) changes the forecast: tomorrow becomes known.
+  if (String(data.product) === state.fuel && state.forecastable) loadAdvice();
   const shown = state.shown;
   if (!shown || String(data.product) !== shown.fuel) return;
   const meta = shown.doc.meta;
@@ -1287,7 +1291,9 @@ async function loadHistory(id, fuel) {
   const history = api(`/v1/stations/${id}/history?product=${fuel}${from ? `&from=${from}` : ""}`).catch((error) => error);
   // The WA median beside it: daily for 90 days, monthly (or weekly) over longer ranges.
   const market = range === "90" ? Promise.resolve(state.market && state.market.range === "90" ? state.market.doc : null) : api(statsPath(fuel, range)).catch(() => null);
-  const [result, stats] = await Promise.all([history, market]);
+  // The next days as a band after the history: the station's own forecast, when it has one.
+  const coming = state.forecastable ? api(`/v1/stations/${id}/forecast?product=${fuel}`).catch(() => null) : Promise.resolve(null);
+  const [result, stats, forecast] = await Promise.all([history, market, coming]);
   if (generation !== state.stationGeneration || state.station !== id || !$("station-chart")) return;
   if (result instanceof Error) {
     if (result instanceof ApiError && result.connection) {
@@ -1304,17 +1310,31 @@ async function loadHistory(id, fuel) {
   const median = stats && stats.data.attributes.product === Number(fuel)
     ? stats.data.attributes.days.filter((d) => !first || d.date >= first).map((d) => [d.date, d.median])
     : [];
+  const next = forecast && forecast.data.attributes.product === Number(fuel) ? forecast.data.attributes.days : [];
+  const last = points.length ? points[points.length - 1] : null;
+  // The forecast line starts at the last known price, so the two lines meet.
+  const ahead = next.length && last ? [[last.date, last.price], ...next.map((d) => [d.date, d.median])] : [];
   drawChart($("station-chart"), {
+    band: next.map((d) => [d.date, d.low, d.high]),
+    bandCls: "forecast-band",
     lines: [
       { cls: "median-line", points: median },
       { cls: "series", points: points.map((p) => [p.date, p.price]) },
+      { cls: "forecast-line", points: ahead },
     ],
   });
   const period = stats && stats.data.attributes.interval ? ` (${stats.data.attributes.interval}ly mean)` : "";
-  key.replaceChildren(el("span", { class: "key station" }), " this station ", el("span", { class: "key dashed" }), ` WA median${period}`);
+  key.replaceChildren(
+    el("span", { class: "key station" }), " this station ",
+    el("span", { class: "key dashed" }), ` WA median${period}`,
+    ...(next.length ? [el("span", { class: "key forecast" }), ` the next ${next.length} days, forecast (8 in 10 fall in the band)`] : []),
+  );
   const medians = new Map(median);
-  numbers($("station-numbers"), `${fuelName(fuel)} at this station, ${points.length} days with a price`, ["Date", "Price", "WA median"],
-    points.map((p) => [p.date, cents(p.price), medians.has(p.date) ? cents(medians.get(p.date)) : ""]));
+  numbers($("station-numbers"), `${fuelName(fuel)} at this station, ${points.length} days with a price${next.length ? ", then the forecast" : ""}`, ["Date", "Price", "WA median"],
+    [
+      ...points.map((p) => [p.date, cents(p.price), medians.has(p.date) ? cents(medians.get(p.date)) : ""]),
+      ...next.map((d) => [d.date, d.known ? `${cents(d.median)} (published)` : `${cents(d.median)} forecast (${cents(d.low)}–${cents(d.high)})`, ""]),
+    ]);
 }
 
 function attribution(enrichment) {
@@ -1385,7 +1405,7 @@ function drawChart(svg, spec) {
   if (band && band.length) {
     const upper = band.map(([d, , h]) => `${x(d).toFixed(1)},${y(h).toFixed(1)}`);
     const lower = band.map(([d, l]) => `${x(d).toFixed(1)},${y(l).toFixed(1)}`).reverse();
-    svg.append(svgEl("polygon", { class: "band", points: [...upper, ...lower].join(" ") }));
+    svg.append(svgEl("polygon", { class: spec.bandCls || "band", points: [...upper, ...lower].join(" ") }));
   }
   for (const line of lines) {
     if (line.points.length === 0) continue;
@@ -1432,6 +1452,14 @@ async function loadMarket() {
     recovered("market");
     state.market = { doc, range };
     drawMarket(doc, range);
+    // A forecast needs 56 days of history: a younger store is told from the daily market
+    // alone, without asking for a forecast that can only be 404.
+    const { days, interval } = doc.data.attributes;
+    if (interval || days.length > 56) loadAdvice();
+    else {
+      state.forecastable = false;
+      $("advice").hidden = true;
+    }
   } catch (error) {
     if (generation !== state.marketGeneration) return;
     if (!(error instanceof ApiError)) throw error;
@@ -1470,6 +1498,49 @@ function cycleWords(fuel, days, cycle, interval) {
   }
   const cheapest = cycle.cheapestWeekday ? `; cheapest day usually ${cycle.cheapestWeekday}` : "";
   return `${name} prices rise about every ${cycle.periodDays} days; last rise ${fmtDate(cycle.lastPeak)}${cheapest}.${today}`;
+}
+
+// ---- fill now or wait ---------------------------------------------------------------------
+
+/// The forecast's advice for the chosen fuel, statewide, at the top of the near-me panel. A
+/// forecast is a help, not the page's purpose: when it cannot be had the line is hidden, with
+/// no banner and no retry.
+async function loadAdvice() {
+  const generation = ++state.adviceGeneration;
+  const fuel = state.fuel;
+  try {
+    const doc = await api(`/v1/forecast?product=${fuel}`);
+    if (generation !== state.adviceGeneration) return;
+    const [advice, accuracy] = adviceWords(doc);
+    $("advice-text").textContent = advice;
+    $("advice-accuracy").textContent = accuracy;
+    $("advice").hidden = false;
+    state.forecastable = true;
+  } catch (error) {
+    if (generation !== state.adviceGeneration) return;
+    if (!(error instanceof ApiError)) throw error;
+    state.forecastable = false;
+    $("advice").hidden = true;
+  }
+}
+
+/// "Fill today: Unleaded prices are likely to rise about 14 c/L on Wednesday." or "Wait:
+/// Unleaded is about 6 c/L cheaper by Monday.", and the accuracy in words: "Last year,
+/// tomorrow's forecast was within 2 c/L on 8 days out of 10."
+function adviceWords(doc) {
+  const { advice, accuracy, product } = doc.data.attributes;
+  const fuel = fuelName(String(product));
+  const about = Math.max(1, Math.round(Math.abs(advice.saving || 0)));
+  const day = advice.until ? weekdayOf(advice.until) : "";
+  const words = {
+    "fill-now": `Fill today: ${fuel} prices are likely to rise about ${about} c/L on ${day}.`,
+    wait: `Wait: ${fuel} is likely to be about ${about} c/L cheaper by ${day}.`,
+    either: `Fill when it suits you: ${fuel} prices are not expected to move by 1 c/L or more this week.`,
+  }[advice.action] || advice.reason;
+  const within = accuracy.within2c && typeof accuracy.within2c[0] === "number" ? Math.round(accuracy.within2c[0] * 10) : null;
+  const when = accuracy.days >= 300 ? "Last year" : `Over the last ${accuracy.days} days`;
+  const told = within === null ? "This forecast has no track record yet." : `${when}, tomorrow's forecast was within 2 c/L on ${within} days out of 10.`;
+  return [words, `${told} WA median; a guide, not a promise.`];
 }
 
 // ---- start ---------------------------------------------------------------------------------

@@ -374,13 +374,43 @@ async fn the_explorer_on_a_desktop() {
     assert_eq!(run(&client, MAP_STATIONS).await.as_u64(), Some(stations), "every station is on the map");
     let groups = run(&client, "return document.querySelectorAll('#dots circle.group').length").await;
     assert!(groups.as_u64().is_some_and(|g| g > 0), "at state zoom nearby stations are grouped");
+    // Fill now or wait, at the top of the near-me panel, as the API advises, with its accuracy
+    // in words.
+    wait_until(&client, "return !document.getElementById('advice').hidden", "the fill-now-or-wait line")
+        .await;
+    let forecast = api(&base, "/v1/forecast?product=1").await;
+    let advice = &forecast["data"]["attributes"]["advice"];
+    let said = run(&client, "return document.getElementById('advice-text').textContent").await;
+    let said = said.as_str().expect("text");
+    let lead = match advice["action"].as_str().expect("action") {
+        "fill-now" => "Fill today: Unleaded prices are likely to rise about",
+        "wait" => "Wait: Unleaded is likely to be about",
+        _ => "Fill when it suits you:",
+    };
+    assert!(said.starts_with(lead), "{said} for {advice}");
+    if let Some(until) = advice["until"].as_str() {
+        let weekday: jiff::civil::Date = until.parse().expect("date");
+        assert!(said.contains(&format!("{:?}", weekday.weekday())), "{said} names the day of {until}");
+    }
+    let within = forecast["data"]["attributes"]["accuracy"]["within2c"][0].as_f64().expect("within2c");
+    let accuracy = run(&client, "return document.getElementById('advice-accuracy').textContent").await;
+    assert!(
+        accuracy.as_str().is_some_and(
+            |a| a.contains(&format!("within 2 c/L on {} days out of 10", (within * 10.0).round()))
+        ),
+        "{accuracy} for {within}"
+    );
     let api_requests = run(
         &client,
         "return performance.getEntriesByType('resource')
            .filter(e => { const p = new URL(e.name).pathname; return p.startsWith('/v1') && p !== '/v1/events'; }).length",
     )
     .await;
-    assert_eq!(api_requests.as_u64(), Some(2), "the first useful paint takes two API requests");
+    assert_eq!(
+        api_requests.as_u64(),
+        Some(3),
+        "the first useful paint takes three API requests (prices, market, forecast)"
+    );
     // The page's own files arrive compressed (gzip or brotli), and stay small.
     let own = run(
         &client,
@@ -512,6 +542,16 @@ async fn the_explorer_on_a_desktop() {
         &client,
         "return !!document.querySelector('#card svg.chart polyline.series')",
         "the station chart",
+    )
+    .await;
+    // The station's next days as a band after its history, with the numbers in the table.
+    wait_until(
+        &client,
+        "return !!document.querySelector('#card svg.chart polygon.forecast-band')
+           && !!document.querySelector('#card svg.chart polyline.forecast-line')
+           && document.getElementById('station-key').textContent.includes('forecast')
+           && [...document.querySelectorAll('#station-numbers tbody tr')].some(r => r.textContent.includes('forecast'))",
+        "the station's forecast band",
     )
     .await;
     let marked =

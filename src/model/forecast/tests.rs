@@ -47,7 +47,7 @@ fn level(t: usize) -> f64 {
 
 /// Station `s`'s price on day `t`: a third follow the hike a day late.
 fn station_price(s: u64, t: usize) -> f64 {
-    let lag = usize::from(s % 3 == 0);
+    let lag = usize::from(s.is_multiple_of(3));
     let offset = (s % 9) as f64 - 4.0;
     let t0 = t.saturating_sub(lag);
     ((level(t0) + offset + noise(s, t as u64) * 1.5) * 10.0).round() / 10.0
