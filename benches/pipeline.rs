@@ -207,7 +207,7 @@ fn nearby() {
     // Rows and the JSON:API document of nearby quotes, as the service writes them.
     let render = |query: &wafuel::query::stations::StationsQuery, base: &[&Quote]| {
         use wafuel::model::documents::{Circle, NextDay, StationsDoc};
-        let rows = wafuel::catalog::search::station_rows(query, base, None);
+        let rows = wafuel::catalog::search::station_rows(query, None, base, None);
         let selection = &query.selection;
         let doc = StationsDoc {
             scope: Scope {
@@ -216,6 +216,8 @@ fn nearby() {
                 expand: selection.expand,
             },
             near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
+            route: None,
+            stop: None,
             rows,
             fetched_at: perth_instant(now),
             status: PublicationStatus::Available,
@@ -284,7 +286,7 @@ async fn history(dir: &str) {
                     .filter(|q| q.product == p)
                     .map(|q| {
                         let mut q = q.clone();
-                        let shift = wafuel::sim::dataset::market_tenths(p.get(), i, q.price as u64);
+                        let shift = wafuel::sim::dataset::market_tenths(p.get(), day, q.price as u64);
                         q.price = ((q.price * 10.0).round() + shift as f64) / 10.0;
                         q
                     })

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::model::geo::Point;
+use crate::model::route::{Placement, Route};
 use crate::model::station::Quote;
 use crate::store::Snapshot;
 
@@ -84,6 +85,87 @@ impl DayCatalog {
     }
 }
 
+/// The grid cells a route's corridor touches, each with the segments whose corridor touches
+/// it: built once per request from the route alone, then read against any day's grid.
+#[derive(Debug)]
+pub struct RouteCover {
+    route: std::sync::Arc<Route>,
+    detour_m: f64,
+    /// Segment indices by cell, ascending, each once.
+    cells: HashMap<(i32, i32), Vec<u32>>,
+}
+
+/// Longest piece of a segment boxed on its own: a great-circle arc's latitude bulges past its
+/// ends' (by about L²·tan(lat)/8R), so long segments are boxed in pieces of at most 5 km,
+/// whose bulge (under 1 m in WA) the margin covers.
+const PIECE_M: f64 = 5_000.0;
+/// Metres added to the corridor's half-width for the pieces' bulge and rounding.
+const COVER_MARGIN_M: f64 = 50.0;
+
+impl RouteCover {
+    pub fn new(route: std::sync::Arc<Route>, detour_m: f64) -> Self {
+        let mut cells: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
+        let dlat = (detour_m + COVER_MARGIN_M) / METRES_PER_DEGREE;
+        for i in 0..route.segment_count() {
+            let Ok(index) = u32::try_from(i) else { break };
+            let samples = route.segment_samples(i, PIECE_M);
+            for pair in samples.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                let (lo_lat, hi_lat) = (a.latitude.min(b.latitude) - dlat, a.latitude.max(b.latitude) + dlat);
+                let widest = lo_lat.abs().max(hi_lat.abs()).min(89.0).to_radians().cos();
+                let dlon = dlat / widest.max(1e-6);
+                let (south, west) = cell(lo_lat, a.longitude.min(b.longitude) - dlon);
+                let (north, east) = cell(hi_lat, a.longitude.max(b.longitude) + dlon);
+                for la in south..=north {
+                    for lo in west..=east {
+                        let list = cells.entry((la, lo)).or_default();
+                        if list.last() != Some(&index) {
+                            list.push(index);
+                        }
+                    }
+                }
+            }
+        }
+        Self { route, detour_m, cells }
+    }
+
+    pub fn route(&self) -> &Route {
+        &self.route
+    }
+
+    /// Where a station at `point` lies against the route, when it is within the corridor:
+    /// measured against every segment whose corridor touches its cell, which holds the
+    /// nearest segment of any station within `detour_m`.
+    pub fn place(&self, point: Point) -> Option<Placement> {
+        let segments = self.cells.get(&cell(point.latitude, point.longitude))?;
+        let placed = self.route.place_among(point, segments.iter().map(|&i| i as usize))?;
+        (placed.detour <= self.detour_m).then_some(placed)
+    }
+}
+
+impl DayCatalog {
+    /// Every quote whose station lies in a cell of the route's corridor, in extract order: a
+    /// superset of the stations within the detour; [`RouteCover::place`] measures each.
+    pub fn along(&self, cover: &RouteCover) -> Vec<&Quote> {
+        let mut found: Vec<u32> = Vec::new();
+        if cover.cells.len() > self.grid.len() {
+            for (c, v) in &self.grid {
+                if cover.cells.contains_key(c) {
+                    found.extend_from_slice(v);
+                }
+            }
+        } else {
+            for c in cover.cells.keys() {
+                if let Some(v) = self.grid.get(c) {
+                    found.extend_from_slice(v);
+                }
+            }
+        }
+        found.sort_unstable();
+        found.into_iter().map(|i| &self.snapshot.quotes[i as usize]).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +227,75 @@ mod tests {
                 assert_eq!(grid, scan, "point {i}, radius {radius}");
             }
         }
+    }
+
+    /// Stations along random routes through the grid and the cover equal a brute-force
+    /// reference (every station against every segment), exactly: the same stations, the
+    /// same detour and along. Routes mix street-length steps with arcs of 100 km and more,
+    /// so stations beside a segment's middle, far from any vertex, are among them.
+    #[test]
+    fn route_cover_agrees_with_every_station_against_every_segment() {
+        let day = catalog(3_000);
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut beside_middles = 0;
+        for trial in 0..40 {
+            let mut at = Point { latitude: -35.0 + 5.0 * next(), longitude: 114.5 + 6.0 * next() };
+            let mut points = vec![at];
+            for _ in 0..(2 + trial * 7 % 60) {
+                // Mostly short steps; now and then an arc across half the region.
+                let reach = if next() < 0.15 { 1.5 } else { 0.03 };
+                at = Point {
+                    latitude: (at.latitude + reach * (next() - 0.5)).clamp(-35.5, -29.5),
+                    longitude: (at.longitude + reach * (next() - 0.5)).clamp(114.0, 121.0),
+                };
+                points.push(at);
+            }
+            let route = Arc::new(Route::new(points));
+            let detour_m = [200.0, 2_000.0, 20_000.0][trial % 3];
+            let cover = RouteCover::new(route.clone(), detour_m);
+            let found: Vec<(&str, f64, f64)> = day
+                .along(&cover)
+                .into_iter()
+                .filter_map(|q| {
+                    let p = Point { latitude: q.station.latitude, longitude: q.station.longitude };
+                    cover.place(p).map(|placed| (q.station.digest.as_str(), placed.detour, placed.along))
+                })
+                .collect();
+            let reference: Vec<(&str, f64, f64)> = day
+                .quotes()
+                .iter()
+                .filter_map(|q| {
+                    let p = Point { latitude: q.station.latitude, longitude: q.station.longitude };
+                    let placed = route.place(p);
+                    (placed.detour <= detour_m)
+                        .then(|| (q.station.digest.as_str(), placed.detour, placed.along))
+                })
+                .collect();
+            assert_eq!(found, reference, "route {trial}, detour {detour_m}");
+            // Count stations whose nearest vertex is much farther than the route itself.
+            for (id, detour, _) in &reference {
+                let Some(q) = day.quotes().iter().find(|q| q.station.digest.as_str() == *id) else {
+                    continue;
+                };
+                let vertex = route
+                    .points()
+                    .iter()
+                    .map(|v| {
+                        great_circle_m((v.latitude, v.longitude), (q.station.latitude, q.station.longitude))
+                    })
+                    .fold(f64::MAX, f64::min);
+                if vertex > 10.0 * detour.max(100.0) {
+                    beside_middles += 1;
+                }
+            }
+        }
+        assert!(beside_middles > 20, "the routes pass stations far from any vertex ({beside_middles})");
     }
 
     #[test]

@@ -8,13 +8,14 @@ use std::collections::HashMap;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
+use super::day::RouteCover;
 use super::search::station_rows;
 use super::{
     Catalog, CatalogError, ProfileMap, SelectionPart, merged_profiles, publication_status, selected_quotes,
 };
 use crate::model::documents::{
-    Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, Scope, SnapshotCache, StationsDoc,
-    price_rows,
+    Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, RouteSummary, Scope,
+    SnapshotCache, StationsDoc, price_rows,
 };
 use crate::model::key::StationId;
 use crate::model::profile::Merged;
@@ -130,10 +131,13 @@ impl Catalog {
             Some(sel) => Some((sel, self.selection(sel).await?)),
             None => None,
         };
-        let subset = match (only, query.near) {
-            (Some(id), _) => SelectionPart::Station(id),
-            (None, Some(point)) => SelectionPart::Near(point, query.radius_m),
-            (None, None) => SelectionPart::All,
+        // A route's corridor, boxed once and read against both days' grids.
+        let cover = query.route.as_ref().map(|r| RouteCover::new(r.route.clone(), r.detour_m));
+        let subset = match (only, query.near, &cover) {
+            (Some(id), _, _) => SelectionPart::Station(id),
+            (None, Some(point), _) => SelectionPart::Near(point, query.radius_m),
+            (None, None, Some(cover)) => SelectionPart::Along(cover),
+            (None, None, None) => SelectionPart::All,
         };
         let base_quotes = base.quotes(&query.selection, subset);
         if only.is_some() && base_quotes.is_empty() {
@@ -149,7 +153,7 @@ impl Catalog {
         if next_sel.is_none() && query.selection.day == Day::Today {
             expires_at = expires_at.min(publication_at(now));
         }
-        let rows = station_rows(query, &base_quotes, next_quotes.as_deref());
+        let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref());
         // Profiles are merged for the stations of the answer only.
         let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
         let (enrichment, expires_at) =
@@ -165,6 +169,12 @@ impl Catalog {
         let doc = StationsDoc {
             scope: scope(&query.selection),
             near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
+            route: query.route.as_ref().map(|r| RouteSummary {
+                points: r.route.points().len(),
+                length_m: r.route.length_m().round() as i64,
+                detour_m: r.detour_m,
+            }),
+            stop: query.stop.map(|s| (s.fill_tenths, s.consumption_tenths)),
             rows,
             fetched_at: base.data.fetched_at,
             status,

@@ -3,15 +3,24 @@
 //! channel, so a thousand clients cost one query, not a thousand. PostgreSQL wakes the reader
 //! with `LISTEN/NOTIFY` (a slow poll stays as the fallback); SQLite is polled every second.
 //! A client resuming (`Last-Event-ID`) reads what it missed from the store once.
+//!
+//! Alerts (`price` events): the hub keeps the distinct alerts its streams hold; for each
+//! publish the reader loads the day's catalog and the day before's once and evaluates each
+//! distinct alert of that product once, and the result rides with the event to every stream.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::SignedDuration;
 use tokio::sync::{broadcast, watch};
 
-use crate::snapshot::PriceService;
+use super::alerts::price_event;
+use super::day::DayCatalog;
+use crate::model::codes::ProductCode;
+use crate::query::events::AlertFilter;
+use crate::snapshot::{PriceService, catalog_key};
 use crate::store::backend::EventWaker;
 use crate::store::events::EventStore;
 pub use crate::store::events::StoredEvent as Event;
@@ -34,13 +43,24 @@ const POLL_WITH_NOTIFY: Duration = Duration::from_secs(5);
 /// Most events read (or replayed to a resuming client) per query.
 const PAGE: i64 = 1_000;
 
+/// One event as the reader fans it out: with the `price` data of each distinct alert of its
+/// product that streams held when it was read (`None`: evaluated, nothing matched). An alert
+/// missing from the map was opened after the evaluation; its stream asks [`EventHub::price_for`].
+#[derive(Debug)]
+pub struct Fanned {
+    pub event: Arc<Event>,
+    pub prices: HashMap<Arc<AlertFilter>, Option<Arc<str>>>,
+}
+
 /// The replica's event fan-out.
 pub struct EventHub {
     store: Arc<dyn EventStore>,
     /// Told of every catalog another replica publishes, so held prices follow at once.
     prices: Arc<PriceService>,
     clock: SharedClock,
-    sender: broadcast::Sender<Arc<Event>>,
+    sender: broadcast::Sender<Arc<Fanned>>,
+    /// The distinct alerts of this replica's streams, each with how many streams hold it.
+    alerts: Mutex<HashMap<Arc<AlertFilter>, usize>>,
     started: tokio::sync::OnceCell<()>,
     streams: AtomicUsize,
     max_streams: usize,
@@ -59,6 +79,24 @@ impl Drop for StreamSlot {
     }
 }
 
+/// A stream's alert, registered with the hub while the stream lives.
+pub struct AlertSlot {
+    hub: Arc<EventHub>,
+    pub alert: Arc<AlertFilter>,
+}
+
+impl Drop for AlertSlot {
+    fn drop(&mut self) {
+        let mut alerts = crate::sync::lock(&self.hub.alerts);
+        if let Some(n) = alerts.get_mut(&self.alert) {
+            *n -= 1;
+            if *n == 0 {
+                alerts.remove(&self.alert);
+            }
+        }
+    }
+}
+
 /// Where a new stream starts: what it missed (in id order), or a reset to the newest id when
 /// what it asks for is gone; then live events from `live` after `after`. This replica's reader
 /// may be behind the store (it polls), so a live event the client already has (from the
@@ -67,7 +105,7 @@ pub struct Resume {
     pub missed: Vec<Arc<Event>>,
     pub reset_to: Option<i64>,
     pub after: i64,
-    pub live: broadcast::Receiver<Arc<Event>>,
+    pub live: broadcast::Receiver<Arc<Fanned>>,
 }
 
 impl EventHub {
@@ -84,6 +122,7 @@ impl EventHub {
             prices,
             clock,
             sender,
+            alerts: Mutex::new(HashMap::new()),
             started: tokio::sync::OnceCell::new(),
             streams: AtomicUsize::new(0),
             max_streams,
@@ -116,6 +155,77 @@ impl EventHub {
         }
         metrics::gauge!("wafuel_event_streams").increment(1.0);
         Some(StreamSlot(self.clone()))
+    }
+
+    /// Register a stream's alert (before it subscribes, so every event it receives live was
+    /// read with its alert known, but for the rare one read in between).
+    pub fn watch(self: &Arc<Self>, alert: AlertFilter) -> AlertSlot {
+        let mut alerts = crate::sync::lock(&self.alerts);
+        let alert = match alerts.get_key_value(&alert) {
+            Some((held, _)) => held.clone(),
+            None => Arc::new(alert),
+        };
+        *alerts.entry(alert.clone()).or_insert(0) += 1;
+        AlertSlot { hub: self.clone(), alert }
+    }
+
+    /// Distinct alerts held now.
+    pub fn alerts(&self) -> usize {
+        crate::sync::lock(&self.alerts).len()
+    }
+
+    /// The catalogs of `date` and the day before for `product`, from the store.
+    async fn days(
+        &self,
+        product: ProductCode,
+        date: jiff::civil::Date,
+    ) -> (Option<DayCatalog>, Option<DayCatalog>) {
+        let store = self.prices.store();
+        let load = |d: jiff::civil::Date| async move {
+            match store.load(&catalog_key(product, d)).await {
+                Ok(s) => s.map(DayCatalog::new),
+                Err(e) => {
+                    tracing::warn!(error = %e, "alerts cannot read a catalog");
+                    None
+                }
+            }
+        };
+        let day = load(date).await;
+        let before = match (day.is_some(), date.yesterday()) {
+            (true, Ok(d)) => load(d).await,
+            _ => None,
+        };
+        (day, before)
+    }
+
+    /// The `price` data of `alert` for `event`, read from the stored catalogs (a stream
+    /// replaying what it missed, or one whose alert the reader had not yet seen).
+    pub async fn price_for(&self, alert: &AlertFilter, event: &Event) -> Option<Arc<str>> {
+        if event.product != alert.product {
+            return None;
+        }
+        let (day, before) = self.days(event.product, event.date).await;
+        price_event(alert, event.date, day.as_ref()?, before.as_ref()).map(Arc::from)
+    }
+
+    /// Every held alert of the event's product, evaluated once against its catalogs.
+    async fn evaluate(&self, event: &Event) -> HashMap<Arc<AlertFilter>, Option<Arc<str>>> {
+        let alerts: Vec<Arc<AlertFilter>> =
+            crate::sync::lock(&self.alerts).keys().filter(|a| a.product == event.product).cloned().collect();
+        if alerts.is_empty() {
+            return HashMap::new();
+        }
+        let started = std::time::Instant::now();
+        let (day, before) = self.days(event.product, event.date).await;
+        let prices = alerts
+            .into_iter()
+            .map(|alert| {
+                let data = day.as_ref().and_then(|d| price_event(&alert, event.date, d, before.as_ref()));
+                (alert, data.map(Arc::from))
+            })
+            .collect::<HashMap<_, _>>();
+        metrics::histogram!("wafuel_alert_evaluation_seconds").record(started.elapsed().as_secs_f64());
+        prices
     }
 
     /// Streams open now.
@@ -190,8 +300,9 @@ impl EventHub {
                         // the next recheck: the held snapshot is confirmed by its stamp.
                         self.prices.catalog_published(event.product, event.date);
                         metrics::counter!("wafuel_events_total", "kind" => event.kind.as_str()).increment(1);
+                        let prices = self.evaluate(&event).await;
                         // No stream listening is no error.
-                        let _ = self.sender.send(event);
+                        let _ = self.sender.send(Arc::new(Fanned { event, prices }));
                     }
                     self.read_through.store(last, Ordering::Release);
                     metrics::gauge!("wafuel_events_read_through").set(last as f64);

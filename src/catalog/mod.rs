@@ -3,6 +3,7 @@
 //! freshness, fills) and holds what every view shares: each published extract decoded once
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
+pub(crate) mod alerts;
 pub(crate) mod day;
 pub(crate) mod documents;
 pub(crate) mod events;
@@ -78,6 +79,8 @@ pub enum SelectionPart<'a> {
     Station(&'a StationId),
     /// Quotes within `radius` metres of a point (a superset, measured by the caller).
     Near(Point, f64),
+    /// Quotes in a route's corridor (a superset, measured by the caller).
+    Along(&'a day::RouteCover),
 }
 
 /// Day catalogs and profiles over the price service.
@@ -235,6 +238,9 @@ impl SelectionDays {
             }
             SelectionPart::Near(point, radius) => {
                 self.days.iter().flat_map(|d| d.near(point, radius)).filter(keep).collect()
+            }
+            SelectionPart::Along(cover) => {
+                self.days.iter().flat_map(|d| d.along(cover)).filter(keep).collect()
             }
         }
     }

@@ -1,19 +1,27 @@
-//! The station API's search over a day's quotes: stations within the radius, with their
-//! distance, the following day's prices and the change, sorted, ranked and limited as the
-//! query asks. Pure: the quotes come from the day catalogs' indexes (`catalog/day.rs`).
+//! The station API's search over a day's quotes: stations within the radius or along a
+//! route, with their distance (or detour and distance along), what a stop costs, the
+//! following day's prices and the change, sorted, ranked and limited as the query asks.
+//! Pure: the quotes come from the day catalogs' indexes (`catalog/day.rs`).
 
 use std::collections::HashMap;
 
+use super::day::RouteCover;
 use crate::model::codes::ProductCode;
 use crate::model::documents::{StationExtra, StationRow, price_rows};
+use crate::model::geo::Point;
 use crate::model::geo::great_circle_m;
 use crate::model::station::{Quote, cents, tenths};
 use crate::query::stations::{Sort, StationsQuery};
 
 /// Stations of the base day's quotes (already filtered to the selection), with distance,
 /// next-day prices and change, sorted, ranked and limited as the query asks. `next` is the
-/// following day's quotes when that day is published.
-pub fn station_rows(query: &StationsQuery, base: &[&Quote], next: Option<&[&Quote]>) -> Vec<StationRow> {
+/// following day's quotes when that day is published; `cover` is the query's route corridor.
+pub fn station_rows(
+    query: &StationsQuery,
+    cover: Option<&RouteCover>,
+    base: &[&Quote],
+    next: Option<&[&Quote]>,
+) -> Vec<StationRow> {
     let date = query.selection.date.to_string();
     let next_prices: Option<HashMap<&str, Vec<(ProductCode, f64)>>> = next.map(|quotes| {
         let mut by_station: HashMap<&str, Vec<(ProductCode, f64)>> = HashMap::new();
@@ -36,6 +44,23 @@ pub fn station_rows(query: &StationsQuery, base: &[&Quote], next: Option<&[&Quot
         if distance.is_some_and(|d| d > query.radius_m) {
             continue;
         }
+        let placed = match cover {
+            Some(cover) => {
+                let at = Point { latitude: row.station.latitude, longitude: row.station.longitude };
+                match cover.place(at) {
+                    Some(placed) => Some(placed),
+                    None => continue,
+                }
+            }
+            None => None,
+        };
+        let distance = distance.map(|d| d.round() as i64);
+        let detour = placed.map(|p| p.detour.round() as i64);
+        // The stop's cost from the whole metres the answer shows, so a client can check it.
+        let cost = query.stop.and_then(|stop| {
+            let (_, price) = row.prices.first()?;
+            Some(stop.cents(tenths(*price), distance.or(detour).unwrap_or(0)))
+        });
         let next = next_prices.as_ref().and_then(|m| m.get(row.station.digest.as_str())).cloned();
         let change = next
             .as_ref()
@@ -49,43 +74,60 @@ pub fn station_rows(query: &StationsQuery, base: &[&Quote], next: Option<&[&Quot
                     .collect()
             })
             .unwrap_or_default();
-        let extra = StationExtra { next, change, distance: distance.map(|d| d.round() as i64), rank: None };
+        let extra = StationExtra {
+            next,
+            change,
+            distance,
+            detour,
+            along: placed.map(|p| p.along.round() as i64),
+            cost,
+            rank: None,
+        };
         out.push(StationRow { row, extra });
     }
     let price = |r: &StationRow| r.row.prices.first().map_or(i64::MAX, |(_, p)| tenths(*p));
-    let distance = |r: &StationRow| r.extra.distance.unwrap_or(0);
+    let distance = |r: &StationRow| r.extra.distance.or(r.extra.detour).unwrap_or(0);
+    let cost = |r: &StationRow| r.extra.cost.unwrap_or(i64::MAX);
+    let along = |r: &StationRow| r.extra.along.unwrap_or(0);
+    let by = |key: &dyn Fn(&StationRow) -> i64, a: &StationRow, b: &StationRow| {
+        key(a).cmp(&key(b)).then_with(|| a.row.id.cmp(&b.row.id))
+    };
     match query.sort {
         Sort::Suburb => {}
-        Sort::Distance => {
-            out.sort_by(|a, b| distance(a).cmp(&distance(b)).then_with(|| a.row.id.cmp(&b.row.id)))
-        }
+        Sort::Distance | Sort::Detour => out.sort_by(|a, b| by(&distance, a, b)),
+        Sort::Along => out.sort_by(|a, b| by(&along, a, b)),
         Sort::Name => out.sort_by(|a, b| {
             a.row.station.name.cmp(&b.row.station.name).then_with(|| a.row.id.cmp(&b.row.id))
         }),
         Sort::Price => {
+            out.sort_by(|a, b| price(a).cmp(&price(b)).then_with(|| by(&distance, a, b)));
+            rank_by(&mut out, price);
+        }
+        Sort::Cost => {
             out.sort_by(|a, b| {
-                price(a)
-                    .cmp(&price(b))
-                    .then_with(|| distance(a).cmp(&distance(b)))
-                    .then_with(|| a.row.id.cmp(&b.row.id))
+                cost(a).cmp(&cost(b)).then_with(|| price(a).cmp(&price(b))).then_with(|| by(&distance, a, b))
             });
-            // Competition ranking: equal prices share a rank ("1, 2, 2, 4").
-            let mut rank = 0;
-            let mut last = None;
-            for (i, r) in out.iter_mut().enumerate() {
-                let p = price(r);
-                if last != Some(p) {
-                    rank = i + 1;
-                    last = Some(p);
-                }
-                r.extra.rank = Some(rank);
-            }
+            rank_by(&mut out, cost);
         }
     }
     if let Some(limit) = query.limit {
         out.truncate(limit);
     }
     out
+}
+
+/// Competition ranking of sorted rows by `key`: equal keys share a rank ("1, 2, 2, 4").
+fn rank_by(rows: &mut [StationRow], key: impl Fn(&StationRow) -> i64) {
+    let mut rank = 0;
+    let mut last = None;
+    for (i, r) in rows.iter_mut().enumerate() {
+        let k = key(r);
+        if last != Some(k) {
+            rank = i + 1;
+            last = Some(k);
+        }
+        r.extra.rank = Some(rank);
+    }
 }
 
 #[cfg(test)]
@@ -114,7 +156,7 @@ mod tests {
         let next = [quote("A", "-31.951", 1, 192.1), quote("B", "-31.952", 1, 170.0)];
         let base_refs: Vec<&Quote> = base.iter().collect();
         let next_refs: Vec<&Quote> = next.iter().collect();
-        let rows = station_rows(&q, &base_refs, Some(&next_refs));
+        let rows = station_rows(&q, None, &base_refs, Some(&next_refs));
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["B", "A", "C", "D"], "cheapest first, nearer first on equal prices");
         let ranks: Vec<usize> = rows.iter().filter_map(|r| r.extra.rank).collect();
@@ -129,7 +171,7 @@ mod tests {
         assert!(rows[2].extra.change.is_empty());
         assert!(rows.iter().all(|r| r.extra.distance.is_some_and(|d| d <= 5_000)));
         let limited = parse_stations("near=-31.95,115.86&product=1&limit=2", now).expect("query");
-        let rows = station_rows(&limited, &base_refs, None);
+        let rows = station_rows(&limited, None, &base_refs, None);
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["A", "B"], "nearest first, then the limit");
     }

@@ -207,6 +207,9 @@ async fn serve_api(
     say!("  curl -s 'http://{public_addr}/v1?product=1,4&brand=5&expand=all'");
     say!("  curl -s 'http://{public_addr}/legacy?product=1&region=25'");
     say!("  curl -s 'http://{public_addr}/v1/stations?near=-31.9523,115.8613&product=1&sort=price&limit=5'");
+    say!(
+        "  curl -s 'http://{public_addr}/v1/stations?route=zt_bEcddbUbhAzoDfsGnlFjoHj~H&detour=1&product=1&fill=50&consumption=8.5&sort=cost'    (along a route: Perth to Fremantle, the cost of each stop)"
+    );
     say!("  curl -s 'http://{public_addr}/v1/stats?product=1'");
     say!("  curl -s 'http://{public_addr}/v1/forecast?product=1'    (fill now or wait?)");
     say!("  curl -N 'http://{public_addr}/v1/events?product=1'    (pushed when prices are published)");

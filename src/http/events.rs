@@ -22,7 +22,7 @@ use super::errors::{ApiError, Flavor};
 use super::negotiate::accepts_event_stream;
 use super::state::AppState;
 use crate::cache_policy::CachePolicy;
-use crate::catalog::events::{Event, Resume, StreamSlot};
+use crate::catalog::events::{AlertSlot, Event, EventHub, Resume, StreamSlot};
 use crate::model::error_code::{ErrorCode, detail};
 use crate::query::events::{EventsQuery, event_id, parse_events};
 
@@ -58,9 +58,22 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
     };
     let slot = state.events.open().ok_or_else(ApiError::overloaded)?;
     state.events.start().await.map_err(unavailable)?;
+    // The alert is known to the reader before the stream subscribes.
+    let alert = query.alert.clone().map(|a| state.events.watch(a));
     let resume = state.events.resume(since).await.map_err(unavailable)?;
     let closing = state.events.closing();
-    let stream = event_stream(query, resume, closing, slot);
+    // What a resuming client missed, each event with its `price` event first when it has one.
+    let mut missed = Vec::new();
+    for event in resume.missed.iter().filter(|e| wanted(&query, e)) {
+        if let Some(alert) = &alert
+            && let Some(data) = state.events.price_for(&alert.alert, event).await
+        {
+            missed.push(price_sse(event.id, &data));
+        }
+        missed.push(sse(event));
+    }
+    let hub = state.events.clone();
+    let stream = event_stream(query, resume, missed, closing, Watching { _slot: slot, alert, hub });
     let mut response =
         Sse::new(stream).keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat")).into_response();
     let h = response.headers_mut();
@@ -82,23 +95,33 @@ fn unavailable(e: crate::catalog::CatalogError) -> ApiError {
     }
 }
 
+/// What a stream holds of the hub while it lives: its place, and its alert if it has one.
+struct Watching {
+    _slot: StreamSlot,
+    alert: Option<AlertSlot>,
+    hub: Arc<EventHub>,
+}
+
 /// One stream's state as it unfolds.
 struct Follow {
     query: EventsQuery,
     /// Highest id sent: an event that arrives both by replay and live goes out once.
     sent: i64,
     pending: std::vec::IntoIter<SseEvent>,
-    live: tokio::sync::broadcast::Receiver<Arc<Event>>,
+    /// An event to send after the `price` event just sent.
+    then: Option<SseEvent>,
+    live: tokio::sync::broadcast::Receiver<Arc<crate::catalog::events::Fanned>>,
     closing: tokio::sync::watch::Receiver<bool>,
     done: bool,
-    _slot: StreamSlot,
+    watching: Watching,
 }
 
 fn event_stream(
     query: EventsQuery,
     resume: Resume,
+    missed: Vec<SseEvent>,
     closing: tokio::sync::watch::Receiver<bool>,
-    slot: StreamSlot,
+    watching: Watching,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     let mut first = vec![SseEvent::default().retry(Duration::from_millis(RECONNECT_MS))];
     if let Some(newest) = resume.reset_to {
@@ -109,21 +132,25 @@ fn event_stream(
                 .data(format!("{{\"lastEventId\":{newest}}}")),
         );
     }
-    first.extend(resume.missed.iter().filter(|e| wanted(&query, e)).map(|e| sse(e)));
+    first.extend(missed);
     let follow = Follow {
         query,
         sent: resume.after,
         pending: first.into_iter(),
+        then: None,
         live: resume.live,
         closing,
         done: false,
-        _slot: slot,
+        watching,
     };
     stream::unfold(follow, next).map(Ok)
 }
 
 async fn next(mut f: Follow) -> Option<(SseEvent, Follow)> {
     if let Some(event) = f.pending.next() {
+        return Some((event, f));
+    }
+    if let Some(event) = f.then.take() {
         return Some((event, f));
     }
     if f.done {
@@ -137,14 +164,30 @@ async fn next(mut f: Follow) -> Option<(SseEvent, Follow)> {
     loop {
         tokio::select! {
             received = f.live.recv() => match received {
-                Ok(event) => {
+                Ok(fanned) => {
+                    let event = &fanned.event;
                     if event.id <= f.sent {
                         continue;
                     }
                     f.sent = event.id;
-                    if wanted(&f.query, &event) {
-                        return Some((sse(&event), f));
+                    if !wanted(&f.query, event) {
+                        continue;
                     }
+                    let price = match &f.watching.alert {
+                        None => None,
+                        Some(slot) => match fanned.prices.get(&*slot.alert) {
+                            Some(data) => data.clone(),
+                            // Read before this stream's alert was known: read it now.
+                            None => f.watching.hub.price_for(&slot.alert, event).await,
+                        },
+                    };
+                    return Some(match price {
+                        Some(data) => {
+                            f.then = Some(sse(event));
+                            (price_sse(event.id, &data), f)
+                        }
+                        None => (sse(event), f),
+                    });
                 }
                 // Fell too far behind (the client does not read): end the stream rather than
                 // buffer without bound; the client resumes with its Last-Event-ID.
@@ -171,6 +214,11 @@ fn goodbye() -> SseEvent {
 
 fn wanted(query: &EventsQuery, event: &Event) -> bool {
     query.products.contains(&event.product)
+}
+
+/// The `price` event of an alert, with the id of the event it comes before.
+fn price_sse(id: i64, data: &str) -> SseEvent {
+    SseEvent::default().id(id.to_string()).event("price").data(data)
 }
 
 fn sse(event: &Event) -> SseEvent {

@@ -24,6 +24,9 @@ use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now};
 /// Entries per media before the map is emptied: request targets are client-chosen, so the
 /// map is bounded; refilling costs one slow-path request per target.
 const MAX_ENTRIES: usize = 4096;
+/// Longest target remembered: a route search's target (up to 8 KiB) is answered from the
+/// rendered cache instead, so the map's keys stay within a few MiB.
+const MAX_TARGET_LEN: usize = 1_280;
 
 /// The constant part of how a route serves its documents.
 #[derive(Debug, Clone, Copy)]
@@ -121,7 +124,7 @@ impl FrontCache {
     /// holds, fresh at `now`).
     pub fn put(&self, media: Media, target: &str, doc: &Arc<Rendered>, served: Serving, now: Timestamp) {
         let valid_until = doc.expires_at.min(doc.rebuild_at).min(meaning_stable_until(now));
-        if now >= valid_until {
+        if now >= valid_until || target.len() > MAX_TARGET_LEN {
             return;
         }
         let fresh = served.fresh(doc, now);

@@ -33,6 +33,16 @@ pub enum RenderKey {
     Forecast(ForecastQuery),
 }
 
+impl RenderKey {
+    /// What the key holds besides its own size: a route search's polyline and decoded route.
+    fn heap_bytes(&self) -> usize {
+        match self {
+            RenderKey::Stations(q, _) | RenderKey::Station(_, q, _) => q.heap_bytes(),
+            _ => 0,
+        }
+    }
+}
+
 /// A built document and what its headers need.
 #[derive(Debug)]
 pub struct Rendered {
@@ -59,8 +69,8 @@ const ENTRY_OVERHEAD: usize = 1_024;
 
 /// The weight of an entry: its bodies as they may grow (codings are made on demand, after
 /// the entry is weighed) and its overhead.
-pub fn weight(_: &RenderKey, doc: &Rendered) -> u32 {
-    let bytes = doc.repr.weight_bound() + ENTRY_OVERHEAD;
+pub fn weight(key: &RenderKey, doc: &Rendered) -> u32 {
+    let bytes = doc.repr.weight_bound() + ENTRY_OVERHEAD + key.heap_bytes();
     u32::try_from(bytes).unwrap_or(u32::MAX)
 }
 

@@ -157,6 +157,12 @@ pub struct StationExtra {
     pub change: Vec<(ProductCode, f64)>,
     /// Great-circle metres from `near`.
     pub distance: Option<i64>,
+    /// Great-circle metres off the route (route searches).
+    pub detour: Option<i64>,
+    /// Metres along the route from its start to the station's nearest point (route searches).
+    pub along: Option<i64>,
+    /// Cents the stop costs: the fill and the fuel burnt getting there and back.
+    pub cost: Option<i64>,
     /// Position by price (ties share a rank).
     pub rank: Option<usize>,
 }
@@ -189,11 +195,24 @@ pub struct Circle {
     pub radius_m: f64,
 }
 
+/// A route as a route search read it.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteSummary {
+    pub points: usize,
+    /// Metres, rounded.
+    pub length_m: i64,
+    pub detour_m: f64,
+}
+
 /// A station document: the list (`/v1/stations`) or one station.
 #[derive(Debug, Clone)]
 pub struct StationsDoc<'m> {
     pub scope: Scope,
     pub near: Option<Circle>,
+    /// A route search: what the route was read as.
+    pub route: Option<RouteSummary>,
+    /// A stop's fill and consumption, in tenths (litres; litres per 100 km).
+    pub stop: Option<(u32, u32)>,
     /// Already searched: filtered, sorted, ranked and limited.
     pub rows: Vec<StationRow>,
     pub fetched_at: Timestamp,

@@ -8,7 +8,7 @@ pub struct Point {
 }
 
 /// Mean Earth radius in metres.
-const EARTH_RADIUS_M: f64 = 6_371_000.0;
+pub(crate) const EARTH_RADIUS_M: f64 = 6_371_000.0;
 
 /// Metres between two (latitude, longitude) points. Equirectangular: accurate to well under
 /// a metre at the few-kilometre scale every caller works at.

@@ -11,6 +11,7 @@ pub mod phone;
 pub mod profile;
 pub mod record;
 pub mod restrictions;
+pub mod route;
 pub mod site_features;
 pub mod station;
 pub mod stats;

@@ -8,6 +8,9 @@ use crate::model::error_code::detail;
 
 /// Longest accepted serialized query string.
 pub const MAX_QUERY_LEN: usize = 1024;
+/// Longest query string of a station search along a route (an encoded polyline of up to
+/// 1,000 points), as sent, percent escapes included.
+pub const MAX_ROUTE_QUERY_LEN: usize = 8192;
 
 /// A rejected query: always 400 `invalid_query` (or `too_many_combinations`), with one of
 /// the documented texts.
@@ -55,7 +58,12 @@ impl Values {
 
 /// Read a raw query string (without `?`) by the grammar, for a route taking `params`.
 pub fn read(raw: &str, params: &[Param]) -> Result<Values, QueryError> {
-    if raw.len() > MAX_QUERY_LEN {
+    read_up_to(raw, params, MAX_QUERY_LEN)
+}
+
+/// [`read`] with another length bound (a route's query may be longer).
+pub fn read_up_to(raw: &str, params: &[Param], max_len: usize) -> Result<Values, QueryError> {
+    if raw.len() > max_len {
         return Err(invalid(format!("query of {} characters", raw.len())));
     }
     let mut values = Values::default();

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
+use super::grammar::{MAX_QUERY_LEN, Param, QueryError, Values, filter, invalid, plain, read_up_to};
 use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode, Table, product_codes};
 use crate::model::documents::Expand;
 use crate::model::error_code::detail;
@@ -77,12 +77,23 @@ pub fn parse_selection_with(
     now: Timestamp,
     extras: &[Param],
 ) -> Result<(Selection, Values), QueryError> {
+    parse_selection_up_to(route, raw, now, extras, MAX_QUERY_LEN)
+}
+
+/// [`parse_selection_with`] with another length bound for the whole query string.
+pub fn parse_selection_up_to(
+    route: Route,
+    raw: &str,
+    now: Timestamp,
+    extras: &[Param],
+    max_len: usize,
+) -> Result<(Selection, Values), QueryError> {
     let mut params: Vec<Param> = match route {
         Route::V1 => V1_PARAMS.to_vec(),
         Route::Legacy => FILTERS.to_vec(),
     };
     params.extend_from_slice(extras);
-    let values = read(raw, &params)?;
+    let values = read_up_to(raw, &params, max_len)?;
     Ok((selection(route, &values, now)?, values))
 }
 

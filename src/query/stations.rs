@@ -5,14 +5,19 @@
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::grammar::{Param, QueryError, Values, filter, invalid, plain, read};
+use std::sync::Arc;
+
+use super::grammar::{
+    MAX_QUERY_LEN, MAX_ROUTE_QUERY_LEN, Param, QueryError, Values, filter, invalid, plain, read,
+};
 use super::selection::{
-    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, code_list, parse_selection_with, products, selection,
+    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, code_list, parse_selection_up_to, products, selection,
 };
 use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::geo::Point;
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
+use crate::model::route;
 use crate::model::stats::Interval;
 use crate::time::{perth_now, tomorrow_published};
 
@@ -22,6 +27,12 @@ pub const WA_LONGITUDE: (f64, f64) = (112.0, 130.0);
 /// Default and largest `radius`, in kilometres.
 pub const DEFAULT_RADIUS_KM: f64 = 10.0;
 pub const MAX_RADIUS_KM: f64 = 100.0;
+/// Default and largest `detour` off a route, in kilometres.
+pub const DEFAULT_DETOUR_KM: f64 = 2.0;
+pub const MAX_DETOUR_KM: f64 = 20.0;
+/// Bounds of a stop's `fill` (litres) and `consumption` (litres per 100 km), in tenths.
+pub const FILL_TENTHS: (u32, u32) = (10, 2_000);
+pub const CONSUMPTION_TENTHS: (u32, u32) = (10, 300);
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 5_000;
 /// Longest range of daily statistics, in days (three years). Histories and weekly or monthly
@@ -41,6 +52,12 @@ pub enum Sort {
     Name,
     /// `/v1`'s order: suburb, name, id.
     Suburb,
+    /// By the distance along a route from its start (needs `route`).
+    Along,
+    /// By the distance off a route (needs `route`).
+    Detour,
+    /// Cheapest stop first: fuel bought plus fuel burnt getting there (needs `fill`).
+    Cost,
 }
 
 impl Sort {
@@ -50,6 +67,9 @@ impl Sort {
             Sort::Price => "price",
             Sort::Name => "name",
             Sort::Suburb => "suburb",
+            Sort::Along => "along",
+            Sort::Detour => "detour",
+            Sort::Cost => "cost",
         }
     }
 }
@@ -65,9 +85,59 @@ pub struct StationsQuery {
     pub radius_m: f64,
     pub sort: Sort,
     pub limit: Option<usize>,
+    /// Stations along a route (never with `near`).
+    pub route: Option<RouteSearch>,
+    /// What a stop costs (with `near` or `route`).
+    pub stop: Option<StopCost>,
+}
+
+/// `route` and `detour`: the stations within `detour_m` of the decoded route.
+#[derive(Debug, Clone)]
+pub struct RouteSearch {
+    /// The polyline as sent: equal texts decode to equal routes, so it is the key.
+    pub encoded: Box<str>,
+    pub route: Arc<route::Route>,
+    pub detour_m: f64,
+}
+
+impl PartialEq for RouteSearch {
+    fn eq(&self, other: &Self) -> bool {
+        self.encoded == other.encoded && self.detour_m.to_bits() == other.detour_m.to_bits()
+    }
+}
+
+/// `fill` and `consumption`, in tenths of a litre and of a litre per 100 km (the query's
+/// one decimal, held exactly).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StopCost {
+    pub fill_tenths: u32,
+    pub consumption_tenths: u32,
+}
+
+impl StopCost {
+    /// The cents a stop costs at `price_tenths` (tenths of a cent a litre) `distance_m` away
+    /// (one way): the fill plus the fuel burnt there and back, both at that price, rounded
+    /// half away from zero. Exact: integers throughout.
+    pub fn cents(self, price_tenths: i64, distance_m: i64) -> i64 {
+        // litres × 10⁶ = fill_tenths × 10⁵ + consumption_tenths × 2 × metres (a tenth of a
+        // litre per 100 km is 10⁻⁶ litres a metre); cents × 10⁷ = price_tenths × litres × 10⁶.
+        let litres_e6 = i128::from(self.fill_tenths) * 100_000
+            + i128::from(self.consumption_tenths) * 2 * i128::from(distance_m);
+        let numerator = i128::from(price_tenths) * litres_e6;
+        let denominator: i128 = 10_000_000;
+        let half = denominator / 2;
+        let rounded =
+            if numerator >= 0 { (numerator + half) / denominator } else { (numerator - half) / denominator };
+        i64::try_from(rounded).unwrap_or(i64::MAX)
+    }
 }
 
 impl StationsQuery {
+    /// Bytes the query holds on the heap: a route's text and decoded route.
+    pub fn heap_bytes(&self) -> usize {
+        self.route.as_ref().map_or(0, |r| r.encoded.len() + r.route.heap_bytes())
+    }
+
     /// The fields that are not exact numbers, as bits.
     fn bits(&self) -> (Option<(u64, u64)>, u64) {
         (self.near.map(|p| (p.latitude.to_bits(), p.longitude.to_bits())), self.radius_m.to_bits())
@@ -83,6 +153,8 @@ impl std::hash::Hash for StationsQuery {
         self.bits().hash(state);
         self.sort.hash(state);
         self.limit.hash(state);
+        self.route.as_ref().map(|r| (&r.encoded, r.detour_m.to_bits())).hash(state);
+        self.stop.hash(state);
     }
 }
 
@@ -107,11 +179,11 @@ pub struct StatsQuery {
 }
 
 /// A plain decimal (the feed's coordinate grammar: no exponent, `inf` or spaces), as a number.
-fn plain_decimal(text: &str) -> Option<f64> {
+pub(crate) fn plain_decimal(text: &str) -> Option<f64> {
     is_plain_decimal(text, true).then(|| text.parse().ok()).flatten()
 }
 
-fn near(value: &str) -> Result<Point, QueryError> {
+pub(crate) fn parse_near(value: &str) -> Result<Point, QueryError> {
     let (lat, lng) = value.split_once(',').ok_or_else(|| invalid("near needs lat,lng"))?;
     let latitude = plain_decimal(lat.trim()).ok_or_else(|| invalid(format!("near latitude {lat:?}")))?;
     let longitude = plain_decimal(lng.trim()).ok_or_else(|| invalid(format!("near longitude {lng:?}")))?;
@@ -128,12 +200,45 @@ pub fn station_id(text: &str) -> Result<StationId, QueryError> {
     StationId::parse(text).ok_or_else(|| invalid("malformed station id"))
 }
 
+/// A number with at most one decimal, in tenths, within `bounds` (tenths).
+fn tenths_within(name: &str, value: &str, bounds: (u32, u32)) -> Result<u32, QueryError> {
+    let bad = || invalid(format!("{name} {value:?}"));
+    let (whole, decimal) = value.split_once('.').unwrap_or((value, ""));
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || whole.len() > 4 || decimal.len() > 1 || !digits(whole) || !digits(decimal) {
+        return Err(bad());
+    }
+    if value.ends_with('.') {
+        return Err(bad());
+    }
+    let whole: u32 = whole.parse().map_err(|_| bad())?;
+    let tenth: u32 = if decimal.is_empty() { 0 } else { decimal.parse().map_err(|_| bad())? };
+    let tenths = whole * 10 + tenth;
+    if !(bounds.0..=bounds.1).contains(&tenths) {
+        return Err(bad());
+    }
+    Ok(tenths)
+}
+
 /// Parse `/v1/stations` at `now`.
 pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
-    const EXTRAS: [Param; 4] = [plain("near"), plain("radius"), plain("sort"), plain("limit")];
-    let (selection, values) = parse_selection_with(Route::V1, raw, now, &EXTRAS)?;
+    const EXTRAS: [Param; 8] = [
+        plain("near"),
+        plain("radius"),
+        plain("sort"),
+        plain("limit"),
+        plain("route"),
+        plain("detour"),
+        plain("fill"),
+        plain("consumption"),
+    ];
+    // A route's polyline may make the query up to 8,192 characters; any other stays at 1,024.
+    let (selection, values) = parse_selection_up_to(Route::V1, raw, now, &EXTRAS, MAX_ROUTE_QUERY_LEN)?;
     let get = |name: &str| values.get(name).map(str::trim);
-    let near = get("near").map(near).transpose()?;
+    if raw.len() > MAX_QUERY_LEN && get("route").is_none() {
+        return Err(invalid(format!("query of {} characters without a route", raw.len())));
+    }
+    let near = get("near").map(parse_near).transpose()?;
     let radius_km = match get("radius") {
         None => DEFAULT_RADIUS_KM,
         Some(_) if near.is_none() => return Err(invalid("radius needs near")),
@@ -145,12 +250,57 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
             r
         }
     };
+    let route = match get("route") {
+        None if get("detour").is_some() => return Err(invalid("detour needs route")),
+        None => None,
+        Some(_) if near.is_some() => return Err(invalid("route and near together")),
+        Some(encoded) => {
+            let bounds = (WA_LATITUDE, WA_LONGITUDE);
+            let decoded = route::Route::decode(encoded, bounds).map_err(|e| invalid(e.to_string()))?;
+            let detour_km = match get("detour") {
+                None => DEFAULT_DETOUR_KM,
+                Some(v) => {
+                    let d = plain_decimal(v).ok_or_else(|| invalid(format!("detour {v:?}")))?;
+                    if !(d > 0.0 && d <= MAX_DETOUR_KM) {
+                        return Err(invalid(format!("detour {d} out of range")));
+                    }
+                    d
+                }
+            };
+            Some(RouteSearch {
+                encoded: encoded.into(),
+                route: Arc::new(decoded),
+                detour_m: detour_km * 1000.0,
+            })
+        }
+    };
+    let stop = match (get("fill"), get("consumption")) {
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => return Err(invalid("fill and consumption go together")),
+        (Some(_), Some(_)) if near.is_none() && route.is_none() => {
+            return Err(invalid("fill needs near or route"));
+        }
+        (Some(_), Some(_)) if selection.products.len() != 1 => {
+            return Err(invalid("fill needs exactly one product"));
+        }
+        (Some(f), Some(c)) => Some(StopCost {
+            fill_tenths: tenths_within("fill", f, FILL_TENTHS)?,
+            consumption_tenths: tenths_within("consumption", c, CONSUMPTION_TENTHS)?,
+        }),
+    };
+    let one_product = selection.products.len() == 1;
     let sort = match get("sort").map(str::to_ascii_lowercase).as_deref() {
         None if near.is_some() => Sort::Distance,
+        None if route.is_some() => Sort::Along,
         None => Sort::Suburb,
         Some("distance") if near.is_some() => Sort::Distance,
         Some("distance") => return Err(invalid("sort=distance needs near")),
-        Some("price") if selection.products.len() == 1 => Sort::Price,
+        Some("along") if route.is_some() => Sort::Along,
+        Some("detour") if route.is_some() => Sort::Detour,
+        Some("along" | "detour") => return Err(invalid("sort=along and sort=detour need route")),
+        Some("cost") if stop.is_some() => Sort::Cost,
+        Some("cost") => return Err(invalid("sort=cost needs fill and consumption")),
+        Some("price") if one_product => Sort::Price,
         Some("price") => return Err(invalid("sort=price needs exactly one product")),
         Some("name") => Sort::Name,
         Some(other) => return Err(invalid(format!("sort {other:?}"))),
@@ -166,7 +316,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
             Some(n)
         }
     };
-    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit })
+    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit, route, stop })
 }
 
 /// Parse `/v1/stations/{id}`: only `day` and `expand` apply (all products, no filters).
@@ -174,7 +324,18 @@ pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, 
     let id = station_id(id)?;
     let params: Vec<Param> = V1_PARAMS.into_iter().filter(|p| matches!(p.name, "day" | "expand")).collect();
     let selection = selection(Route::V1, &read(raw, &params)?, now)?;
-    Ok((id, StationsQuery { selection, near: None, radius_m: 0.0, sort: Sort::Suburb, limit: None }))
+    Ok((
+        id,
+        StationsQuery {
+            selection,
+            near: None,
+            radius_m: 0.0,
+            sort: Sort::Suburb,
+            limit: None,
+            route: None,
+            stop: None,
+        },
+    ))
 }
 
 /// The newest day with published prices at `now`: tomorrow from 14:30, else today.
@@ -318,6 +479,123 @@ mod tests {
         for q in bad {
             assert!(parse_stations(q, at(10)).is_err(), "{q} should be rejected");
         }
+    }
+
+    /// Perth CBD → Fremantle (four points), as a routing service would encode it.
+    const ROUTE: &str = "zt_bEcddbUbhAzoDfsGnlFjoHj~H";
+
+    #[test]
+    fn route_and_stop_cost() {
+        let q = parse_stations(&format!("route={ROUTE}&product=1"), at(10)).expect("ok");
+        let r = q.route.as_ref().expect("route");
+        assert_eq!((r.route.points().len(), r.detour_m, q.sort), (4, 2_000.0, Sort::Along));
+        let q = parse_stations(
+            &format!("route={ROUTE}&detour=0.5&sort=COST&fill=50&consumption=7.5&product=4"),
+            at(10),
+        )
+        .expect("ok");
+        assert_eq!(q.route.as_ref().map(|r| r.detour_m), Some(500.0));
+        assert_eq!(
+            (q.sort, q.stop),
+            (Sort::Cost, Some(StopCost { fill_tenths: 500, consumption_tenths: 75 }))
+        );
+        let q = parse_stations("near=-31.95,115.86&fill=40.5&consumption=12&product=1&sort=cost", at(10))
+            .expect("near");
+        assert_eq!(q.stop, Some(StopCost { fill_tenths: 405, consumption_tenths: 120 }));
+        assert_eq!(
+            parse_stations(&format!("route={ROUTE}&sort=detour"), at(10)).expect("ok").sort,
+            Sort::Detour
+        );
+        // Percent-escaped polylines (`~` may arrive as %7E) decode alike.
+        let escaped =
+            parse_stations(&format!("route={}", ROUTE.replace('~', "%7E")), at(10)).expect("escaped");
+        assert_eq!(escaped.route.map(|r| r.route.points().len()), Some(4));
+    }
+
+    #[test]
+    fn route_and_stop_cost_rejections() {
+        let bad = [
+            format!("route={ROUTE}&near=-31.95,115.86"),
+            "detour=2".to_string(),
+            "near=-31.95,115.86&detour=2".to_string(),
+            format!("route={ROUTE}&detour=0"),
+            format!("route={ROUTE}&detour=20.1"),
+            format!("route={ROUTE}&detour=1e1"),
+            format!("route={ROUTE}&radius=5"),
+            format!("route={ROUTE}&sort=distance"),
+            "route=".to_string(),
+            "route=_p~iF~ps|U".to_string(),         // one point
+            "route=_p~iF~ps|U_ulLnnqC".to_string(), // California
+            format!("route={ROUTE}x"),              // the last value never closes
+            format!("route={ROUTE}&route={ROUTE}"),
+            "near=-31.95,115.86&sort=along".to_string(),
+            "sort=detour".to_string(),
+            "near=-31.95,115.86&product=1&fill=50".to_string(),
+            "near=-31.95,115.86&product=1&consumption=7".to_string(),
+            "product=1&fill=50&consumption=7".to_string(),
+            "near=-31.95,115.86&fill=50&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1,2&fill=50&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1&fill=0.9&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1&fill=200.1&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1&fill=50.25&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1&fill=50.&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1&fill=.5&consumption=7".to_string(),
+            "near=-31.95,115.86&product=1&fill=50&consumption=30.1".to_string(),
+            "near=-31.95,115.86&product=1&fill=50&consumption=-7".to_string(),
+            "near=-31.95,115.86&product=1&sort=cost".to_string(),
+            // Long queries are for routes only.
+            format!("product=1&suburb={}", "a".repeat(1_100)),
+        ];
+        for q in &bad {
+            assert!(parse_stations(q, at(10)).is_err(), "{q} should be rejected");
+        }
+        // A route's query may be up to 8,192 characters as sent, escapes included, not more:
+        // 900 points between Perth and Kalgoorlie, then characters percent-escaped one by one.
+        let coords: Vec<geo_types::Coord<f64>> = (0..900)
+            .map(|i| {
+                if i % 2 == 0 {
+                    geo_types::coord! { x: 115.86, y: -31.95 }
+                } else {
+                    geo_types::coord! { x: 121.47, y: -30.75 }
+                }
+            })
+            .collect();
+        let encoded = polyline::encode_coordinates(coords, 5).expect("encodes");
+        let escaped = |n: usize| -> String {
+            let mut out = String::from("route=");
+            for (i, c) in encoded.chars().enumerate() {
+                if i < n { out.push_str(&format!("%{:02X}", c as u32)) } else { out.push(c) }
+            }
+            out
+        };
+        let mut n = 0;
+        while escaped(n + 1).len() <= MAX_ROUTE_QUERY_LEN {
+            n += 1;
+        }
+        let longest = escaped(n);
+        assert!(longest.len() > MAX_ROUTE_QUERY_LEN - 2, "{}", longest.len());
+        let q = parse_stations(&longest, at(10)).expect("within the bound");
+        assert_eq!(q.route.map(|r| r.route.points().len()), Some(900));
+        assert!(parse_stations(&escaped(n + 1), at(10)).is_err(), "past the bound");
+    }
+
+    #[test]
+    fn a_stops_cost_is_exact() {
+        let stop = StopCost { fill_tenths: 500, consumption_tenths: 75 };
+        // 50 L at 189.9 c/L, 1,234 m away: 50 L + 7.5 L/100 km × 2.468 km = 50.1851 L → 9,530.15 c.
+        assert_eq!(stop.cents(1_899, 1_234), 9_530);
+        // Half a cent rounds away from zero: 10 L at 100.1 c/L is 1,001.0 c; 1.5 L at 100.1 is 150.15 c.
+        assert_eq!(StopCost { fill_tenths: 100, consumption_tenths: 10 }.cents(1_001, 0), 1_001);
+        assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cents(1_001, 0), 150);
+        assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cents(1_003, 0), 150);
+        assert_eq!(StopCost { fill_tenths: 5, consumption_tenths: 10 }.cents(1_001, 0), 50, "50.05 → 50");
+        assert_eq!(StopCost { fill_tenths: 5, consumption_tenths: 10 }.cents(1_011, 0), 51, "50.55 → 51");
+        assert_eq!(StopCost { fill_tenths: 1, consumption_tenths: 10 }.cents(1_005, 0), 10, "10.05 → 10");
+        assert_eq!(StopCost { fill_tenths: 1, consumption_tenths: 10 }.cents(1_015, 0), 10, "10.15 → 10");
+        assert_eq!(StopCost { fill_tenths: 1, consumption_tenths: 10 }.cents(1_025, 0), 10, "10.25 → 10");
+        assert_eq!(StopCost { fill_tenths: 2, consumption_tenths: 10 }.cents(1_025, 0), 21, "20.5 → 21");
+        // A station 20 km off costs the fuel there and back: 40 km at 30 L/100 km = 12 L.
+        assert_eq!(StopCost { fill_tenths: 10, consumption_tenths: 300 }.cents(2_000, 20_000), 2_600);
     }
 
     #[test]

@@ -208,6 +208,15 @@ impl Serialize for Attributes<'_> {
             if let Some(d) = extra.distance {
                 map.serialize_entry("distance", &d)?;
             }
+            if let Some(d) = extra.detour {
+                map.serialize_entry("detour", &d)?;
+            }
+            if let Some(a) = extra.along {
+                map.serialize_entry("along", &a)?;
+            }
+            if let Some(c) = extra.cost {
+                map.serialize_entry("cost", &c)?;
+            }
             if let Some(r) = extra.rank {
                 map.serialize_entry("rank", &r)?;
             }

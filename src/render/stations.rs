@@ -24,6 +24,23 @@ struct NearMeta {
     longitude: f64,
 }
 
+/// A route search's route, as read.
+#[derive(Serialize)]
+struct RouteMeta {
+    points: usize,
+    /// Metres.
+    length: i64,
+    /// Kilometres.
+    detour: f64,
+}
+
+/// A stop's fill (litres) and consumption (litres per 100 km).
+#[derive(Serialize)]
+struct StopMeta {
+    fill: f64,
+    consumption: f64,
+}
+
 #[derive(Serialize)]
 struct StationsMeta<'a> {
     #[serde(flatten)]
@@ -34,6 +51,10 @@ struct StationsMeta<'a> {
     /// Kilometres.
     #[serde(skip_serializing_if = "Option::is_none")]
     radius: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    route: Option<RouteMeta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop: Option<StopMeta>,
 }
 
 struct StationResource<'a> {
@@ -91,6 +112,15 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
         },
         near: doc.near.map(|c| NearMeta { latitude: c.centre.latitude, longitude: c.centre.longitude }),
         radius: doc.near.map(|c| c.radius_m / 1000.0),
+        route: doc.route.map(|r| RouteMeta {
+            points: r.points,
+            length: r.length_m,
+            detour: r.detour_m / 1000.0,
+        }),
+        stop: doc.stop.map(|(fill, consumption)| StopMeta {
+            fill: f64::from(fill) / 10.0,
+            consumption: f64::from(consumption) / 10.0,
+        }),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
     if doc.one {
@@ -165,7 +195,7 @@ pub fn render_geojson(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
 }
 
 /// The CSV header of station rows.
-pub const CSV_HEADER: [&str; 12] = [
+pub const CSV_HEADER: [&str; 15] = [
     "stationId",
     "name",
     "brand",
@@ -178,6 +208,9 @@ pub const CSV_HEADER: [&str; 12] = [
     "next",
     "change",
     "distance",
+    "detour",
+    "along",
+    "cost",
 ];
 
 /// RFC 4180 CSV: one row per station and selected product it has a base price for.
@@ -202,6 +235,9 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
                 next.map(|(_, v)| v.to_string()).unwrap_or_default(),
                 change.map(|(_, v)| v.to_string()).unwrap_or_default(),
                 row.extra.distance.map(|d| d.to_string()).unwrap_or_default(),
+                row.extra.detour.map(|d| d.to_string()).unwrap_or_default(),
+                row.extra.along.map(|d| d.to_string()).unwrap_or_default(),
+                row.extra.cost.map(|d| d.to_string()).unwrap_or_default(),
             ])?;
         }
     }

@@ -176,7 +176,8 @@ impl Default for ServerLimits {
             request_timeout: Duration::from_secs(30),
             header_read_timeout: Duration::from_secs(10),
             max_body_bytes: 64 * 1024,
-            max_uri_bytes: 8 * 1024,
+            // A route search's query may be 8,192 characters; its path and `?` fit in the rest.
+            max_uri_bytes: 8 * 1024 + 256,
             max_header_bytes: 16 * 1024,
         }
     }

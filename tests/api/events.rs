@@ -267,6 +267,18 @@ async fn bad_requests_are_refused_before_anything_else() {
         "/v1/events?since=-1",
         "/v1/events?since=1&since=2",
         "/v1/events?day=today",
+        // Alerts: a threshold needs one product and stations to watch; bounds as documented.
+        "/v1/events?below=180",
+        "/v1/events?product=1&below=180",
+        "/v1/events?product=1,4&near=-31.95,115.86&below=180",
+        "/v1/events?near=-31.95,115.86&below=180",
+        "/v1/events?product=1&near=-31.95,115.86&radius=0&below=180",
+        "/v1/events?product=1&radius=5&below=180",
+        "/v1/events?product=1&near=-40,115.86&below=180",
+        "/v1/events?product=1&station=abc&below=180",
+        "/v1/events?product=1&near=-31.95,115.86&below=0",
+        "/v1/events?product=1&near=-31.95,115.86&rise=-2",
+        "/v1/events?product=1&near=-31.95,115.86&rise=2.55",
     ] {
         let (status, headers, _) = open(&app.router, uri, &[]).await;
         assert_eq!(status, 400, "{uri}");
@@ -485,4 +497,197 @@ async fn an_idle_stream_has_a_heartbeat() {
             s.buffer.push_str(std::str::from_utf8(&data).expect("utf8"));
         }
     }
+}
+
+/// Stations of a `price` event (or expected of one): `(id, price tenths, previous tenths)`.
+type Stations = Vec<(String, i64, Option<i64>)>;
+
+/// What an alert should report for one catalog, computed here from the stored quotes: the
+/// watched stations with a price at or below `below`, or at least `rise` above the day before,
+/// cheapest first (ties by id), as `(id, price tenths, previous tenths)`.
+fn expected_alert(
+    day: &[wafuel::model::station::Quote],
+    before: Option<&[wafuel::model::station::Quote]>,
+    watched: &dyn Fn(&wafuel::model::station::Quote) -> bool,
+    below: Option<i64>,
+    rise: Option<i64>,
+) -> Stations {
+    let tenths = |p: f64| (p * 10.0).round() as i64;
+    let mut out: Stations = day
+        .iter()
+        .filter(|q| watched(q))
+        .filter_map(|q| {
+            let price = tenths(q.price);
+            let previous = before
+                .and_then(|b| b.iter().find(|p| p.station.digest == q.station.digest))
+                .map(|p| tenths(p.price));
+            let hit = below.is_some_and(|b| price <= b)
+                || rise.is_some_and(|r| previous.is_some_and(|p| price - p >= r));
+            hit.then(|| (q.station.digest.clone(), price, previous))
+        })
+        .collect();
+    out.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+/// A `price` event's stations as `(id, price tenths, previous tenths)`.
+fn reported(event: &Received) -> Stations {
+    let tenths = |v: &Value| v.as_f64().map(|p| (p * 10.0).round() as i64);
+    event.data["stations"]
+        .as_array()
+        .expect("stations")
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().expect("id").to_string(),
+                tenths(&s["price"]).expect("price"),
+                tenths(&s["previous"]),
+            )
+        })
+        .collect()
+}
+
+/// Alerts over two replicas of one store: yesterday's and today's catalogs published, then
+/// today's repriced (one watched station up 60 c/L). Each stream's `price` events equal what
+/// the stored catalogs say, just before the event they follow and with its id, the same on
+/// both replicas, replayed identically on reconnect, and absent where nothing matches.
+async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, b: axum::Router) {
+    let (today, yesterday) = {
+        let r = app.get("/v1?product=1").await.json();
+        let d: jiff::civil::Date = r["meta"]["sourceDate"].as_str().expect("date").parse().expect("date");
+        (d, d.yesterday().expect("date"))
+    };
+    let today_key = format!("extract:1:{today}");
+    let yesterday_key = format!("extract:1:{yesterday}");
+    let todays = store.load(&today_key).await.expect("load").expect("today's catalog");
+    // Watched: every unleaded station within 6 km of Perth CBD; the threshold is their median.
+    let centre: (f64, f64) = (-31.9523, 115.8613);
+    let near = |q: &wafuel::model::station::Quote| {
+        let (p1, p2) = (centre.0.to_radians(), q.station.latitude.to_radians());
+        let dl = (q.station.longitude - centre.1).to_radians();
+        6_371_000.0 * (p1.sin() * p2.sin() + p1.cos() * p2.cos() * dl.cos()).clamp(-1.0, 1.0).acos()
+            <= 6_000.0
+    };
+    let mut local: Vec<i64> =
+        todays.quotes.iter().filter(|q| near(q)).map(|q| (q.price * 10.0).round() as i64).collect();
+    local.sort_unstable();
+    assert!(local.len() > 10, "a busy area: {}", local.len());
+    let below = local[local.len() / 2];
+    let below_text = format!("{}.{}", below / 10, below % 10);
+    let near_alert =
+        format!("/v1/events?product=1&near={},{}&radius=6&below={below_text}", centre.0, centre.1);
+    // The repriced station, and a rise alert on it and two neighbours.
+    let raised = todays.quotes.iter().find(|q| near(q)).expect("a watched station").station.digest.clone();
+    let ids: Vec<String> =
+        todays.quotes.iter().filter(|q| near(q)).take(3).map(|q| q.station.digest.clone()).collect();
+    let rise_alert = format!("/v1/events?product=1&station={}&rise=25", ids.join(","));
+    let silent_alert = format!("/v1/events?product=1&station={}&below=1", ids[0]);
+
+    let mut a_near = stream(&app.router, &near_alert).await;
+    let mut b_near = stream(&b, &near_alert).await;
+    let mut a_rise = stream(&app.router, &rise_alert).await;
+    let mut b_silent = stream(&b, &silent_alert).await;
+    // Today's catalog was published before the streams opened; now yesterday's is, then
+    // today's is repriced.
+    publish_day(&app, "yesterday").await;
+    republish(&store, &today_key, 1, |quotes| {
+        let q = quotes.iter_mut().find(|q| q.station.digest == raised).expect("the station");
+        q.price += 60.0;
+    })
+    .await;
+    let a_events = a_near.drain(QUIET.max(ARRIVES / 2)).await;
+    let yesterdays = store.load(&yesterday_key).await.expect("load").expect("yesterday's catalog");
+    let repriced = store.load(&today_key).await.expect("load").expect("today's repriced catalog");
+    // Events: [today published (before the streams opened, so not seen)], yesterday
+    // published, today updated; each with its price event first when the alert matches.
+    let mut expect: Vec<(String, Stations)> = Vec::new();
+    for (kind, day, before) in [("published", &yesterdays, None), ("updated", &repriced, Some(&yesterdays))] {
+        let hits = expected_alert(&day.quotes, before.map(|b| b.quotes.as_slice()), &near, Some(below), None);
+        if !hits.is_empty() {
+            expect.push(("price".into(), hits));
+        }
+        expect.push((kind.into(), Vec::new()));
+    }
+    let got: Vec<(String, Stations)> = a_events
+        .iter()
+        .map(|e| (e.kind.clone(), if e.kind == "price" { reported(e) } else { Vec::new() }))
+        .collect();
+    assert_eq!(got, expect, "replica A's near alert");
+    assert!(a_events.iter().any(|e| e.kind == "price"), "the median threshold matched: {a_events:?}");
+    // A price event has the id and date of the event it comes before.
+    for pair in a_events.windows(2) {
+        if pair[0].kind == "price" {
+            assert_eq!(
+                (pair[0].id, &pair[0].data["date"], &pair[0].data["product"]),
+                (pair[1].id, &pair[1].data["date"], &pair[1].data["product"])
+            );
+            assert!(pair[0].data["stations"][0]["name"].is_string());
+        }
+    }
+    assert_eq!(b_near.drain(QUIET).await, a_events, "replica B says exactly the same");
+    // The rise alert: only the raised station, on the update, with yesterday's price.
+    let rises = a_rise.drain(QUIET).await;
+    let price_events: Vec<&Received> = rises.iter().filter(|e| e.kind == "price").collect();
+    let expected_rise = expected_alert(
+        &repriced.quotes,
+        Some(&yesterdays.quotes),
+        &|q| ids.contains(&q.station.digest),
+        None,
+        Some(250),
+    );
+    assert!(expected_rise.iter().any(|(id, _, _)| *id == raised), "{expected_rise:?}");
+    let expected_yesterday =
+        expected_alert(&yesterdays.quotes, None, &|q| ids.contains(&q.station.digest), None, Some(250));
+    assert!(expected_yesterday.is_empty(), "no day before yesterday: no rise");
+    assert_eq!(price_events.len(), 1, "{rises:?}");
+    assert_eq!(reported(price_events[0]), expected_rise);
+    // Nothing matches a price of 1 c/L: the events alone.
+    let silent = b_silent.drain(QUIET).await;
+    assert_eq!(silent.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["published", "updated"]);
+    // Reconnecting to either replica with the id before the first event replays the same.
+    let first = a_events[0].id;
+    for router in [&app.router, &b] {
+        let (status, _, mut again) =
+            open(router, &near_alert, &[("last-event-id", &(first - 1).to_string())]).await;
+        assert_eq!(status, 200);
+        assert_eq!(again.drain(QUIET).await, a_events, "replayed identically");
+    }
+    // Resuming at a price event's id: that event and its price event were both had.
+    let (_, _, mut after) = open(&b, &near_alert, &[("last-event-id", &first.to_string())]).await;
+    let rest = after.drain(QUIET).await;
+    assert!(rest.iter().all(|e| e.id > first), "{rest:?}");
+    // Two streams with the same alert are one alert to evaluate.
+    assert_eq!(app.state.events.alerts(), 2, "near and rise");
+    let _twin = stream(&app.router, &near_alert).await;
+    assert_eq!(app.state.events.alerts(), 2, "the same near alert again");
+}
+
+/// Ask replica A for a day's product-1 catalog (published into the store if new).
+async fn publish_day(app: &TestApp, day: &str) {
+    let r = app.get(&format!("/v1?product=1&day={day}")).await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test]
+async fn sqlite_alerts_are_exact_on_both_replicas() {
+    let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
+    let b = replica(&app, store.clone());
+    alerts_are_exact_on_both_replicas(app, store, b).await;
+}
+
+#[tokio::test]
+async fn postgres_alerts_are_exact_on_both_replicas() {
+    let Some(url) = postgres_url() else { return };
+    let schema = crate::support::fresh_schema(&url).await;
+    let store = || async {
+        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("pg"))
+            as Arc<dyn Store>
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let app =
+        TestApp::over(store().await, dir, crate::support::fixture_morning(), Default::default(), None).await;
+    let shared = store().await;
+    let b = replica(&app, shared.clone());
+    alerts_are_exact_on_both_replicas(app, shared, b).await;
 }

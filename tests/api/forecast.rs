@@ -29,7 +29,8 @@ fn origin_median(app: &TestApp, product: u8, d: Date) -> f64 {
         .collect();
     prices.sort_unstable();
     let n = prices.len();
-    let median = if n % 2 == 1 { prices[n / 2] as f64 } else { (prices[n / 2 - 1] + prices[n / 2]) as f64 / 2.0 };
+    let median =
+        if n % 2 == 1 { prices[n / 2] as f64 } else { (prices[n / 2 - 1] + prices[n / 2]) as f64 / 2.0 };
     median.round() / 10.0
 }
 
@@ -108,11 +109,15 @@ async fn the_market_forecast_beats_the_last_price_and_the_backtest_agrees() {
     // A shorter horizon is the same forecast cut short, with the same replayed accuracy.
     let short = attrs(&app.get("/v1/forecast?product=1&horizon=3").await);
     assert_eq!(short["days"].as_array().expect("days")[..], days[..3]);
-    assert_eq!(short["accuracy"]["mae"].as_array().expect("mae")[..], accuracy["mae"].as_array().expect("mae")[..3]);
+    assert_eq!(
+        short["accuracy"]["mae"].as_array().expect("mae")[..],
+        accuracy["mae"].as_array().expect("mae")[..3]
+    );
 
     // A station's own forecast, against its own later prices.
     let stations = &app.sim.state.dataset().stations;
-    let origin = stations.iter().find(|s| s.products.contains(&1) && s.fixed_prices.is_empty()).expect("a station");
+    let origin =
+        stations.iter().find(|s| s.products.contains(&1) && s.fixed_prices.is_empty()).expect("a station");
     let price = |d: Date| origin.price_text(1, d).map(|t| tenths(&t) as f64 / 10.0).expect("price");
     let own = attrs(&app.get(&format!("/v1/stations/{}/forecast?product=1", id_of(origin))).await);
     assert_eq!(own["stationId"], id_of(origin).as_str());

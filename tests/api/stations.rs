@@ -353,7 +353,9 @@ async fn representations_negotiation_and_validators() {
     let mut lines = text.split("\r\n");
     assert_eq!(
         lines.next(),
-        Some("stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance")
+        Some(
+            "stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance,detour,along,cost"
+        )
     );
     let rows = text.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
     let quotes: usize = json.json()["data"]

@@ -1,0 +1,162 @@
+//! Alerts on the event stream (docs/api.md "Alerts"): what one alert reports for one publish
+//! — the watched stations whose price that day is at or below `below`, or at least `rise`
+//! above the day before — as the `data` of a `price` event. Computed from the stored catalogs
+//! of the day and the day before, so every replica, live or replaying, says the same. Pure.
+
+use jiff::civil::Date;
+use serde::Serialize;
+
+use super::day::DayCatalog;
+use crate::model::geo::great_circle_m;
+use crate::model::station::{Quote, tenths};
+use crate::query::events::{AlertFilter, Watched};
+
+#[derive(Serialize)]
+struct PriceData<'a> {
+    date: String,
+    product: u8,
+    stations: Vec<Reported<'a>>,
+}
+
+#[derive(Serialize)]
+struct Reported<'a> {
+    id: &'a str,
+    name: &'a str,
+    price: f64,
+    previous: Option<f64>,
+}
+
+/// The watched quotes of a day's catalog, in extract order.
+fn watched<'a>(watched: &Watched, day: &'a DayCatalog) -> Vec<&'a Quote> {
+    match watched {
+        Watched::Stations(ids) => ids.iter().flat_map(|id| day.station(id.as_str())).collect(),
+        Watched::Near(point, radius) => day
+            .near(*point, *radius)
+            .into_iter()
+            .filter(|q| {
+                great_circle_m((point.latitude, point.longitude), (q.station.latitude, q.station.longitude))
+                    <= *radius
+            })
+            .collect(),
+    }
+}
+
+/// The `data` of the `price` event `alert` sends for the catalog of `date` (`day`), with the
+/// day before's catalog when the store has it; `None` when no watched station matches.
+pub fn price_event(
+    alert: &AlertFilter,
+    date: Date,
+    day: &DayCatalog,
+    before: Option<&DayCatalog>,
+) -> Option<String> {
+    let mut stations: Vec<Reported<'_>> = watched(&alert.watched, day)
+        .into_iter()
+        .filter(|q| q.product == alert.product)
+        .filter_map(|q| {
+            let previous = before.and_then(|b| {
+                b.station(&q.station.digest).find(|p| p.product == alert.product).map(|p| p.price)
+            });
+            let price = tenths(q.price);
+            let low = alert.below.is_some_and(|below| price <= below);
+            let rose = alert.rise.is_some_and(|rise| previous.is_some_and(|p| price - tenths(p) >= rise));
+            let any = alert.below.is_none() && alert.rise.is_none();
+            (low || rose || any).then_some(Reported {
+                id: &q.station.digest,
+                name: &q.station.name,
+                price: q.price,
+                previous,
+            })
+        })
+        .collect();
+    if stations.is_empty() {
+        return None;
+    }
+    // Cheapest first; one entry per station.
+    stations.sort_by(|a, b| tenths(a.price).cmp(&tenths(b.price)).then_with(|| a.id.cmp(b.id)));
+    stations.dedup_by(|a, b| a.id == b.id);
+    let data = PriceData { date: date.to_string(), product: alert.product.get(), stations };
+    serde_json::to_string(&data).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::codes::ProductCode;
+    use crate::model::key::StationId;
+    use crate::model::station::testing;
+    use crate::query::events::parse_events;
+    use crate::store::Snapshot;
+    use jiff::Timestamp;
+    use jiff::civil::date;
+
+    fn day(prices: &[(&str, &str, f64)]) -> DayCatalog {
+        let quotes = prices
+            .iter()
+            .map(|(name, lat, price)| testing::quote(&testing::station(name, "BP", lat, "115.86"), 1, *price))
+            .collect();
+        DayCatalog::new(Arc::new(Snapshot {
+            key: "extract:1:2026-11-25".into(),
+            date: date(2026, 11, 25),
+            fetched_at: Timestamp::UNIX_EPOCH,
+            expires_at: Timestamp::UNIX_EPOCH,
+            quotes: Arc::new(quotes),
+        }))
+    }
+
+    fn alert(query: &str) -> AlertFilter {
+        parse_events(query).expect("query").alert.expect("an alert")
+    }
+
+    #[test]
+    fn below_rise_and_nothing_to_say() {
+        let today = day(&[
+            ("A", "-31.950", 179.9),
+            ("B", "-31.951", 195.0),
+            ("C", "-31.952", 181.0),
+            ("Far", "-33.0", 150.0),
+        ]);
+        let before = day(&[("A", "-31.950", 185.0), ("B", "-31.951", 180.0)]);
+        let d = date(2026, 11, 25);
+        let near = "product=1&near=-31.95,115.86&radius=2";
+        let json = price_event(&alert(&format!("{near}&below=180")), d, &today, Some(&before)).expect("A");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert_eq!(v["date"], "2026-11-25");
+        assert_eq!(v["product"], 1);
+        assert_eq!(v["stations"].as_array().map(Vec::len), Some(1), "{v}");
+        assert_eq!(v["stations"][0]["name"], "A");
+        assert_eq!(v["stations"][0]["price"], 179.9);
+        assert_eq!(v["stations"][0]["previous"], 185.0);
+        // B rose 15 c/L; C has no price the day before, so no rise can be said of it.
+        let json = price_event(&alert(&format!("{near}&rise=15")), d, &today, Some(&before)).expect("B");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+        let names: Vec<&str> =
+            v["stations"].as_array().expect("stations").iter().filter_map(|s| s["name"].as_str()).collect();
+        assert_eq!(names, ["B"]);
+        assert!(price_event(&alert(&format!("{near}&rise=15.1")), d, &today, Some(&before)).is_none());
+        assert!(price_event(&alert(&format!("{near}&below=179.8")), d, &today, Some(&before)).is_none());
+        // Both thresholds: either one reports; cheapest first.
+        let json = price_event(&alert(&format!("{near}&rise=15&below=180")), d, &today, None).expect("A");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert_eq!(v["stations"].as_array().map(Vec::len), Some(1), "no day before: only below");
+        assert_eq!(v["stations"][0]["previous"], serde_json::Value::Null);
+        // No threshold: every watched station with a price.
+        let json = price_event(&alert(near), d, &today, None).expect("all three");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+        let names: Vec<&str> =
+            v["stations"].as_array().expect("stations").iter().filter_map(|s| s["name"].as_str()).collect();
+        assert_eq!(names, ["A", "C", "B"]);
+        // By id: only the stations named.
+        let c = today.quotes()[2].station.digest.clone();
+        let by_id = alert(&format!("product=1&station={c}&below=181"));
+        assert!(
+            matches!(&by_id.watched, Watched::Stations(ids) if ids == &[StationId::from_digest(c.clone())])
+        );
+        let json = price_event(&by_id, d, &today, Some(&before)).expect("C");
+        assert!(json.contains(&c) && !json.contains("\"A\""));
+        // Another product's catalog says nothing for this alert.
+        let other = AlertFilter { product: ProductCode::parse(4).expect("code"), ..alert(near) };
+        assert!(price_event(&other, d, &today, None).is_none());
+    }
+}
