@@ -77,11 +77,48 @@ const state = {
   marketGeneration: 0,
   adviceGeneration: 0,
   forecastable: false, // the market forecast answered: enough history for station forecasts too
+  stop: null, // { fill, consumption } in litres and L/100 km, kept in this browser, or null
+  alert: null, // { id, name, fuel, below }: said on this page while it is open
   stationGeneration: 0,
   opener: null,
   listNote: null, // what the list is doing now: "Finding your location…"
   roving: null, // key of the map item holding the map's one tab stop
 };
+
+// ---- what a stop costs: the driver's fill and consumption, kept in this browser ---------------
+
+const STOP_KEY = "wafuel.stop";
+
+/// A number with at most one decimal within [low, high], or null.
+function oneDecimal(text, low, high) {
+  const t = String(text).trim();
+  if (!/^[0-9]{1,3}(\.[0-9])?$/.test(t)) return null;
+  const v = Number(t);
+  return v >= low && v <= high ? v : null;
+}
+
+function readStop() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(STOP_KEY) || "null");
+    const fill = kept && oneDecimal(kept.fill, 1, 200);
+    const consumption = kept && oneDecimal(kept.consumption, 1, 30);
+    return fill && consumption ? { fill, consumption } : null;
+  } catch {
+    return null; // storage refused (private mode) or unreadable: ask again
+  }
+}
+
+function keepStop(stop) {
+  try {
+    if (stop) localStorage.setItem(STOP_KEY, JSON.stringify(stop));
+    else localStorage.removeItem(STOP_KEY);
+  } catch {
+    // Kept for this visit only.
+  }
+}
+
+/// Cents as dollars: 8512 → "$85.12".
+const dollars = (c) => `$${(c / 100).toFixed(2)}`;
 
 // ---- small DOM helpers ---------------------------------------------------------------------
 
@@ -286,9 +323,23 @@ function listen() {
   openStream();
 }
 
+/// The page's one stream: every product, or with an alert that alert's product, station and
+/// price (one connection either way: a browser has six per host).
+function streamPath() {
+  const params = new URLSearchParams();
+  if (state.alert) {
+    params.set("product", state.alert.fuel);
+    params.set("station", state.alert.id);
+    params.set("below", state.alert.below.toFixed(1));
+  }
+  if (stream.lastId) params.set("since", stream.lastId);
+  const query = params.toString();
+  return query ? `/v1/events?${query}` : "/v1/events";
+}
+
 function openStream() {
   if (stream.source || !stream.wanted || !window.EventSource || document.visibilityState === "hidden") return;
-  const source = new EventSource(stream.lastId ? `/v1/events?since=${encodeURIComponent(stream.lastId)}` : "/v1/events");
+  const source = new EventSource(streamPath());
   stream.source = source;
   source.addEventListener("open", () => {
     recovered("events");
@@ -318,6 +369,10 @@ function openStream() {
       news(JSON.parse(e.data));
     });
   }
+  source.addEventListener("price", (e) => {
+    seen(e);
+    alertHeard(JSON.parse(e.data));
+  });
   source.addEventListener("reset", (e) => {
     seen(e);
     loadStations();
@@ -407,7 +462,7 @@ function readHash() {
   const near = (params.get("near") || "").split(",").map(Number);
   if (near.length === 2 && insideWa(near[0], near[1])) state.near = { lat: near[0], lng: near[1], label: "the chosen point" };
   if (/^[0-9a-f]{64}$/.test(params.get("station") || "")) state.station = params.get("station");
-  if (["price", "distance", "name"].includes(params.get("sort"))) state.sort = params.get("sort");
+  if (["price", "distance", "name", "cost"].includes(params.get("sort"))) state.sort = params.get("sort");
   if (RADII.includes(Number(params.get("radius")))) state.radius = Number(params.get("radius"));
 }
 
@@ -1018,7 +1073,8 @@ const shownDay = () => (state.shown ? state.shown.day : state.day);
 
 /// The same query any client would send for stations near a point.
 function nearQuery(near, radius, sort) {
-  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand`;
+  const stop = state.stop ? `&fill=${state.stop.fill}&consumption=${state.stop.consumption}` : "";
+  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}`;
 }
 
 /// Near a point: the API's own order within the radius, widening when nothing is that close.
@@ -1026,7 +1082,13 @@ function nearQuery(near, radius, sort) {
 async function loadList() {
   const shown = state.shown;
   $("sort").querySelector("option[value=distance]").disabled = !state.near;
+  $("sort").querySelector("option[value=cost]").disabled = !state.near || !state.stop;
   $("radius").disabled = !state.near;
+  // The cost of a stop needs a place to drive from and the driver's fill and consumption.
+  if (state.sort === "cost" && (!state.near || !state.stop)) {
+    state.sort = "price";
+    $("sort").value = state.sort;
+  }
   if (!shown) return;
   if (!state.near) {
     if (state.sort === "distance") state.sort = "price";
@@ -1054,7 +1116,7 @@ async function loadList() {
     if (generation !== state.listGeneration || near !== state.near) return;
     recovered("list");
     learnPlaces(doc);
-    state.list = { rows: doc.data, near, radius, widened: radius !== state.radius, fuel: state.fuel, sourceDate: doc.meta.sourceDate };
+    state.list = { rows: doc.data, near, radius, widened: radius !== state.radius, fuel: state.fuel, sourceDate: doc.meta.sourceDate, stop: doc.meta.stop || null };
     state.count = PAGE_SIZE;
     state.listNote = null;
     renderList();
@@ -1083,13 +1145,13 @@ function renderList() {
   const left = list ? list.rows.length - rows.length : 0;
   more.hidden = left <= 0;
   more.textContent = `Show ${Math.min(PAGE_SIZE, left)} more of ${left}`;
-  const lead = { price: "Cheapest", distance: "Nearest", name: "Stations" }[state.sort];
+  const lead = { price: "Cheapest", distance: "Nearest", name: "Stations", cost: "Cheapest stops" }[state.sort];
   $("list-title").textContent = state.near ? `${lead} near ${state.near.label}` : `${lead} in all of WA`;
   $("list-status").textContent = [state.listNote, list ? listWords(list) : null].filter(Boolean).join(" ");
 }
 
 function listWords(list) {
-  const order = { price: "cheapest first", distance: "nearest first", name: "by name" }[state.sort];
+  const order = { price: "cheapest first", distance: "nearest first", name: "by name", cost: "cheapest stop first (the fill and the drive there and back)" }[state.sort];
   const when = fmtDate(list.sourceDate);
   const fuel = fuelName(list.fuel);
   const where = list.near ? `within ${list.radius} km of ${list.near.label}` : "in all of WA";
@@ -1103,7 +1165,25 @@ function listWords(list) {
     return `No station sells ${fuel} ${where} on ${when}.`;
   }
   const invite = list.near || state.listNote ? "" : " Allow your location or type a suburb for the ones near you.";
-  return `${list.rows.length} ${fuel} prices ${where}${widened}, ${order}, ${when}.${invite}`;
+  return `${list.rows.length} ${fuel} prices ${where}${widened}, ${order}, ${when}.${invite}${stopWords(list)}`;
+}
+
+/// The cheapest stop against the cheapest price: "The cheapest stop, Caltex Ellenbrook
+/// (2.1 km), costs $85.12 for 50 L with the drive: $1.40 less than filling at the cheapest
+/// price, Costco Perth Airport (14.2 km away)."
+function stopWords(list) {
+  if (!list.stop || !list.rows.length || typeof list.rows[0].attributes.cost !== "number") return "";
+  const price = (s) => s.attributes.price.products[list.fuel];
+  const by = (key) => list.rows.reduce((best, s) => (key(s) < key(best) ? s : best));
+  const cheapestStop = by((s) => s.attributes.cost * 1e6 + s.attributes.distance);
+  const cheapestPrice = by((s) => price(s) * 1e7 + s.attributes.distance);
+  const litres = `${list.stop.fill} L`;
+  const stop = cheapestStop.attributes;
+  if (cheapestStop === cheapestPrice || stop.cost === cheapestPrice.attributes.cost) {
+    return ` The cheapest price is also the cheapest stop: ${stop.name} (${distance(stop.distance)}), ${dollars(stop.cost)} for ${litres} with the drive.`;
+  }
+  const saving = cheapestPrice.attributes.cost - stop.cost;
+  return ` The cheapest stop, ${stop.name} (${distance(stop.distance)}), costs ${dollars(stop.cost)} for ${litres} with the drive: ${dollars(saving)} less than filling at the cheapest price, ${cheapestPrice.attributes.name} (${distance(cheapestPrice.attributes.distance)} away).`;
 }
 
 function stationRow(s, list, index) {
@@ -1111,7 +1191,8 @@ function stationRow(s, list, index) {
   const brand = brandOf(a);
   const price = a.price.products[list.fuel];
   const delta = shownDay() === "today" && a.price.change ? a.price.change[list.fuel] : undefined;
-  const facts = [titleCase(a.address.suburb), typeof a.distance === "number" ? distance(a.distance) : null, hoursToday(a, list.sourceDate)].filter(Boolean).join(" · ");
+  const stop = typeof a.cost === "number" && list.stop ? `${dollars(a.cost)} for ${list.stop.fill} L with the drive` : null;
+  const facts = [titleCase(a.address.suburb), typeof a.distance === "number" ? distance(a.distance) : null, stop, hoursToday(a, list.sourceDate)].filter(Boolean).join(" · ");
   const rank = typeof a.rank === "number" ? a.rank : state.sort === "price" ? localRank(list, index) : index + 1;
   return el(
     "button",
@@ -1265,6 +1346,7 @@ function drawCard(doc, fuel, focus) {
       a.restrictions ? el("dd", { text: named(a.restrictions) }) : null,
     ),
     ...[attribution(a.enrichment)].filter(Boolean),
+    alertForm(s.id, a.name, fuel, a.price.products[fuel]),
     range,
     svgEl("svg", { class: "chart", id: "station-chart", viewBox: "0 0 640 220", role: "img", "aria-label": `${fuelName(fuel)} at ${a.name} against the WA median` }),
     el("p", { class: "chart-key", attrs: { id: "station-key" } }, "Loading price history…"),
@@ -1273,6 +1355,63 @@ function drawCard(doc, fuel, focus) {
   card.removeAttribute("aria-busy");
   if (focus) bringCardIntoView(heading);
   loadHistory(s.id, fuel);
+}
+
+/// "Alert me below …": the page's stream carries the alert while the page is open; the
+/// server says when a publish brings this station's price to or below it.
+function alertForm(id, name, fuel, price) {
+  const mine = state.alert && state.alert.id === id && state.alert.fuel === fuel ? state.alert : null;
+  const input = el("input", {
+    attrs: { id: "alert-below", type: "number", inputmode: "decimal", min: "0.1", max: "999.9", step: "0.1", value: mine ? mine.below.toFixed(1) : typeof price === "number" ? (price - 5).toFixed(1) : "" },
+  });
+  const said = el("p", { class: "alert-said", attrs: { id: "alert-said", "aria-live": "polite" }, text: mine ? alertWords(mine) : "" });
+  const stop = el("button", { attrs: { type: "button", id: "alert-stop", hidden: !mine }, text: "Stop the alert", on: { click: () => {
+    setAlert(null);
+    said.textContent = "Alert stopped.";
+    stop.hidden = true;
+  } } });
+  const form = el(
+    "form",
+    { class: "alert-form", attrs: { id: "alert-form" }, on: { submit: (e) => {
+      e.preventDefault();
+      const below = oneDecimal(input.value, 0.1, 999.9);
+      if (below === null) {
+        said.textContent = "Give a price in c/L with at most one decimal, such as 179.9.";
+        return;
+      }
+      setAlert({ id, name, fuel, below });
+      said.textContent = alertWords(state.alert);
+      stop.hidden = false;
+    } } },
+    el("label", { class: "field" }, `Alert me when ${fuelName(fuel)} here is at or below`, el("span", { class: "unit" }, input, " c/L")),
+    el("button", { attrs: { type: "submit" }, text: "Alert me" }),
+    stop,
+  );
+  return el("div", { class: "alert" }, form, said);
+}
+
+function alertWords(alert) {
+  return `Listening while this page is open: you will see it here when ${alert.name}'s ${fuelName(alert.fuel)} is published at or below ${alert.below.toFixed(1)} c/L.`;
+}
+
+/// Set or clear the page's alert and reopen its one stream with it, from the last event seen.
+function setAlert(alert) {
+  state.alert = alert;
+  closeStream();
+  openStream();
+}
+
+/// A `price` event: the alert's station is at or below the price asked for.
+function alertHeard(data) {
+  const alert = state.alert;
+  if (!alert || String(data.product) !== alert.fuel) return;
+  const hit = data.stations.find((s) => s.id === alert.id);
+  if (!hit) return;
+  const words = `${hit.name}: ${fuelName(alert.fuel)} ${cents(hit.price)} c/L on ${fmtDate(data.date)}, at or below your ${alert.below.toFixed(1)}.`;
+  $("alert-news").textContent = words;
+  $("alert-news").hidden = false;
+  const said = $("alert-said");
+  if (said) said.textContent = words;
 }
 
 /// `from` for a range, counted back from the day shown (a fact from the API, not the clock).
@@ -1546,6 +1685,7 @@ function adviceWords(doc) {
 // ---- start ---------------------------------------------------------------------------------
 
 function start() {
+  state.stop = readStop();
   readHash();
   $("fuel").value = state.fuel;
   $("sort").value = state.sort;
@@ -1559,6 +1699,8 @@ function start() {
   }
   $("fuel").addEventListener("change", () => {
     state.fuel = $("fuel").value;
+    // The page's stream carries one product with an alert: another fuel ends the alert.
+    if (state.alert && state.alert.fuel !== state.fuel) setAlert(null);
     writeHash();
     loadStations();
     loadMarket();
@@ -1588,6 +1730,26 @@ function start() {
     loadList();
   });
   $("more").addEventListener("click", showMore);
+  if (state.stop) {
+    $("fill").value = String(state.stop.fill);
+    $("consumption").value = String(state.stop.consumption);
+  }
+  for (const id of ["fill", "consumption"]) {
+    $(id).addEventListener("change", () => {
+      const fill = oneDecimal($("fill").value, 1, 200);
+      const consumption = oneDecimal($("consumption").value, 1, 30);
+      const stop = fill && consumption ? { fill, consumption } : null;
+      if (JSON.stringify(stop) === JSON.stringify(state.stop)) return;
+      state.stop = stop;
+      keepStop(stop);
+      // Both given: the list becomes the cost of the stop; either gone: back to the price.
+      if (stop && state.near) state.sort = "cost";
+      else if (!stop && state.sort === "cost") state.sort = "price";
+      $("sort").value = state.sort;
+      writeHash();
+      loadList();
+    });
+  }
   $("card-close").addEventListener("click", closeCard);
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && $("card-panel").classList.contains("open") && narrow()) closeCard();

@@ -533,6 +533,75 @@ async fn the_explorer_on_a_desktop() {
     run(&client, "window.scrollTo(0, 0); return true").await;
     save_screenshot(&client, "explore-desktop.png").await;
 
+    // What a stop costs: a fill and a consumption typed in turn the list into the cost of the
+    // stop, the API's own order, with the saving against the cheapest price in words.
+    for (id, value) in [("fill", "50"), ("consumption", "8.5")] {
+        let input = client.find(Locator::Id(id)).await.expect("a stop field");
+        input.send_keys(&format!("{value}\u{E004}")).await.expect("typed, then Tab");
+    }
+    wait_until(
+        &client,
+        "return document.getElementById('sort').value === 'cost'
+           && document.getElementById('list-title').textContent.startsWith('Cheapest stops near')
+           && document.getElementById('list-status').textContent.includes('with the drive')",
+        "the list by the cost of the stop",
+    )
+    .await;
+    let by_cost = api(
+        &base,
+        &format!("/v1/stations?near={near}&radius=10&sort=cost&product=1&day=today&limit=5000&fill=50&consumption=8.5"),
+    )
+    .await;
+    let listed =
+        run(&client, "return [...document.querySelectorAll('#station-list li')].map(li => li.dataset.id)")
+            .await;
+    let page: Vec<String> = ids(&by_cost).into_iter().take(25).collect();
+    assert_eq!(listed, json!(page), "the list is the API's cheapest stops, in order");
+    let cost = by_cost["data"][0]["attributes"]["cost"].as_i64().expect("cost");
+    let first_row = run(&client, "return document.querySelector('#station-list li .sub').textContent").await;
+    let dollars = format!("${}.{:02} for 50 L with the drive", cost / 100, cost % 100);
+    assert!(first_row.as_str().is_some_and(|t| t.contains(&dollars)), "{first_row} says {dollars}");
+    // The saving said is the cheapest price's cost less the cheapest stop's.
+    let rows = by_cost["data"].as_array().expect("rows");
+    let key = |s: &serde_json::Value, field: &str| {
+        let a = &s["attributes"];
+        let v = if field == "price" {
+            (a["price"]["products"]["1"].as_f64().expect("price") * 10.0).round() as i64
+        } else {
+            a["cost"].as_i64().expect("cost")
+        };
+        (v, a["distance"].as_i64().expect("distance"))
+    };
+    let cheapest_price = rows.iter().min_by_key(|s| key(s, "price")).expect("a row");
+    let saving = cheapest_price["attributes"]["cost"].as_i64().expect("cost") - cost;
+    let status = run(&client, "return document.getElementById('list-status').textContent").await;
+    let said = if saving > 0 {
+        format!("${}.{:02} less than filling at the cheapest price", saving / 100, saving % 100)
+    } else {
+        "The cheapest price is also the cheapest stop".to_string()
+    };
+    assert!(status.as_str().is_some_and(|t| t.contains(&said)), "{status} says {said}");
+    run(&client, "document.getElementById('list-title').scrollIntoView(); return true").await;
+    save_screenshot(&client, "explore-stop-cost.png").await;
+    run(&client, "window.scrollTo(0, 0); return true").await;
+    // Kept in this browser: a new visit finds the fill and consumption already there.
+    let kept = run(&client, "return localStorage.getItem('wafuel.stop')").await;
+    assert_eq!(kept, json!("{\"fill\":50,\"consumption\":8.5}"));
+    // Back to the price order for the checks below.
+    run(&client, "const s = document.getElementById('sort'); s.value = 'price'; s.dispatchEvent(new Event('change')); return true").await;
+    wait_until(
+        &client,
+        &format!(
+            "const s = document.getElementById('list-status').textContent;
+             return document.getElementById('list-title').textContent.startsWith('Cheapest near')
+               && s.includes('cheapest first') && !s.includes('Finding')
+               && document.querySelector('#station-list li').dataset.id === {first}",
+            first = json!(expected_ids[0]),
+        ),
+        "the list by price again",
+    )
+    .await;
+
     // A station opened from the list by keyboard: the card comes into view with the focus,
     // and its dot is marked on the map.
     let first = client.find(Locator::Css("#station-list li button")).await.expect("a row");
@@ -816,6 +885,23 @@ async fn the_explorer_on_a_phone() {
     let back = run(&phone, "return !!document.activeElement.closest('#station-list li')").await;
     assert_eq!(back, json!(true), "focus returns to the list");
 
+    // "Alert me below …" on the card: the page's one stream carries the alert (no second
+    // connection); a price no station could miss is asked, so tomorrow's publish says it.
+    click(&phone, Locator::Css("#station-list li button"), "a row").await;
+    assert_card_in_view(&phone, &name, "phone, again").await;
+    run(&phone, "document.getElementById('alert-below').value = '999.9'; return true").await;
+    click(&phone, Locator::Css("#alert-form button[type=submit]"), "Alert me").await;
+    wait_until(
+        &phone,
+        "return !!stream.source && stream.source.readyState === EventSource.OPEN
+           && stream.source.url.includes('below=999.9') && stream.source.url.includes('station=')
+           && document.getElementById('alert-said').textContent.startsWith('Listening while this page is open')",
+        "the stream with the alert",
+    )
+    .await;
+    streams_become(&demo, port, 1, "the alert rides the page's one stream").await;
+    click(&phone, Locator::Id("card-close"), "close").await;
+
     // Tomorrow is published (asked for by another client once the demo's clock passes
     // 14:30): the page hears it on its event stream, says so and offers the new day.
     let past_publication = Duration::from_secs(155);
@@ -830,6 +916,18 @@ async fn the_explorer_on_a_phone() {
         "the news that tomorrow is out",
     )
     .await;
+    // And the alert: the station's price tomorrow, at or below 999.9, said on the page.
+    wait_until(
+        &phone,
+        &format!(
+            "const n = document.getElementById('alert-news');
+             return !n.hidden && n.textContent.startsWith({name}) && n.textContent.includes('at or below your 999.9')",
+            name = json!(name),
+        ),
+        "the alert heard",
+    )
+    .await;
+    run(&phone, "window.scrollTo(0, 0); return true").await;
     save_screenshot(&phone, "explore-phone-news.png").await;
     // Left and restored from the back/forward cache: the stream reopens after the last event
     // the page saw (`since`), so nothing published meanwhile is missed.
@@ -842,7 +940,7 @@ async fn the_explorer_on_a_phone() {
     wait_until(
         &phone,
         "return !!stream.lastId && !!stream.source && stream.source.readyState === EventSource.OPEN
-           && stream.source.url.endsWith('/v1/events?since=' + stream.lastId)",
+           && stream.source.url.includes('since=' + stream.lastId)",
         "the stream resumed after the last event seen",
     )
     .await;

@@ -70,6 +70,15 @@ async fn long_uris_and_huge_headers_are_refused() {
     let answer = raw(addr, huge.as_bytes()).await;
     assert!(answer.is_empty() || status_of(&answer) == 431, "{answer}");
     assert_eq!(app.source_requests(), 0);
+    // A route search's query may be 8,192 characters: 900 points between Perth and
+    // Kalgoorlie, about 8,100, pass the URI bound and are answered.
+    let points: Vec<(f64, f64)> =
+        (0..900).map(|i| if i % 2 == 0 { (-31.95, 115.86) } else { (-30.75, 121.47) }).collect();
+    let target = format!("/v1/stations?route={}&detour=1", crate::routes::encode(&points));
+    assert!((8_000..=8_205).contains(&target.len()), "{}", target.len());
+    let request = format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let answer = raw(addr, request.as_bytes()).await;
+    assert_eq!(status_of(&answer), 200, "{}", &answer[..answer.len().min(300)]);
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ const POINTS: [(f64, f64); 5] = [
 ];
 
 /// The Encoded Polyline Algorithm Format at precision 5, written out here.
-fn encode(points: &[(f64, f64)]) -> String {
+pub fn encode(points: &[(f64, f64)]) -> String {
     fn value(v: i64, out: &mut String) {
         let mut v = if v < 0 { !(v << 1) } else { v << 1 } as u64;
         while v >= 0x20 {
