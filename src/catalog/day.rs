@@ -182,15 +182,19 @@ mod tests {
         )
     }
 
-    /// A deterministic spread of stations over the south-west of the state.
-    fn catalog(n: usize) -> DayCatalog {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
+    /// Deterministic numbers in [0, 1) (xorshift64) from `seed`.
+    fn numbers(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        }
+    }
+
+    /// A deterministic spread of stations over the south-west of the state.
+    fn catalog(n: usize) -> DayCatalog {
+        let mut next = numbers(0x2545_f491_4f6c_dd1d);
         let quotes = (0..n).map(|i| quote(i, -35.0 + 5.0 * next(), 114.5 + 6.0 * next())).collect();
         DayCatalog::new(Arc::new(Snapshot {
             key: "extract:1:2026-11-23".into(),
@@ -236,13 +240,7 @@ mod tests {
     #[test]
     fn route_cover_agrees_with_every_station_against_every_segment() {
         let day = catalog(3_000);
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = numbers(0x9e37_79b9_7f4a_7c15);
         let mut beside_middles = 0;
         for trial in 0..40 {
             let mut at = Point { latitude: -35.0 + 5.0 * next(), longitude: 114.5 + 6.0 * next() };

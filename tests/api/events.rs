@@ -156,17 +156,24 @@ async fn sqlite_a_publish_reaches_every_replica_once() {
 #[tokio::test]
 async fn postgres_a_publish_reaches_every_replica_once() {
     let Some(url) = postgres_url() else { return };
-    // Two replicas on one schema: two connections (and LISTENers) to one database.
-    let schema = crate::support::fresh_schema(&url).await;
+    let (app, _, b) = postgres_replicas(&url).await;
+    a_publish_reaches_every_replica_once(app, b).await;
+}
+
+/// Two replicas on one fresh schema: two connections (and LISTENers) to one database. The
+/// test app is replica A; also returned, replica B's store and router.
+async fn postgres_replicas(url: &str) -> (TestApp, Arc<dyn Store>, axum::Router) {
+    let schema = crate::support::fresh_schema(url).await;
     let store = || async {
-        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("pg"))
+        Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("pg"))
             as Arc<dyn Store>
     };
     let dir = tempfile::tempdir().expect("dir");
     let app =
         TestApp::over(store().await, dir, crate::support::fixture_morning(), Default::default(), None).await;
-    let b = replica(&app, store().await);
-    a_publish_reaches_every_replica_once(app, b).await;
+    let shared = store().await;
+    let b = replica(&app, shared.clone());
+    (app, shared, b)
 }
 
 /// Republish the stored catalog of `key` with `change` applied to its quotes, under a lease
@@ -679,15 +686,6 @@ async fn sqlite_alerts_are_exact_on_both_replicas() {
 #[tokio::test]
 async fn postgres_alerts_are_exact_on_both_replicas() {
     let Some(url) = postgres_url() else { return };
-    let schema = crate::support::fresh_schema(&url).await;
-    let store = || async {
-        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("pg"))
-            as Arc<dyn Store>
-    };
-    let dir = tempfile::tempdir().expect("dir");
-    let app =
-        TestApp::over(store().await, dir, crate::support::fixture_morning(), Default::default(), None).await;
-    let shared = store().await;
-    let b = replica(&app, shared.clone());
+    let (app, shared, b) = postgres_replicas(&url).await;
     alerts_are_exact_on_both_replicas(app, shared, b).await;
 }

@@ -170,12 +170,7 @@ async fn stations_along_a_route_with_detour_along_and_the_cost_of_the_stop() {
     let csv = app.call("GET", &uri, &[("accept", "text/csv")]).await;
     let text = String::from_utf8(csv.body.to_vec()).expect("utf-8");
     let mut lines = text.split("\r\n");
-    assert_eq!(
-        lines.next(),
-        Some(
-            "stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance,detour,along,cost"
-        )
-    );
+    assert_eq!(lines.next(), Some(STATIONS_CSV_HEADER));
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     for row in reader.records() {
         let row = row.expect("a CSV row");

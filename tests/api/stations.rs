@@ -351,12 +351,7 @@ async fn representations_negotiation_and_validators() {
     assert!(f["properties"].get("price_1").is_some() || f["properties"].get("price_4").is_some());
     let text = String::from_utf8(csv.body.to_vec()).expect("utf-8");
     let mut lines = text.split("\r\n");
-    assert_eq!(
-        lines.next(),
-        Some(
-            "stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance,detour,along,cost"
-        )
-    );
+    assert_eq!(lines.next(), Some(STATIONS_CSV_HEADER));
     let rows = text.split("\r\n").filter(|l| !l.is_empty()).count() - 1;
     let quotes: usize = json.json()["data"]
         .as_array()

@@ -323,3 +323,6 @@ fn rand_u64() -> u64 {
 pub fn p(code: u8) -> wafuel::model::codes::ProductCode {
     wafuel::model::codes::ProductCode::parse(code).expect("a product code")
 }
+
+/// The header of the station API's CSV (docs/api.md), as every station list sends it.
+pub const STATIONS_CSV_HEADER: &str = "stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance,detour,along,cost";
