@@ -18,6 +18,11 @@ pub const DEFAULT_PLACES_URL: &str = "https://places.googleapis.com";
     version,
     about = "Western Australia's retail fuel prices (FuelWatch) as a fast, cache-friendly JSON:API service",
     long_about = None,
+    after_help = "The API (docs/api.md): /v1 and /legacy (prices); /v1/stations (near=LAT,LNG&radius=KM, \
+or route=ENCODED_POLYLINE&detour=KM for the stations along a route; fill=L&consumption=L_PER_100KM \
+for what a stop costs, sort=cost); /v1/stations/ID, its /history and /forecast; /v1/stats; \
+/v1/forecast (fill now or wait); /v1/events (pushed news; an alert with station=ID,… or \
+near=LAT,LNG, product=N, below=C and rise=C adds price events); /explore (the explorer)."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -212,7 +212,7 @@ pub struct StationsDoc<'m> {
     /// A route search: what the route was read as.
     pub route: Option<RouteSummary>,
     /// A stop's fill and consumption, in tenths (litres; litres per 100 km).
-    pub stop: Option<(u32, u32)>,
+    pub stop: Option<(i64, i64)>,
     /// Already searched: filtered, sorted, ranked and limited.
     pub rows: Vec<StationRow>,
     pub fetched_at: Timestamp,

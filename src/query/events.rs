@@ -3,7 +3,7 @@
 //! (`station`, or `near` with `radius`) and when to say so (`below`, `rise`). Read by the one
 //! grammar. Pure.
 
-use super::grammar::{Param, QueryError, filter, invalid, plain, read_up_to};
+use super::grammar::{Param, QueryError, filter, invalid, plain, read_up_to, tenths_within};
 use super::selection::products;
 use super::stations::{DEFAULT_RADIUS_KM, MAX_RADIUS_KM, parse_near, station_id};
 use crate::model::codes::ProductCode;
@@ -125,8 +125,9 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
         (None, Some(point)) => Some(Watched::Near(point, radius_m)),
         (None, None) => None,
     };
-    let below = get("below").map(|v| cents_tenths("below", v)).transpose()?;
-    let rise = get("rise").map(|v| cents_tenths("rise", v)).transpose()?;
+    // Cents a litre, 0.1 to 999.9.
+    let below = get("below").map(|v| tenths_within("below", v, (1, 9_999))).transpose()?;
+    let rise = get("rise").map(|v| tenths_within("rise", v, (1, 9_999))).transpose()?;
     let alert = match watched {
         None if below.is_some() || rise.is_some() => {
             return Err(invalid("below and rise need station or near"));
@@ -140,21 +141,6 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
         },
     };
     Ok(EventsQuery { products, since, alert })
-}
-
-/// A price in c/L with at most one decimal, 0 < v < 1,000, in tenths.
-fn cents_tenths(name: &str, value: &str) -> Result<i64, QueryError> {
-    let bad = || invalid(format!("{name} {value:?}"));
-    let (whole, decimal) = value.split_once('.').unwrap_or((value, ""));
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || whole.len() > 3 || (value.contains('.') && !digits(decimal)) || decimal.len() > 1 {
-        return Err(bad());
-    }
-    let tenths = whole.parse::<i64>().map_err(|_| bad())? * 10 + decimal.parse::<i64>().unwrap_or(0);
-    if tenths == 0 {
-        return Err(bad());
-    }
-    Ok(tenths)
 }
 
 /// An event id: decimal digits, as the stream wrote it (`since` and `Last-Event-ID`).

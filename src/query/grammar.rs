@@ -78,6 +78,29 @@ pub fn read_up_to(raw: &str, params: &[Param], max_len: usize) -> Result<Values,
     Ok(values)
 }
 
+/// A number written with at most one decimal (`50`, `8.5`, `0.5`; no sign, exponent, leading
+/// zero or bare point), in tenths, within `bounds` (tenths, inclusive): the litres, litres per
+/// 100 km and cents a litre a query may carry, held exactly.
+pub(crate) fn tenths_within(name: &str, value: &str, bounds: (i64, i64)) -> Result<i64, QueryError> {
+    let bad = || invalid(format!("{name} {value:?}"));
+    let (whole, decimal) = value.split_once('.').unwrap_or((value, ""));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let leading_zero = whole.len() > 1 && whole.starts_with('0');
+    if !digits(whole)
+        || whole.len() > 4
+        || leading_zero
+        || (value.contains('.') && !digits(decimal))
+        || decimal.len() > 1
+    {
+        return Err(bad());
+    }
+    let tenths = whole.parse::<i64>().map_err(|_| bad())? * 10 + decimal.parse::<i64>().unwrap_or(0);
+    if !(bounds.0..=bounds.1).contains(&tenths) {
+        return Err(bad());
+    }
+    Ok(tenths)
+}
+
 /// The parameter a sent name spells, if the route takes it.
 fn canonical(name: &str, params: &[Param]) -> Option<Param> {
     let lower = name.to_ascii_lowercase();
@@ -111,5 +134,17 @@ mod tests {
         let long = format!("product={}", "1".repeat(MAX_QUERY_LEN));
         assert!(read(&long, &PARAMS).is_err(), "over the length bound");
         assert_eq!(read("", &PARAMS).expect("empty"), Values::default());
+    }
+
+    #[test]
+    fn one_decimal_numbers() {
+        for (text, tenths) in [("50", 500), ("8.5", 85), ("0.5", 5), ("200", 2_000), ("1.0", 10)] {
+            assert_eq!(tenths_within("n", text, (1, 2_000)), Ok(tenths), "{text}");
+        }
+        for bad in
+            ["", ".5", "5.", "05", "00.5", "+5", "-5", "5.25", "1e2", "5 ", "200.1", "0", "0.0", "12345"]
+        {
+            assert!(tenths_within("n", bad, (1, 2_000)).is_err(), "{bad}");
+        }
     }
 }

@@ -1,14 +1,15 @@
-//! Query strings of the station API (docs/api.md) → validated requests: nearby with
-//! distance and ranking, one station, its history, market statistics. Read by the one
+//! Query strings of the station API (docs/api.md) → validated requests: nearby or along a
+//! route, with distance, ranking and what a stop costs; one station, its history, market statistics. Read by the one
 //! grammar (`query::grammar`), decided here before any store or source access. Pure.
+
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use std::sync::Arc;
-
 use super::grammar::{
     MAX_QUERY_LEN, MAX_ROUTE_QUERY_LEN, Param, QueryError, Values, filter, invalid, plain, read,
+    tenths_within,
 };
 use super::selection::{
     MAX_COMBINATIONS, Route, Selection, V1_PARAMS, code_list, parse_selection_up_to, products, selection,
@@ -31,8 +32,8 @@ pub const MAX_RADIUS_KM: f64 = 100.0;
 pub const DEFAULT_DETOUR_KM: f64 = 2.0;
 pub const MAX_DETOUR_KM: f64 = 20.0;
 /// Bounds of a stop's `fill` (litres) and `consumption` (litres per 100 km), in tenths.
-pub const FILL_TENTHS: (u32, u32) = (10, 2_000);
-pub const CONSUMPTION_TENTHS: (u32, u32) = (10, 300);
+pub const FILL_TENTHS: (i64, i64) = (10, 2_000);
+pub const CONSUMPTION_TENTHS: (i64, i64) = (10, 300);
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 5_000;
 /// Longest range of daily statistics, in days (three years). Histories and weekly or monthly
@@ -110,8 +111,8 @@ impl PartialEq for RouteSearch {
 /// one decimal, held exactly).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StopCost {
-    pub fill_tenths: u32,
-    pub consumption_tenths: u32,
+    pub fill_tenths: i64,
+    pub consumption_tenths: i64,
 }
 
 impl StopCost {
@@ -198,26 +199,6 @@ pub(crate) fn parse_near(value: &str) -> Result<Point, QueryError> {
 /// The station id of a path: 64 lowercase hex characters.
 pub fn station_id(text: &str) -> Result<StationId, QueryError> {
     StationId::parse(text).ok_or_else(|| invalid("malformed station id"))
-}
-
-/// A number with at most one decimal, in tenths, within `bounds` (tenths).
-fn tenths_within(name: &str, value: &str, bounds: (u32, u32)) -> Result<u32, QueryError> {
-    let bad = || invalid(format!("{name} {value:?}"));
-    let (whole, decimal) = value.split_once('.').unwrap_or((value, ""));
-    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || whole.len() > 4 || decimal.len() > 1 || !digits(whole) || !digits(decimal) {
-        return Err(bad());
-    }
-    if value.ends_with('.') {
-        return Err(bad());
-    }
-    let whole: u32 = whole.parse().map_err(|_| bad())?;
-    let tenth: u32 = if decimal.is_empty() { 0 } else { decimal.parse().map_err(|_| bad())? };
-    let tenths = whole * 10 + tenth;
-    if !(bounds.0..=bounds.1).contains(&tenths) {
-        return Err(bad());
-    }
-    Ok(tenths)
 }
 
 /// Parse `/v1/stations` at `now`.

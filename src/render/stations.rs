@@ -118,8 +118,8 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
             detour: r.detour_m / 1000.0,
         }),
         stop: doc.stop.map(|(fill, consumption)| StopMeta {
-            fill: f64::from(fill) / 10.0,
-            consumption: f64::from(consumption) / 10.0,
+            fill: fill as f64 / 10.0,
+            consumption: consumption as f64 / 10.0,
         }),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
