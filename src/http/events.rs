@@ -4,6 +4,7 @@
 //! comment every 15 s keeps proxies from closing an idle stream; on shutdown each stream ends
 //! with a comment so the client reconnects (to another replica) with its `Last-Event-ID`.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use futures::stream::{self, Stream, StreamExt};
+use jiff::civil::Date;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::answer::apply_cors;
@@ -23,6 +25,7 @@ use super::negotiate::accepts_event_stream;
 use super::state::AppState;
 use crate::cache_policy::CachePolicy;
 use crate::catalog::events::{AlertSlot, Event, EventHub, Resume, StreamSlot};
+use crate::model::codes::ProductCode;
 use crate::model::error_code::{ErrorCode, detail};
 use crate::query::events::{EventsQuery, event_id, parse_events};
 
@@ -62,13 +65,23 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
     let alert = query.alert.clone().map(|a| state.events.watch(a));
     let resume = state.events.resume(since).await.map_err(unavailable)?;
     let closing = state.events.closing();
-    // What a resuming client missed, each event with its `price` event first when it has one.
+    // What a resuming client missed, each event with its `price` event first when it has one
+    // (computed once per catalog: a publish and its updates read the same stored prices).
     let mut missed = Vec::new();
+    let mut computed: HashMap<(ProductCode, Date), Option<Arc<str>>> = HashMap::new();
     for event in resume.missed.iter().filter(|e| wanted(&query, e)) {
-        if let Some(alert) = &alert
-            && let Some(data) = state.events.price_for(&alert.alert, event).await
-        {
-            missed.push(price_sse(event.id, &data));
+        if let Some(alert) = &alert {
+            let data = match computed.get(&(event.product, event.date)) {
+                Some(data) => data.clone(),
+                None => {
+                    let data = state.events.price_for(&alert.alert, event).await;
+                    computed.insert((event.product, event.date), data.clone());
+                    data
+                }
+            };
+            if let Some(data) = data {
+                missed.push(price_sse(event.id, &data));
+            }
         }
         missed.push(sse(event));
     }
