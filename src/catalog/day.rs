@@ -129,10 +129,6 @@ impl RouteCover {
         Self { route, detour_m, cells }
     }
 
-    pub fn route(&self) -> &Route {
-        &self.route
-    }
-
     /// Where a station at `point` lies against the route, when it is within the corridor:
     /// measured against every segment whose corridor touches its cell, which holds the
     /// nearest segment of any station within `detour_m`.

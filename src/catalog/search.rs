@@ -44,15 +44,11 @@ pub fn station_rows(
         if distance.is_some_and(|d| d > query.radius_m) {
             continue;
         }
-        let placed = match cover {
-            Some(cover) => {
-                let at = Point { latitude: row.station.latitude, longitude: row.station.longitude };
-                match cover.place(at) {
-                    Some(placed) => Some(placed),
-                    None => continue,
-                }
-            }
-            None => None,
+        let at = Point { latitude: row.station.latitude, longitude: row.station.longitude };
+        let placed = match cover.map(|cover| cover.place(at)) {
+            // Outside the route's corridor.
+            Some(None) => continue,
+            placed => placed.flatten(),
         };
         let distance = distance.map(|d| d.round() as i64);
         let detour = placed.map(|p| p.detour.round() as i64);
@@ -86,6 +82,7 @@ pub fn station_rows(
         out.push(StationRow { row, extra });
     }
     let price = |r: &StationRow| r.row.prices.first().map_or(i64::MAX, |(_, p)| tenths(*p));
+    // Metres off the search: from `near`, or off the route.
     let distance = |r: &StationRow| r.extra.distance.or(r.extra.detour).unwrap_or(0);
     let cost = |r: &StationRow| r.extra.cost.unwrap_or(i64::MAX);
     let along = |r: &StationRow| r.extra.along.unwrap_or(0);

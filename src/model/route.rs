@@ -154,11 +154,6 @@ impl Route {
         self.segments.last().map_or(0.0, |s| s.start_m + s.length_m)
     }
 
-    /// The ends of segment `i`.
-    pub fn segment_ends(&self, i: usize) -> (Point, Point) {
-        (self.points[i], self.points[i + 1])
-    }
-
     /// Points along segment `i` at most `step_m` apart, both ends included: the pieces whose
     /// boxes together cover the arc (an arc's latitude can bulge past its ends' latitudes).
     pub fn segment_samples(&self, i: usize, step_m: f64) -> Vec<Point> {
