@@ -84,12 +84,19 @@ pub fn build_router(state: AppState) -> axum::Router {
 }
 
 /// The public port as `serve` and `demo` run it: the router behind its request limits, and
-/// the front cache tried before both (`http::routes::front_first`): a finished document needs no
+/// the request rules (`http::gate`) then the front cache tried before both (`http::routes::front_first`): a finished document needs no
 /// routing, timeout or concurrency slot.
 pub fn public_site(state: AppState, limits: &crate::server::ServerLimits) -> crate::server::Site {
     let shared = Arc::new(state.clone());
+    let max_body_bytes = limits.max_body_bytes;
     crate::server::Site {
         router: crate::server::harden(build_router(state), limits),
-        shortcut: Some(Arc::new(move |request| crate::http::front_first(&shared, request))),
+        shortcut: Some(Arc::new(move |request| {
+            // The request rules first, so a cached document never answers a refused request.
+            if let Some(refused) = crate::http::gate::refuse(request, max_body_bytes) {
+                return Some((crate::http::gate::REFUSED_ROUTE, refused));
+            }
+            crate::http::front_first(&shared, request)
+        })),
     }
 }

@@ -131,19 +131,29 @@ impl Catalog {
             Some(sel) => Some((sel, self.selection(sel).await?)),
             None => None,
         };
-        // A route's corridor, boxed once and read against both days' grids.
-        let cover = query.route.as_ref().map(|r| RouteCover::new(r.route.clone(), r.detour_m));
-        let subset = match (only, query.near, &cover) {
-            (Some(id), _, _) => SelectionPart::Station(id),
-            (None, Some(point), _) => SelectionPart::Near(point, query.radius_m),
-            (None, None, Some(cover)) => SelectionPart::Along(cover),
-            (None, None, None) => SelectionPart::All,
+        // The search itself: for a route, CPU-bound and sized by its corridor, so it runs
+        // beside the async workers (a nearby or single-station search is a grid lookup).
+        let search = || {
+            // A route's corridor, boxed once and read against both days' grids.
+            let cover = query.route.as_ref().map(|r| RouteCover::new(r.route.clone(), r.detour_m));
+            let subset = match (only, query.near, &cover) {
+                (Some(id), _, _) => SelectionPart::Station(id),
+                (None, Some(point), _) => SelectionPart::Near(point, query.radius_m),
+                (None, None, Some(cover)) => SelectionPart::Along(cover),
+                (None, None, None) => SelectionPart::All,
+            };
+            let base_quotes = base.quotes(&query.selection, subset);
+            let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
+            let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref());
+            (rows, !base_quotes.is_empty(), next_quotes.map(|q| !q.is_empty()))
         };
-        let base_quotes = base.quotes(&query.selection, subset);
-        if only.is_some() && base_quotes.is_empty() {
+        let (rows, base_priced, next_priced) = match query.route {
+            Some(_) => crate::sync::compute(search).await,
+            None => search(),
+        };
+        if only.is_some() && !base_priced {
             return Err(CatalogError::NotFound);
         }
-        let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
         let mut expires_at = base.data.expires_at;
         if let Some((_, data)) = &next {
             expires_at = expires_at.min(data.data.expires_at);
@@ -153,17 +163,16 @@ impl Catalog {
         if next_sel.is_none() && query.selection.day == Day::Today {
             expires_at = expires_at.min(publication_at(now));
         }
-        let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref());
         // Profiles are merged for the stations of the answer only.
         let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
         let (enrichment, expires_at) =
             merged_profiles(rows.iter().map(|r| &*r.row.station), &profiles, now, expires_at);
-        let status = publication_status(&query.selection, !base_quotes.is_empty(), now);
+        let status = publication_status(&query.selection, base_priced, now);
         let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date);
         // Without a next selection the following day is tomorrow before 14:30, or the day
         // after tomorrow: not yet published either way.
-        let next_status = match (&next_sel, &next_quotes) {
-            (Some(sel), Some(q)) => publication_status(sel, !q.is_empty(), now),
+        let next_status = match (&next_sel, next_priced) {
+            (Some(sel), Some(priced)) => publication_status(sel, priced, now),
             _ => PublicationStatus::NotYetPublished,
         };
         let doc = StationsDoc {

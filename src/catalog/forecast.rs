@@ -107,8 +107,10 @@ impl Catalog {
         let key = (ForecastQuery { horizon: 0, today: false, ..q.clone() }, held.version(now).await?);
         let accuracy = match self.accuracies.get(&key) {
             Some(kept) => kept,
+            // A new `asOf` replays a year of forecasts: CPU work, run beside the async workers.
             None => {
-                let replayed = Arc::new(Replay::run(subject, first_origin(q.as_of), q.as_of).accuracy());
+                let replay = || Arc::new(Replay::run(subject, first_origin(q.as_of), q.as_of).accuracy());
+                let replayed = crate::sync::compute(replay).await;
                 self.accuracies.insert(key, replayed.clone());
                 replayed
             }

@@ -124,7 +124,8 @@ impl Catalog {
             return Ok(market::periods(history.store.as_ref(), range, query.interval, filter).await?);
         }
         let rows = held.rows(query.product, query.from, query.to, self.now()).await?;
-        Ok(market::market(&rows, filter))
+        // Up to three years of every matching station's days: CPU work, beside the workers.
+        Ok(crate::sync::compute(|| market::market(&rows, filter)).await)
     }
 
     /// The stations of `regions` (`None` without a region filter). Region membership is the

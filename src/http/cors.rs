@@ -39,9 +39,18 @@ pub fn preflight(headers: &HeaderMap) -> Response {
     response
 }
 
-/// A comma list of header names (RFC 9110 tokens), possibly empty: what a preflight may ask
-/// us to echo.
+/// Longest `Access-Control-Request-Headers` echoed, and most names in it: a browser asks for
+/// a handful; a longer list is refused rather than copied into the answer.
+pub const MAX_REQUESTED_HEADERS_LEN: usize = 512;
+pub const MAX_REQUESTED_HEADERS: usize = 32;
+
+/// A short comma list of header names (RFC 9110 tokens), possibly empty: what a preflight may
+/// ask us to echo.
 fn is_header_name_list(value: &[u8]) -> bool {
+    if value.len() > MAX_REQUESTED_HEADERS_LEN || value.split(|&b| b == b',').count() > MAX_REQUESTED_HEADERS
+    {
+        return false;
+    }
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     value.split(|&b| b == b',').all(|name| {
         let name = name.trim_ascii();

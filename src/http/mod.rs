@@ -7,6 +7,7 @@
 //! - [`negotiate`]: media; [`front`] and [`rendered`]: the two caches of finished documents;
 //! - [`answer`]: every answer's headers, conditional requests and codings; [`errors`]: every
 //!   failure's answer;
+//! - [`gate`]: the rules every request meets before anything answers it;
 //! - [`root`], [`cors`], [`logos`], [`explore`], [`events`]: the other routes.
 
 pub(crate) mod answer;
@@ -17,6 +18,7 @@ pub(crate) mod errors;
 pub(crate) mod events;
 pub(crate) mod explore;
 pub(crate) mod front;
+pub mod gate;
 pub(crate) mod logos;
 pub(crate) mod negotiate;
 pub(crate) mod paths;

@@ -1,13 +1,16 @@
 //! `Accept` and `Content-Type` rules (docs/api.md "Content negotiation (`/v1`)"), checked before any cache or
 //! source work. Pure.
 
+use crate::render::representation::parse_qvalue;
+
 const JSON_API: &str = "application/vnd.api+json";
 
 /// One media range of an `Accept` header.
 #[derive(Debug, PartialEq)]
 struct MediaRange {
     essence: String,
-    q: f32,
+    /// Weight in thousandths (RFC 9110 `qvalue`).
+    q: u16,
     /// Parameter names other than `q`, lower-case.
     params: Vec<String>,
 }
@@ -48,13 +51,13 @@ fn parse_range(text: &str) -> Option<MediaRange> {
     if essence.is_empty() {
         return None;
     }
-    let mut q = 1.0;
+    let mut q = 1000;
     let mut params = Vec::new();
     for p in pieces {
         let (name, value) = p.split_once('=').unwrap_or((p, ""));
         let name = name.trim().to_ascii_lowercase();
         if name == "q" {
-            q = value.trim().parse().unwrap_or(0.0);
+            q = parse_qvalue(value.trim()).unwrap_or(0);
         } else if !name.is_empty() {
             params.push(name);
         }
@@ -66,7 +69,7 @@ fn parse_range(text: &str) -> Option<MediaRange> {
 pub fn accepts_json_api(accept: Option<&str>) -> bool {
     let Some(ranges) = ranges(accept) else { return true };
     // Listed explicitly: only a clean JSON:API range (profile at most) counts.
-    quality(&ranges, JSON_API, clean_json_api) > 0.0
+    quality(&ranges, JSON_API, clean_json_api) > 0
 }
 
 fn clean_json_api(range: &MediaRange) -> bool {
@@ -77,24 +80,24 @@ fn clean_json_api(range: &MediaRange) -> bool {
 /// the exact type, else `text/*`, else `*/*`, with q above 0.
 pub fn accepts_event_stream(accept: Option<&str>) -> bool {
     let Some(ranges) = ranges(accept) else { return true };
-    quality(&ranges, "text/event-stream", |_| true) > 0.0
+    quality(&ranges, "text/event-stream", |_| true) > 0
 }
 
 /// The q `ranges` give `essence`: its exact ranges decide (those `clean` allows), else
 /// `type/*`, else `*/*`; the highest q among the deciding ranges, 0 when none matches.
-fn quality(ranges: &[MediaRange], essence: &str, clean: impl Fn(&MediaRange) -> bool) -> f32 {
+fn quality(ranges: &[MediaRange], essence: &str, clean: impl Fn(&MediaRange) -> bool) -> u16 {
     let best = |matches: &dyn Fn(&MediaRange) -> bool| {
         let mut found = ranges.iter().filter(|r| matches(r)).peekable();
-        found.peek().is_some().then(|| found.map(|r| r.q).fold(0.0, f32::max))
+        found.peek().is_some().then(|| found.map(|r| r.q).max().unwrap_or(0))
     };
     if ranges.iter().any(|r| r.essence == essence) {
-        return best(&|r| r.essence == essence && clean(r)).unwrap_or(0.0);
+        return best(&|r| r.essence == essence && clean(r)).unwrap_or(0);
     }
     // `type/*` compared without building it: this runs on every `/v1` request.
     let kind = essence.split('/').next().unwrap_or("");
     best(&|r| r.essence.strip_suffix("/*") == Some(kind))
         .or_else(|| best(&|r| r.essence == "*/*"))
-        .unwrap_or(0.0)
+        .unwrap_or(0)
 }
 
 /// The representations of the station API's routes.
@@ -130,10 +133,10 @@ impl Media {
 /// q above 0 wins, ties going to the earlier offer.
 pub fn negotiate_media(accept: Option<&str>, offered: &[Media]) -> Option<Media> {
     let Some(ranges) = ranges(accept) else { return offered.first().copied() };
-    let mut best: Option<(Media, f32)> = None;
+    let mut best: Option<(Media, u16)> = None;
     for &media in offered {
         let q = quality(&ranges, media.essence(), |r| media != Media::JsonApi || clean_json_api(r));
-        if q > 0.0 && best.is_none_or(|(_, bq)| q > bq) {
+        if q > 0 && best.is_none_or(|(_, bq)| q > bq) {
             best = Some((media, q));
         }
     }

@@ -10,6 +10,7 @@ pub enum ErrorCode {
     MethodNotAllowed,
     NotAcceptable,
     UnsupportedMediaType,
+    PayloadTooLarge,
     InternalError,
     InvalidFeed,
     ResponseTooLarge,
@@ -28,6 +29,7 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::NotAcceptable => "not_acceptable",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::PayloadTooLarge => "payload_too_large",
             ErrorCode::InternalError => "internal_error",
             ErrorCode::InvalidFeed => "invalid_feed",
             ErrorCode::ResponseTooLarge => "response_too_large",
@@ -46,6 +48,7 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::NotAcceptable => 406,
             ErrorCode::UnsupportedMediaType => 415,
+            ErrorCode::PayloadTooLarge => 413,
             ErrorCode::InternalError => 500,
             ErrorCode::InvalidFeed | ErrorCode::ResponseTooLarge | ErrorCode::UpstreamDenied => 502,
             ErrorCode::UpstreamUnavailable | ErrorCode::CacheRefreshBusy => 503,
@@ -63,6 +66,8 @@ pub mod detail {
     pub const NOT_FOUND: &str = "Endpoint not found.";
     pub const IMAGE_NOT_FOUND: &str = "Brand image not found.";
     pub const METHOD_NOT_ALLOWED: &str = "Use GET or HEAD.";
+    pub const BODY_REFUSED: &str = "Requests carry no body: send the query in the URL (a body over 64 KiB, or of unstated length, is refused).";
+    pub const HOST_REQUIRED: &str = "An HTTP/1.1 request names its Host exactly once.";
     pub const NOT_ACCEPTABLE: &str = "Request application/vnd.api+json without unsupported media parameters.";
     pub const UNSUPPORTED_MEDIA_TYPE: &str = "Unsupported JSON:API Content-Type parameters.";
     pub const INTERNAL_ERROR: &str = "The price service could not complete the request.";

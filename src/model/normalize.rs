@@ -2,6 +2,7 @@
 //! key and digest. Pure.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use super::codes::{UNMAPPED_BRAND, brand_code_for_label};
 use super::key::{key_digest, station_key};
@@ -93,15 +94,16 @@ fn memo_key(r: &SourceRecord) -> String {
         &r.site_features,
         &r.restrictions,
     ];
-    let mut key = String::with_capacity(fields.iter().map(|f| f.as_ref().map_or(1, |s| s.len() + 1)).sum());
+    // Each field as its length, `:` and its text (or `-` when absent): a field's text can
+    // hold any character, so only its length says where it ends.
+    let mut key = String::with_capacity(fields.iter().map(|f| f.as_ref().map_or(1, |s| s.len() + 6)).sum());
     for f in fields {
         match f.as_deref() {
-            // Unit and record separators cannot occur in XML 1.0 text, so keys never collide.
             Some(text) => {
+                let _ = write!(key, "{}:", text.len());
                 key.push_str(text);
-                key.push('\u{1f}');
             }
-            None => key.push('\u{1e}'),
+            None => key.push('-'),
         }
     }
     key
@@ -203,6 +205,24 @@ mod tests {
             restrictions: Some("Unmanned site (credit card charges may apply);".into()),
             ..SourceRecord::default()
         }
+    }
+
+    #[test]
+    fn memo_keys_never_join_two_records() {
+        // Whatever characters a field holds, moving text between fields changes the key.
+        let mut a = record();
+        a.brand = Some("Quest\u{1f}".into());
+        a.trading_name = Some("Fuel".into());
+        let mut b = record();
+        b.brand = Some("Quest".into());
+        b.trading_name = Some("\u{1f}Fuel".into());
+        assert_ne!(memo_key(&a), memo_key(&b));
+        let mut c = record();
+        c.phone = None;
+        let mut d = record();
+        d.phone = Some("-".into());
+        assert_ne!(memo_key(&c), memo_key(&d));
+        assert_eq!(memo_key(&record()), memo_key(&record()));
     }
 
     #[test]

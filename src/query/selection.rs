@@ -157,25 +157,20 @@ impl Selection {
 
     /// A stable text naming the selection's data (not its representation): the store key of
     /// a source-filtered extract is built from it (the render cache keys on the selection).
+    ///
+    /// Two different selections never share it: the typed selection is written as JSON (every
+    /// suburb a quoted, escaped string, so no separator a client can type joins two values
+    /// into one) and hashed, which also bounds the key's length whatever the query held.
     pub fn data_key(&self) -> String {
-        fn list<K>(v: Option<&[Code<K>]>) -> String {
-            v.map_or("*".to_string(), |l| l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","))
-        }
-        let suburbs = self.suburbs.as_ref().map_or("*".to_string(), |s| s.join("|"));
-        let surrounding = match self.surrounding {
-            None => "-",
-            Some(true) => "yes",
-            Some(false) => "no",
-        };
-        format!(
-            "p={};b={};r={};s={};sur={};d={}",
-            list(Some(&self.products)),
-            list(self.brands.as_deref()),
-            list(self.regions.as_deref()),
-            suburbs,
-            surrounding,
-            self.date
-        )
+        let canonical = serde_json::json!({
+            "p": self.products.iter().map(|c| c.get()).collect::<Vec<_>>(),
+            "b": self.brands.as_ref().map(|l| l.iter().map(|c| c.get()).collect::<Vec<_>>()),
+            "r": self.regions.as_ref().map(|l| l.iter().map(|c| c.get()).collect::<Vec<_>>()),
+            "s": self.suburbs,
+            "sur": self.surrounding,
+            "d": self.date.to_string(),
+        });
+        crate::model::key::sha256_hex(canonical.to_string().as_bytes())
     }
 }
 
@@ -308,6 +303,35 @@ mod tests {
         assert_eq!(a.data_key(), b.data_key());
         let c = v1("product=%201%20,2,2,6").expect("valid");
         assert_eq!(c.products, vec![1, 2, 6]);
+    }
+
+    #[test]
+    fn data_keys_never_join_two_selections() {
+        // A `|` (or any separator) inside one suburb is part of that suburb: a literal name
+        // that matches nothing, never two suburbs.
+        let pairs = [
+            ("suburb=NORTHAM%7CYORK", "suburb=NORTHAM,YORK"),
+            ("suburb=KULIN|LAVERTON", "suburb=kulin,laverton"),
+            ("suburb=a;b=c", "suburb=a&brand=2"),
+            ("suburb=*", ""),
+            ("suburb=%2A&surrounding=yes", "surrounding=yes"),
+            ("suburb=x%22,y", "suburb=x,y"),
+            ("suburb=A%5C,B", "suburb=A,B"),
+        ];
+        for (a, b) in pairs {
+            let (a_sel, b_sel) = (v1(a).expect(a), v1(b).expect(b));
+            assert_ne!(a_sel, b_sel, "{a} / {b}");
+            assert_ne!(a_sel.data_key(), b_sel.data_key(), "{a} / {b}");
+        }
+        let piped = v1("suburb=NORTHAM%7CYORK").expect("a literal suburb");
+        assert_eq!(piped.suburbs, Some(vec!["NORTHAM|YORK".to_string()]));
+        assert!(!piped.suburb_matches("NORTHAM") && !piped.suburb_matches("YORK"));
+        // Equal selections, however spelled, share one key; it is a fixed-length digest.
+        let (x, y) = (v1("suburb=york,%20northam").expect("ok"), v1("suburb=NORTHAM,York").expect("ok"));
+        assert_eq!(x.data_key(), y.data_key());
+        assert_eq!(x.data_key().len(), 64);
+        let tomorrow = parse_selection(Route::V1, "suburb=york&day=tomorrow", at(15, 0, 0)).expect("ok");
+        assert_ne!(tomorrow.data_key(), v1("suburb=york").expect("ok").data_key());
     }
 
     #[test]

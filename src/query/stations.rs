@@ -31,6 +31,9 @@ pub const MAX_RADIUS_KM: f64 = 100.0;
 /// Default and largest `detour` off a route, in kilometres.
 pub const DEFAULT_DETOUR_KM: f64 = 2.0;
 pub const MAX_DETOUR_KM: f64 = 20.0;
+/// Largest corridor a route search covers (its length × 2 × `detour`), in km²: it bounds the
+/// search's work (6,000 km of route at the 20 km maximum, or 60,000 km at 2 km).
+pub const MAX_CORRIDOR_KM2: f64 = 250_000.0;
 /// Bounds of a stop's `fill` (litres) and `consumption` (litres per 100 km), in tenths.
 pub const FILL_TENTHS: (i64, i64) = (10, 2_000);
 pub const CONSUMPTION_TENTHS: (i64, i64) = (10, 300);
@@ -248,6 +251,14 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
                     d
                 }
             };
+            // The search's work grows with the corridor's area (the grid cells it covers and
+            // the segments each cell names), so the area is what is bounded.
+            let corridor_km2 = decoded.length_m() / 1000.0 * 2.0 * detour_km;
+            if corridor_km2 > MAX_CORRIDOR_KM2 {
+                return Err(invalid(format!(
+                    "route corridor of {corridor_km2:.0} km² (length × 2 × detour) over {MAX_CORRIDOR_KM2:.0} km²"
+                )));
+            }
             Some(RouteSearch {
                 encoded: encoded.into(),
                 route: Arc::new(decoded),
@@ -531,17 +542,21 @@ mod tests {
             assert!(parse_stations(q, at(10)).is_err(), "{q} should be rejected");
         }
         // A route's query may be up to 8,192 characters as sent, escapes included, not more:
-        // 900 points between Perth and Kalgoorlie, then characters percent-escaped one by one.
-        let coords: Vec<geo_types::Coord<f64>> = (0..900)
-            .map(|i| {
-                if i % 2 == 0 {
-                    geo_types::coord! { x: 115.86, y: -31.95 }
-                } else {
-                    geo_types::coord! { x: 121.47, y: -30.75 }
-                }
-            })
-            .collect();
-        let encoded = polyline::encode_coordinates(coords, 5).expect("encodes");
+        // 900 points zigzagging across Perth (about 26,000 km: a corridor of 104,000 km²),
+        // then characters percent-escaped one by one.
+        let zigzag = |n: usize, far: (f64, f64)| -> String {
+            let coords: Vec<geo_types::Coord<f64>> = (0..n)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        geo_types::coord! { x: 115.86, y: -31.95 }
+                    } else {
+                        geo_types::coord! { x: far.0, y: far.1 }
+                    }
+                })
+                .collect();
+            polyline::encode_coordinates(coords, 5).expect("encodes")
+        };
+        let encoded = zigzag(900, (116.06, -32.15));
         let escaped = |n: usize| -> String {
             let mut out = String::from("route=");
             for (i, c) in encoded.chars().enumerate() {
@@ -558,6 +573,15 @@ mod tests {
         let q = parse_stations(&longest, at(10)).expect("within the bound");
         assert_eq!(q.route.map(|r| r.route.points().len()), Some(900));
         assert!(parse_stations(&escaped(n + 1), at(10)).is_err(), "past the bound");
+        // The corridor (length × 2 × detour) is at most 250,000 km²: 900 points between Perth
+        // and Kalgoorlie are 493,000 km of route, refused at 1 km; 11 legs of 549 km
+        // (6,040 km) pass at the 20 km maximum, 12 (6,590 km) do not.
+        let far = (121.47, -30.75);
+        let refused = parse_stations(&format!("route={}&detour=1", zigzag(900, far)), at(10));
+        assert!(refused.expect_err("too large").reason.contains("corridor"));
+        assert!(parse_stations(&format!("route={}&detour=20", zigzag(12, far)), at(10)).is_ok());
+        assert!(parse_stations(&format!("route={}&detour=20", zigzag(13, far)), at(10)).is_err());
+        assert!(parse_stations(&format!("route={}&detour=2", zigzag(13, far)), at(10)).is_ok());
     }
 
     #[test]

@@ -176,9 +176,11 @@ impl Default for ServerLimits {
             request_timeout: Duration::from_secs(30),
             header_read_timeout: Duration::from_secs(10),
             max_body_bytes: 64 * 1024,
-            // A route search's query may be 8,192 characters; its path and `?` fit in the rest.
-            max_uri_bytes: 8 * 1024 + 256,
-            max_header_bytes: 16 * 1024,
+            // Well above the longest query the API takes (8,192 characters, a route's), so an
+            // over-long query is the API's own 400 `invalid_query`; past this, 414.
+            max_uri_bytes: 16 * 1024,
+            // The request line (up to the URI bound) and headers together.
+            max_header_bytes: 32 * 1024,
         }
     }
 }

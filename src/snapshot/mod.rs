@@ -71,7 +71,9 @@ pub fn plan(selection: &Selection) -> Vec<Extract> {
         }
     }
     vec![Extract {
-        key: format!("filtered:{}", selection.data_key()),
+        // `selection:`, not the `filtered:` of keys that joined suburbs with `|`: rows under
+        // the old keys could hold another selection's quotes (migration 0009 drops them).
+        key: format!("selection:{}", selection.data_key()),
         date: selection.date,
         products: selection.products.clone(),
         requests,

@@ -172,12 +172,22 @@ fn request_metrics(route: usize, method: usize, status: usize) -> &'static Handl
     })
 }
 
-/// The client's request id, else a new one.
+/// Longest client request id echoed back and logged.
+pub const MAX_REQUEST_ID_LEN: usize = 128;
+
+/// The client's request id when it is one (a single value of 1 to [`MAX_REQUEST_ID_LEN`]
+/// visible ASCII characters), else a new one. Anything else would be echoed on every answer
+/// and written into every log line verbatim: unbounded, and with bytes no log reader expects.
 fn request_id(headers: &axum::http::HeaderMap) -> (HeaderValue, bool) {
-    match headers.get(REQUEST_ID_HEADER) {
-        Some(given) => (given.clone(), false),
-        None => (new_request_id(), true),
+    let mut given = headers.get_all(REQUEST_ID_HEADER).iter();
+    match (given.next(), given.next()) {
+        (Some(id), None) if acceptable_request_id(id.as_bytes()) => (id.clone(), false),
+        _ => (new_request_id(), true),
     }
+}
+
+fn acceptable_request_id(id: &[u8]) -> bool {
+    (1..=MAX_REQUEST_ID_LEN).contains(&id.len()) && id.iter().all(|b| b.is_ascii_graphic())
 }
 
 /// The span a request's log lines carry.
