@@ -13,6 +13,7 @@ mod feed_fixtures;
 mod forecast;
 mod golden;
 mod hardening;
+mod hostile;
 mod http_api;
 mod import_faults;
 mod layers;

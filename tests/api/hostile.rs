@@ -1,0 +1,284 @@
+//! Requests a hostile client sends, against the real public port (request rules, front cache,
+//! limits) and both stores: no request changes another client's answer, every refusal is the
+//! contract's status with `no-store`, and nothing unbounded is echoed.
+
+use std::net::SocketAddr;
+
+use wafuel::server::ServerLimits;
+use wafuel::sim::Faults;
+
+use crate::hardening::{listen, raw, status_of};
+
+/// The public port as `serve` runs it, request ids and log lines included.
+async fn listen_observed(app: &TestApp) -> SocketAddr {
+    let limits = ServerLimits::default();
+    let site = wafuel::app::public_site(app.state.clone(), &limits);
+    let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        wafuel::server::serve_connections(listener, site, &limits, std::future::pending()).await
+    });
+    addr
+}
+use crate::support::*;
+
+/// The two spellings of "two suburbs" a separator could confuse: one literal suburb holding
+/// the separator, and the comma list.
+const PIPED: &str = "suburb=ELLENBROOK%7CMALAGA";
+const LISTED: &str = "suburb=ELLENBROOK,MALAGA";
+
+/// A fresh app over SQLite, or over PostgreSQL in a schema of its own.
+async fn app_on(postgres: Option<&str>) -> TestApp {
+    match postgres {
+        None => TestApp::new().await,
+        Some(url) => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            TestApp::over(postgres_store(url).await, dir, fixture_morning(), Faults::default(), None).await
+        }
+    }
+}
+
+/// The part of an answer that must not depend on what was asked before: `/v1`'s data and
+/// publication status, or the whole legacy document.
+fn prices(route: &str, response: &TestResponse) -> serde_json::Value {
+    let json = response.json();
+    match route {
+        "/v1" => serde_json::json!([json["data"], json["meta"]["publicationStatus"]]),
+        _ => json,
+    }
+}
+
+/// Ask `first` then `second` of one route on a fresh app: `second` answers exactly what a
+/// fresh app answers for it.
+async fn in_order(postgres: Option<&str>, route: &str, first: &str, second: &str) {
+    let app = app_on(postgres).await;
+    let asked = app.get(&format!("{route}?product=1&{first}")).await;
+    assert_eq!(asked.status, 200, "{route}?{first}");
+    let after = app.get(&format!("{route}?product=1&{second}")).await;
+    assert_eq!(after.status, 200, "{route}?{second}");
+    let truth = app_on(postgres).await.get(&format!("{route}?product=1&{second}")).await;
+    assert_eq!(prices(route, &after), prices(route, &truth), "{route}: {second} after {first}");
+}
+
+async fn separators_never_join_suburbs(postgres: Option<&str>) {
+    for route in ["/v1", "/legacy"] {
+        in_order(postgres, route, PIPED, LISTED).await;
+        in_order(postgres, route, LISTED, PIPED).await;
+    }
+    // What each spelling means: the list is both suburbs; the piped text is one suburb that
+    // no station is in.
+    let app = app_on(postgres).await;
+    let listed = app.get(&format!("/v1?product=1&{LISTED}&surrounding=no")).await.json();
+    let suburbs: std::collections::BTreeSet<&str> = listed["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|s| s["attributes"]["address"]["suburb"].as_str())
+        .collect();
+    assert_eq!(suburbs.into_iter().collect::<Vec<_>>(), ["ELLENBROOK", "MALAGA"]);
+    let piped = app.get(&format!("/v1?product=1&{PIPED}")).await.json();
+    assert_eq!(piped["data"], serde_json::json!([]));
+    let legacy = app.get(&format!("/legacy?product=1&{PIPED}")).await;
+    assert_eq!(legacy.status, 200);
+}
+
+#[tokio::test]
+async fn a_separator_in_a_suburb_never_reaches_another_answer_on_sqlite() {
+    separators_never_join_suburbs(None).await;
+}
+
+#[tokio::test]
+async fn a_separator_in_a_suburb_never_reaches_another_answer_on_postgres() {
+    let Some(url) = postgres_url() else { return };
+    separators_never_join_suburbs(Some(&url)).await;
+}
+
+/// Every control or separator character a key format could use, inside one suburb, answers
+/// a selection of its own: never the stations of the plain suburbs around it.
+#[tokio::test]
+async fn separator_characters_are_literal_suburb_text() {
+    let app = TestApp::new().await;
+    let plain = app.get("/v1?product=1&suburb=ELLENBROOK").await.json();
+    assert_ne!(plain["data"], serde_json::json!([]));
+    for separator in ["%7C", ";", "%3D", "*", "%22", "%5C", "%2A", ":"] {
+        let target = format!("/v1?product=1&suburb=ELLENBROOK{separator}");
+        let answer = app.get(&target).await;
+        assert_eq!(answer.status, 200, "{target}");
+        assert_eq!(answer.json()["data"], serde_json::json!([]), "{target}");
+    }
+    // Control characters are refused before the source is asked (a tab or line feed is
+    // whitespace, collapsed like a space).
+    let before = app.source_requests();
+    for control in ["%00", "%08", "%1F", "%7F", "%C2%80"] {
+        let answer = app.get(&format!("/v1?product=1&suburb=ELLEN{control}BROOK")).await;
+        assert_eq!(
+            (answer.status, answer.json()["errors"][0]["code"].as_str()),
+            (400, Some("invalid_query"))
+        );
+    }
+    assert_eq!(app.source_requests(), before);
+}
+
+/// A raw request's status, head and body.
+async fn send(addr: SocketAddr, request: &str) -> (u16, String, String) {
+    let answer = raw(addr, request.as_bytes()).await;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (status_of(&answer), head.to_ascii_lowercase(), body.to_string())
+}
+
+fn get(target: &str, headers: &str) -> String {
+    format!("GET {target} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n")
+}
+
+/// A refusal as the contract writes it: the status, a JSON:API error with the code, no-store
+/// and CORS.
+fn assert_refusal((status, head, body): &(u16, String, String), want: u16, code: &str) {
+    assert_eq!(*status, want, "{head}\n{body}");
+    assert!(head.contains("cache-control: no-store"), "{head}");
+    assert!(head.contains("access-control-allow-origin: *"), "{head}");
+    assert!(head.contains("content-type: application/vnd.api+json"), "{head}");
+    let json: serde_json::Value = serde_json::from_str(body).expect("a JSON:API body");
+    assert_eq!(json["errors"][0]["code"], code, "{body}");
+    assert_valid("JsonApiErrorDocument", &json);
+}
+
+#[tokio::test]
+async fn paths_that_are_not_utf8_are_404_with_the_contracts_body() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    for target in [
+        "/static/image/brand/%ff.svg",
+        "/explore/%ff",
+        "/v1/stations/%ff",
+        "/v1/stations/%c3%28/history",
+        "/%ed%a0%80",
+        "/v1%ff",
+    ] {
+        assert_refusal(&send(addr, &get(target, "")).await, 404, "not_found");
+    }
+    assert_eq!(app.source_requests(), 0);
+}
+
+/// A body on GET is one rule whether or not the document is cached: ignored within 64 KiB,
+/// refused with 413 past it or when its length is unstated, before any byte of a 200.
+#[tokio::test]
+async fn bodies_meet_one_rule_cached_or_not() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    let big = "Content-Length: 70000\r\n";
+    let chunked = "Transfer-Encoding: chunked\r\n";
+    // Not cached yet: refused.
+    assert_refusal(&send(addr, &get("/v1?product=2", big)).await, 413, "payload_too_large");
+    assert_eq!(app.source_requests(), 0, "a refused request never reaches the source");
+    // Cached (through the listener, so the front cache holds it): refused alike.
+    assert_eq!(send(addr, &get("/v1?product=2", "")).await.0, 200);
+    assert_eq!(send(addr, &get("/v1?product=2", "")).await.0, 200);
+    for headers in [big, chunked] {
+        let refused = send(addr, &get("/v1?product=2", headers)).await;
+        assert_refusal(&refused, 413, "payload_too_large");
+        assert!(refused.1.contains("connection: close"), "{}", refused.1);
+    }
+    // Within the bound: ignored, cached or not.
+    let small =
+        "GET /v1?product=2 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+    assert_eq!(send(addr, small).await.0, 200);
+    // Smuggling shapes: a length and chunked framing together, or two lengths, never a 200.
+    for headers in
+        ["Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "Content-Length: 5\r\nContent-Length: 6\r\n"]
+    {
+        let (status, head, _) = send(addr, &get("/v1?product=2", headers)).await;
+        assert!(status == 400 || status == 413 || status == 0, "{status} {head}");
+    }
+}
+
+#[tokio::test]
+async fn http_1_1_needs_exactly_one_host() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    assert_eq!(send(addr, &get("/v1?product=1", "")).await.0, 200);
+    for request in [
+        "GET /v1?product=1 HTTP/1.1\r\nConnection: close\r\n\r\n".to_string(),
+        "GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n".to_string(),
+    ] {
+        // Cached or not (the first request above stored it).
+        assert_refusal(&send(addr, &request).await, 400, "invalid_query");
+    }
+    // HTTP/1.0 has no Host requirement.
+    assert_eq!(send(addr, "GET /v1?product=1 HTTP/1.0\r\n\r\n").await.0, 200);
+}
+
+#[tokio::test]
+async fn nothing_unbounded_is_echoed() {
+    let app = TestApp::new().await;
+    let addr = listen_observed(&app).await;
+    let id_of = |head: &str| {
+        head.lines().find_map(|l| l.strip_prefix("x-request-id: ").map(str::to_string)).expect("an id")
+    };
+    let (_, head, _) = send(addr, &get("/v1?product=1", "X-Request-Id: client-42\r\n")).await;
+    assert_eq!(id_of(&head), "client-42");
+    let long = "a".repeat(129);
+    for given in [long.as_str(), "caf\u{e9}", "two words", ""] {
+        let (status, head, _) =
+            send(addr, &get("/v1?product=1", &format!("X-Request-Id: {given}\r\n"))).await;
+        assert_eq!(status, 200);
+        let id = id_of(&head);
+        assert!(id != given.to_ascii_lowercase() && id.len() <= 32, "{given:?} echoed as {id:?}");
+    }
+    // A preflight echoes a short list of header names, and refuses a long one.
+    let preflight = |list: String| {
+        format!(
+            "OPTIONS /v1 HTTP/1.1\r\nHost: x\r\nOrigin: https://a.example\r\nAccess-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: {list}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    let (status, head, _) = send(addr, &preflight("x-request-id, if-none-match".into())).await;
+    assert_eq!(status, 204);
+    assert!(head.contains("access-control-allow-headers: x-request-id, if-none-match"), "{head}");
+    let many = (0..1_300).map(|i| format!("x-h{i}")).collect::<Vec<_>>().join(",");
+    let (status, head, _) = send(addr, &preflight(many)).await;
+    assert_eq!(status, 400, "{head}");
+    assert!(!head.contains("access-control-allow-headers"), "{head}");
+    assert!(head.len() < 2_000, "{} bytes of head", head.len());
+}
+
+#[tokio::test]
+async fn weights_follow_rfc_9110() {
+    let app = TestApp::new().await;
+    let coding = |headers: &'static [(&'static str, &'static str)]| {
+        let app = &app;
+        async move {
+            let answer = app.call("GET", "/v1?product=1", headers).await;
+            assert_eq!(answer.status, 200);
+            answer.header("content-encoding").to_string()
+        }
+    };
+    assert_eq!(coding(&[("accept-encoding", "identity;q=0")]).await, "br");
+    assert_eq!(coding(&[("accept-encoding", "br;q=1.0000001, gzip;q=0.5")]).await, "gzip");
+    assert_eq!(coding(&[("accept-encoding", "gzip;q=1, br;q=0.5")]).await, "gzip");
+    // An Accept weight that is not RFC 9110's counts as 0: JSON:API is not acceptable then.
+    let refused =
+        app.call("GET", "/v1?product=1", &[("accept", "application/vnd.api+json;q=1.0000001")]).await;
+    assert_eq!(refused.status, 406);
+    let taken = app.call("GET", "/v1?product=1", &[("accept", "application/vnd.api+json;q=0.001")]).await;
+    assert_eq!(taken.status, 200);
+}
+
+/// A route whose corridor (length × 2 × detour) passes 250,000 km² is refused before any
+/// work; the worst route inside it is answered.
+#[tokio::test]
+async fn route_work_is_bounded_by_its_corridor() {
+    let app = TestApp::new().await;
+    // ~740 points across WA, as many as fit in 8,192 characters, at the 20 km maximum.
+    let across: Vec<(f64, f64)> =
+        (0..740).map(|i| if i % 2 == 0 { (-31.95, 115.86) } else { (-20.31, 118.58) }).collect();
+    let target = format!("/v1/stations?route={}&detour=20&product=1", crate::routes::encode(&across));
+    assert!(target.len() <= 8_192 + 40, "{}", target.len());
+    let refused = app.get(&target).await;
+    assert_eq!((refused.status, refused.json()["errors"][0]["code"].as_str()), (400, Some("invalid_query")));
+    assert_eq!(app.source_requests(), 0);
+    // 11 legs Perth–Geraldton and back (about 4,100 km) at 20 km: inside the bound.
+    let inside: Vec<(f64, f64)> =
+        (0..12).map(|i| if i % 2 == 0 { (-31.95, 115.86) } else { (-28.77, 114.61) }).collect();
+    let target = format!("/v1/stations?route={}&detour=20&product=1", crate::routes::encode(&inside));
+    assert_eq!(app.get(&target).await.status, 200);
+}
