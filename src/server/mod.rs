@@ -200,6 +200,13 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             limits.request_timeout,
         ))
+        // The timeout's own 408 carries no headers: every error is `no-store`.
+        .layer(axum::middleware::map_response(|mut response: axum::response::Response| async move {
+            if response.status() == StatusCode::REQUEST_TIMEOUT {
+                crate::cache_policy::CachePolicy::NoStore.write_over_library(response.headers_mut());
+            }
+            response
+        }))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.max_body_bytes))
         .layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| async move {

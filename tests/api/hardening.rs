@@ -152,6 +152,7 @@ async fn slow_requests_time_out_whole() {
     let addr = listen(&app, limits).await;
     let answer = raw(addr, b"GET /v1?product=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").await;
     assert_eq!(status_of(&answer), 408, "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("cache-control: no-store"), "{answer}");
 }
 
 #[tokio::test]
