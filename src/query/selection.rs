@@ -334,6 +334,27 @@ mod tests {
         assert_ne!(tomorrow.data_key(), v1("suburb=york").expect("ok").data_key());
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The same names listed with commas and joined by a character a key format could
+        /// use as a separator: whenever the two selections differ, so do their stored keys.
+        #[test]
+        fn a_stored_key_belongs_to_one_selection(
+            names in proptest::collection::vec("[A-Z]{1,3}[|;=*:]?[A-Z]{0,2}", 1..4),
+            separator in proptest::sample::select(vec!["|", "%7C", ";", "=", "*", ":", ",", "%2C", " "]),
+            brand in proptest::option::of(proptest::sample::select(vec!["2", "5", "2,5"])),
+        ) {
+            let listed = v1(&format!("product=1&suburb={}", names.join(",")));
+            let mut joined = format!("product=1&suburb={}", names.join(separator));
+            if let Some(b) = brand {
+                joined.push_str(&format!("&brand={b}"));
+            }
+            if let (Ok(x), Ok(y)) = (listed, v1(&joined)) {
+                proptest::prop_assert_eq!(x == y, x.data_key() == y.data_key(), "{:?} / {:?}", x, y);
+            }
+        }
+    }
+
     #[test]
     fn rejections() {
         let bad = [
