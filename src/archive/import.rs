@@ -3,17 +3,22 @@
 //! compact price rows, its stations are matched to the ones the history knows, and it is
 //! written in one transaction (`store::archive`).
 //!
-//! Matching: a row belongs to a known station when the normalised address and suburb match
-//! (several: the most recently seen); otherwise to an archive station (id from
-//! [`ArchiveSite::archive_id`]), kept without coordinates.
+//! Identity (docs/api.md "History back to 2001"): a row names a place (its address folded by
+//! [`super::fold_address`], and suburb) and a trading name. At one place, names priced on the
+//! same day are different stations; a name that only ever follows another there (a rebrand, a
+//! new operator, a new FuelWatch id) continues that station. A station the history knows is
+//! found by place and name; a live one by place alone when it is the only live station there,
+//! else by its trading name. Otherwise the row makes an archive station, kept without
+//! coordinates: alone at its place it has [`ArchiveSite::archive_id`], beside another
+//! [`ArchiveSite::colocated_id`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::list::ListedFile;
-use super::{ArchiveError, ArchiveSite, ReadTally, read_prices};
+use super::{ArchiveError, ArchiveSite, ReadTally, SiteKey, read_prices};
 use crate::model::codes::ProductCode;
 use crate::store::archive::{
     ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
@@ -41,7 +46,7 @@ pub enum ImportError {
     Io { file: String, reason: String },
 }
 
-/// One file read: its distinct stations and its prices naming them by index.
+/// One file read: its distinct (place, trading name) pairs and its prices naming them by index.
 struct ReadFile {
     sites: Vec<ArchiveSite>,
     /// (product, day as `YYYYMMDD`, site index, tenths of a cent)
@@ -51,21 +56,25 @@ struct ReadFile {
 
 fn read_file(name: &str, input: impl Read) -> Result<ReadFile, ArchiveError> {
     let mut sites: Vec<ArchiveSite> = Vec::new();
-    // By the raw address and suburb first: a month repeats each station's text thousands of
-    // times, and normalising it (folding case and spaces) is the costly part.
+    // By the raw texts first: a month repeats each station's text thousands of times, and
+    // folding it is the costly part.
     let mut by_text: HashMap<String, u32> = HashMap::new();
-    let mut by_key: HashMap<(String, String), u32> = HashMap::new();
+    let mut by_key: HashMap<(SiteKey, String), u32> = HashMap::new();
     let mut text = String::new();
     let mut prices = Vec::new();
     let tally = read_prices(name, input, |price| {
         text.clear();
-        text.push_str(&price.station.address);
-        text.push('\u{1}');
-        text.push_str(&price.station.suburb);
+        for part in [&price.station.address, &price.station.suburb, &price.station.trading_name] {
+            // Length-prefixed: no text can end one field and start the next.
+            text.push_str(&part.len().to_string());
+            text.push(':');
+            text.push_str(part);
+        }
         let at = match by_text.get(text.as_str()) {
             Some(&at) => at,
             None => {
-                let at = *by_key.entry(price.station.match_key()).or_insert_with(|| {
+                let key = (price.station.site_key(), price.station.name_key());
+                let at = *by_key.entry(key).or_insert_with(|| {
                     sites.push(price.station.clone());
                     u32::try_from(sites.len() - 1).unwrap_or(u32::MAX)
                 });
@@ -137,20 +146,23 @@ impl ImportSummary {
 }
 
 /// A station the history knows, as matching needs it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Known {
     sid: i64,
+    station_id: String,
     first_seen: i64,
     last_seen: i64,
     archive: bool,
     region: Option<u8>,
+    /// Its trading names, folded (`fold_text`); for a live station, the feed's.
+    names: Vec<String>,
 }
 
 /// Imports files into one store, remembering what it matched across files.
 pub struct Importer {
     store: Arc<dyn Store>,
-    /// Normalised (address, suburb) → the most recently seen station there.
-    known: HashMap<(String, String), Known>,
+    /// Place → the stations the history knows there.
+    known: HashMap<SiteKey, Vec<Known>>,
     matched: HashSet<i64>,
     archive: HashSet<i64>,
     pub summary: ImportSummary,
@@ -225,7 +237,7 @@ impl Importer {
     pub async fn new(store: Arc<dyn Store>) -> Result<Self, StoreError> {
         let stations = store.known_stations().await?;
         Ok(Self {
-            known: known_by_address(&stations),
+            known: known_by_place(&stations),
             store,
             matched: HashSet::new(),
             archive: HashSet::new(),
@@ -235,7 +247,7 @@ impl Importer {
 
     /// Whether the history knows any station the live feed listed.
     pub fn knows_live_stations(&self) -> bool {
-        self.known.values().any(|k| !k.archive)
+        self.known.values().flatten().any(|k| !k.archive)
     }
 
     /// Learn today's live stations, so archive rows can match them: one warm pass (today's
@@ -252,7 +264,7 @@ impl Importer {
                 "some catalog extracts failed; their stations stay unknown"
             );
         }
-        self.known = known_by_address(&self.store.known_stations().await?);
+        self.known = known_by_place(&self.store.known_stations().await?);
         Ok(())
     }
 
@@ -284,14 +296,31 @@ impl Importer {
             .import(&batch)
             .await
             .map_err(|source| ImportError::Write { file: name.to_string(), source })?;
-        // The new archive stations become known, so the next file matches them by address.
+        // The batch's archive stations become known (new ones with their sids), so the next
+        // file finds them by place and name.
         let sids: HashMap<&str, i64> =
             write.archive_sids.iter().map(|(id, sid)| (id.as_str(), *sid)).collect();
-        for (row, key) in batch.stations.iter().zip(keys) {
+        for (row, (key, names)) in batch.stations.iter().zip(keys) {
             let Some(&sid) = sids.get(row.station_id.as_str()) else { continue };
             self.archive.insert(sid);
-            let (first_seen, last_seen, region) = (row.first_seen, row.last_seen, row.region);
-            self.known.entry(key).or_insert(Known { sid, first_seen, last_seen, archive: true, region });
+            let here = self.known.entry(key).or_default();
+            match here.iter_mut().find(|k| k.station_id == row.station_id) {
+                Some(known) => {
+                    known.names = names;
+                    known.first_seen = known.first_seen.min(row.first_seen);
+                    known.last_seen = known.last_seen.max(row.last_seen);
+                    known.region = known.region.or(row.region);
+                }
+                None => here.push(Known {
+                    sid,
+                    station_id: row.station_id.clone(),
+                    first_seen: row.first_seen,
+                    last_seen: row.last_seen,
+                    archive: true,
+                    region: row.region,
+                    names,
+                }),
+            }
         }
         let s = &mut self.summary;
         s.files += 1;
@@ -304,49 +333,95 @@ impl Importer {
         Ok(write)
     }
 
-    /// The batch of one file: each site matched to a known station or made an archive one;
-    /// with the match key of each archive station of the batch, in its order.
+    /// The batch of one file: each (place, name) given a station, known or new; with the
+    /// place and names of each archive station row of the batch, in its order.
     fn batch(
         &mut self,
         read: &ReadFile,
         month: Option<ImportedMonth>,
-    ) -> (ImportBatch, Vec<(String, String)>) {
-        // Each site's days, to widen first and last seen.
-        let mut span: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); read.sites.len()];
+    ) -> (ImportBatch, Vec<(SiteKey, Vec<String>)>) {
+        // Each site's days: the span widens first and last seen; the days say which names
+        // share a day at one place.
+        let mut days: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); read.sites.len()];
         for &(_, day, site, _) in &read.prices {
-            if let Some(s) = span.get_mut(site as usize) {
-                *s = (s.0.min(day), s.1.max(day));
+            if let Some(d) = days.get_mut(site as usize) {
+                d.insert(day);
+            }
+        }
+        let mut by_place: BTreeMap<SiteKey, Vec<usize>> = BTreeMap::new();
+        for (i, site) in read.sites.iter().enumerate() {
+            if !days[i].is_empty() {
+                by_place.entry(site.site_key()).or_default().push(i);
             }
         }
         let mut batch = ImportBatch { month, ..Default::default() };
-        let mut slots = Vec::with_capacity(read.sites.len());
+        let mut slots: Vec<Option<Slot>> = vec![None; read.sites.len()];
         let mut keys = Vec::new();
-        for (site, &(first, last)) in read.sites.iter().zip(&span) {
-            if first > last {
-                slots.push(None);
-                continue;
+        for (place, mut named) in by_place {
+            // In the order the names first appear (then by name): a successor comes after the
+            // name it follows, and the same file always gives the same stations.
+            named.sort_by_key(|&i| (days[i].first().copied(), read.sites[i].name_key()));
+            let known = self.known.get(&place).cloned().unwrap_or_default();
+            let mut here = Place::new(known);
+            for i in named {
+                here.assign(i, &read.sites[i], &days[i]);
             }
-            let key = site.match_key();
-            match self.known.get_mut(&key) {
-                Some(known) => {
-                    if known.archive {
-                        self.archive.insert(known.sid);
-                    } else {
-                        self.matched.insert(known.sid);
-                    }
-                    let new_region = known.region.is_none() && site.region.is_some();
-                    if first < known.first_seen || last > known.last_seen || new_region {
-                        known.first_seen = known.first_seen.min(first);
-                        known.last_seen = known.last_seen.max(last);
-                        known.region = known.region.or(site.region);
-                        batch.widen.push((known.sid, known.first_seen, known.last_seen, known.region));
-                    }
-                    slots.push(Some(Slot::Known(known.sid)));
+            for station in here.stations {
+                if station.sites.is_empty() {
+                    continue;
                 }
-                None => {
-                    batch.stations.push(archive_row(site, first, last));
-                    keys.push(key);
-                    slots.push(Some(Slot::Archive(batch.stations.len() - 1)));
+                let (first, last) = station.span();
+                match &station.known {
+                    Some(known) if !known.archive || !station.names_grew => {
+                        let entry = self
+                            .known
+                            .get_mut(&place)
+                            .and_then(|v| v.iter_mut().find(|k| k.sid == known.sid));
+                        if let Some(entry) = entry {
+                            let region = station.region(read);
+                            let new_region = entry.region.is_none() && region.is_some();
+                            if first < entry.first_seen || last > entry.last_seen || new_region {
+                                entry.first_seen = entry.first_seen.min(first);
+                                entry.last_seen = entry.last_seen.max(last);
+                                entry.region = entry.region.or(region);
+                                batch.widen.push((
+                                    entry.sid,
+                                    entry.first_seen,
+                                    entry.last_seen,
+                                    entry.region,
+                                ));
+                            }
+                            entry.names = station.names.clone();
+                        }
+                        if known.archive {
+                            self.archive.insert(known.sid);
+                        } else {
+                            self.matched.insert(known.sid);
+                        }
+                        for &i in &station.sites {
+                            slots[i] = Some(Slot::Known(known.sid));
+                        }
+                    }
+                    _ => {
+                        // A new archive station, or a known one that gained a name: its row
+                        // (the upsert keeps its sid and widens its dates).
+                        let latest = station.latest_site(&days);
+                        let id = station.known.as_ref().map(|k| k.station_id.clone()).unwrap_or_else(|| {
+                            station.id.clone().unwrap_or_else(|| read.sites[latest].archive_id().to_string())
+                        });
+                        batch.stations.push(archive_row(
+                            &read.sites[latest],
+                            id,
+                            &station.names,
+                            first,
+                            last,
+                        ));
+                        keys.push((place.clone(), station.names.clone()));
+                        let slot = Slot::Archive(batch.stations.len() - 1);
+                        for &i in &station.sites {
+                            slots[i] = Some(slot);
+                        }
+                    }
                 }
             }
         }
@@ -358,59 +433,173 @@ impl Importer {
                 Some(ImportPrice { product, day, station, price })
             })
             .collect();
-        // Two rows for one station, product and day (two trading names at one address, which
-        // matching makes one station): the first is kept. A stable sort keeps the file's order
-        // among equals, and needs no set of a month's keys beside the prices.
-        let before = batch.prices.len();
+        // Two rows for one station, product and day: a repeat of the same price is skipped;
+        // another price is a conflict (the first row of the file is kept). A stable sort keeps
+        // the file's order among equals.
         batch.prices.sort_by_key(|p| (p.product, p.day, p.station));
-        batch.prices.dedup_by_key(|p| (p.product, p.day, p.station));
-        let duplicates = (before - batch.prices.len()) as u64;
-        if duplicates > 0 {
+        let (mut repeats, mut conflicts) = (0u64, 0u64);
+        batch.prices.dedup_by(|later, kept| {
+            let same = (later.product, later.day, later.station) == (kept.product, kept.day, kept.station);
+            if same && later.price == kept.price {
+                repeats += 1;
+            } else if same {
+                conflicts += 1;
+            }
+            same
+        });
+        if repeats > 0 {
             *self
                 .summary
                 .read
                 .skipped
                 .entry("another row for the same station and day".into())
-                .or_default() += duplicates;
+                .or_default() += repeats;
         }
+        self.summary.conflicts += conflicts;
         (batch, keys)
     }
 }
 
-fn known_by_address(stations: &[KnownStation]) -> HashMap<(String, String), Known> {
-    // Several stations at one address: the most recently seen (a live one over an archive one
-    // seen as late), then the smallest station id. Never the order the store lists them in:
-    // sids follow the order a warm pass happened to record its extracts, and an import run
-    // again must pick the station the first run picked.
-    let rank = |s: &KnownStation| (s.last_seen, !s.archive, std::cmp::Reverse(s.station_id.clone()));
-    let mut best: HashMap<(String, String), &KnownStation> = HashMap::new();
-    for s in stations {
-        let key = (crate::model::key::fold_text(&s.street), crate::model::key::fold_text(&s.suburb));
-        match best.get(&key) {
-            Some(held) if rank(held) >= rank(s) => {}
-            _ => {
-                best.insert(key, s);
-            }
-        }
-    }
-    best.into_iter()
-        .map(|(key, s)| {
-            let known = Known {
-                sid: s.sid,
-                first_seen: s.first_seen,
-                last_seen: s.last_seen,
-                archive: s.archive,
-                region: s.region,
-            };
-            (key, known)
-        })
-        .collect()
+/// The stations of one place while a file's names are given to them.
+struct Place {
+    stations: Vec<PlaceStation>,
+    /// Live stations the history knows here: with more than one, the trading name decides.
+    live: usize,
 }
 
-/// The stored form of an archive station.
-fn archive_row(site: &ArchiveSite, first_seen: i64, last_seen: i64) -> ArchiveStationRow {
+/// A station at a place, known or new, with what this file gave it.
+struct PlaceStation {
+    known: Option<Known>,
+    /// The id of a new station.
+    id: Option<String>,
+    names: Vec<String>,
+    names_grew: bool,
+    /// Site indices of the file given to it, and their days.
+    sites: Vec<usize>,
+    days: BTreeSet<i64>,
+}
+
+impl PlaceStation {
+    fn span(&self) -> (i64, i64) {
+        (self.days.first().copied().unwrap_or(0), self.days.last().copied().unwrap_or(0))
+    }
+
+    /// The site of the file it was priced under last (its newest texts).
+    fn latest_site(&self, days: &[BTreeSet<i64>]) -> usize {
+        let last = |i: &usize| days.get(*i).and_then(|d| d.last().copied());
+        self.sites.iter().copied().max_by_key(|i| (last(i), *i)).unwrap_or(0)
+    }
+
+    /// The region its rows name (the newest site's first).
+    fn region(&self, read: &ReadFile) -> Option<u8> {
+        self.sites.iter().rev().find_map(|&i| read.sites.get(i).and_then(|s| s.region))
+    }
+}
+
+impl Place {
+    fn new(known: Vec<Known>) -> Self {
+        let live = known.iter().filter(|k| !k.archive).count();
+        let stations = known
+            .into_iter()
+            .map(|k| PlaceStation {
+                names: k.names.clone(),
+                known: Some(k),
+                id: None,
+                names_grew: false,
+                sites: Vec::new(),
+                days: BTreeSet::new(),
+            })
+            .collect();
+        Self { stations, live }
+    }
+
+    /// Give the file's site `i` (one trading name at this place, priced on `days`) its
+    /// station: the one that bears its name, unless another name of it shares one of these
+    /// days; else the one it succeeds (no day shared); else a new one.
+    fn assign(&mut self, i: usize, site: &ArchiveSite, days: &BTreeSet<i64>) {
+        let name = site.name_key();
+        let free = |s: &PlaceStation| s.days.is_disjoint(days);
+        let by_name = self.stations.iter().position(|s| s.names.contains(&name));
+        let chosen = match by_name {
+            Some(at) if free(&self.stations[at]) => Some(at),
+            // The name's station has another name on one of these days (a month imported
+            // after later ones): this name's rows make a station of their own.
+            Some(_) => None,
+            None => {
+                let live = self.live;
+                // A live station takes another name only when it is the only live one here.
+                let may_take = |s: &PlaceStation| s.known.as_ref().is_none_or(|k| k.archive || live == 1);
+                let rank = |s: &PlaceStation| {
+                    let last = s.days.last().copied().or(s.known.as_ref().map(|k| k.last_seen));
+                    let id = s.known.as_ref().map(|k| k.station_id.clone()).or(s.id.clone());
+                    (last, std::cmp::Reverse(id))
+                };
+                (0..self.stations.len())
+                    .filter(|&at| free(&self.stations[at]) && may_take(&self.stations[at]))
+                    .max_by_key(|&at| rank(&self.stations[at]))
+            }
+        };
+        let at = chosen.unwrap_or_else(|| {
+            // Alone at its place it keeps the place's id; beside another, its name is hashed too.
+            let id = if self.stations.is_empty() { site.archive_id() } else { site.colocated_id() };
+            self.stations.push(PlaceStation {
+                known: None,
+                id: Some(id.to_string()),
+                names: Vec::new(),
+                names_grew: false,
+                sites: Vec::new(),
+                days: BTreeSet::new(),
+            });
+            self.stations.len() - 1
+        });
+        let station = &mut self.stations[at];
+        if !station.names.contains(&name) {
+            station.names.push(name);
+            station.names_grew = true;
+        }
+        station.sites.push(i);
+        station.days.extend(days.iter().copied());
+    }
+}
+
+/// The stations the history knows, by place (their street folded as the archive's addresses).
+fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
+    let mut out: HashMap<SiteKey, Vec<Known>> = HashMap::new();
+    for s in stations {
+        let key = (super::fold_address(&s.street), crate::model::key::fold_text(&s.suburb));
+        out.entry(key).or_default().push(Known {
+            sid: s.sid,
+            station_id: s.station_id.clone(),
+            first_seen: s.first_seen,
+            last_seen: s.last_seen,
+            archive: s.archive,
+            region: s.region,
+            names: s
+                .names
+                .iter()
+                .map(|n| crate::model::key::fold_text(n))
+                .filter(|n| !n.is_empty())
+                .collect(),
+        });
+    }
+    // Listed in one order whatever order the store returned them in.
+    for here in out.values_mut() {
+        here.sort_by(|a, b| a.station_id.cmp(&b.station_id));
+    }
+    out
+}
+
+/// The stored form of an archive station: its newest texts, and every name it has had.
+fn archive_row(
+    site: &ArchiveSite,
+    station_id: String,
+    names: &[String],
+    first_seen: i64,
+    last_seen: i64,
+) -> ArchiveStationRow {
     let details = serde_json::json!({
         "trading_name": site.trading_name,
+        "names": names,
         "brand": site.brand,
         "brand_text": site.brand_text,
         "street": site.address,
@@ -420,7 +609,7 @@ fn archive_row(site: &ArchiveSite, first_seen: i64, last_seen: i64) -> ArchiveSt
         "archive": true,
     });
     ArchiveStationRow {
-        station_id: site.archive_id().to_string(),
+        station_id,
         brand: site.brand,
         details: details.to_string(),
         region: site.region,
@@ -657,34 +846,146 @@ mod tests {
         assert!(months((2024, 2), (2024, 1)).is_empty());
     }
 
-    #[test]
-    fn the_most_recently_seen_station_at_an_address_wins() {
-        let station = |sid, street: &str, last_seen, archive| KnownStation {
-            sid,
-            station_id: format!("{sid}"),
-            street: street.into(),
-            suburb: "PERTH".into(),
-            first_seen: 20_200_101,
-            last_seen,
-            archive,
+    fn site(name: &str, address: &str, suburb: &str) -> ArchiveSite {
+        ArchiveSite {
+            trading_name: name.into(),
+            brand: 0,
+            brand_text: None,
+            address: address.into(),
+            suburb: suburb.into(),
+            postcode: None,
             region: None,
+        }
+    }
+
+    fn days(from: i64, to: i64) -> BTreeSet<i64> {
+        (from..=to).collect()
+    }
+
+    /// The stations a place's names make, as (id, names, days) in the order made.
+    fn stations(
+        known: Vec<Known>,
+        named: &[(&ArchiveSite, BTreeSet<i64>)],
+    ) -> Vec<(String, Vec<String>, usize)> {
+        let mut place = Place::new(known);
+        for (i, (site, days)) in named.iter().enumerate() {
+            place.assign(i, site, days);
+        }
+        place
+            .stations
+            .into_iter()
+            .filter(|s| !s.sites.is_empty())
+            .map(|s| {
+                let id = s.known.map(|k| k.station_id).or(s.id).unwrap_or_default();
+                (id, s.names, s.days.len())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn competitors_at_one_address_on_the_same_day_are_two_stations() {
+        // Real FuelWatch rows of 2026: 7-Eleven Brabham and EG Ampol Brabham, both
+        // `3 Marvel Ent, BRABHAM`, priced every day with different prices.
+        let seven = site("7-Eleven Brabham", "3 Marvel Ent", "BRABHAM");
+        let eg = site("EG Ampol Brabham", "3 Marvel Ent", "BRABHAM");
+        let made =
+            stations(Vec::new(), &[(&seven, days(20260405, 20260430)), (&eg, days(20260405, 20260430))]);
+        assert_eq!(made.len(), 2, "{made:?}");
+        // The first keeps the address's own id (as a station alone there has); the other's
+        // also hashes its name.
+        assert_eq!(made[0].0, seven.archive_id().to_string());
+        assert_eq!(made[1].0, eg.colocated_id().to_string());
+        assert_ne!(seven.colocated_id(), eg.colocated_id());
+        // A handover with one day both (Shell Gidgegannup, then Atlas Fuel Gidgegannup).
+        let shell = site("Shell Gidgegannup", "2095 Toodyay Rd", "GIDGEGANNUP");
+        let atlas = site("Atlas Fuel Gidgegannup", "2095 Toodyay Rd", "GIDGEGANNUP");
+        let made =
+            stations(Vec::new(), &[(&shell, days(20260701, 20260730)), (&atlas, days(20260730, 20260731))]);
+        assert_eq!(made.len(), 2, "{made:?}");
+    }
+
+    #[test]
+    fn a_name_that_follows_another_continues_its_station() {
+        // A rebrand at one address, never both on one day: one history.
+        let united = site("United Rangeway Truck Stop", "50 Rifle Range Rd", "RANGEWAY");
+        let astron = site("Astron Rangeway Truck Stop", "50 Rifle Range Rd", "RANGEWAY");
+        let made =
+            stations(Vec::new(), &[(&united, days(20260405, 20260610)), (&astron, days(20260611, 20260630))]);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(made[0].1, ["united rangeway truck stop", "astron rangeway truck stop"]);
+        assert_eq!(made[0].2, days(20260405, 20260610).len() + days(20260611, 20260630).len());
+        // Across files: the station the history knows takes its successor, and its own name
+        // back later.
+        let known = Known {
+            sid: 7,
+            station_id: united.archive_id().to_string(),
+            first_seen: 20260405,
+            last_seen: 20260610,
+            archive: true,
+            region: None,
+            names: vec!["united rangeway truck stop".into()],
         };
-        let known = known_by_address(&[
-            station(1, "1 Main St", 20_240_101, false),
-            station(2, " 1  MAIN st", 20_260_101, false),
-            station(3, "1 Main St", 20_260_101, true),
+        let made = stations(vec![known.clone()], &[(&astron, days(20260701, 20260731))]);
+        assert_eq!((made.len(), made[0].0.as_str()), (1, known.station_id.as_str()));
+        // With a co-located competitor known too, the new name follows the one it does not
+        // share a day with.
+        let other =
+            Known { sid: 8, station_id: "b".repeat(64), names: vec!["other".into()], ..known.clone() };
+        let still = site("Other", "50 Rifle Range Rd", "RANGEWAY");
+        let made = stations(
+            vec![known.clone(), other],
+            &[(&still, days(20260701, 20260731)), (&astron, days(20260701, 20260731))],
+        );
+        assert_eq!(made.len(), 2, "{made:?}");
+        assert_eq!(
+            made.iter()
+                .find(|m| m.1.contains(&"astron rangeway truck stop".to_string()))
+                .map(|m| m.0.clone()),
+            Some(known.station_id)
+        );
+    }
+
+    #[test]
+    fn live_stations_are_found_by_place_then_by_name() {
+        let live = |sid, station_id: &str, name: &str| KnownStation {
+            sid,
+            station_id: station_id.into(),
+            street: "1256 Armadale Road".into(),
+            suburb: "ARMADALE".into(),
+            first_seen: 20261101,
+            last_seen: 20261126,
+            archive: false,
+            region: None,
+            names: vec![name.into()],
+        };
+        let known = known_by_place(&[
+            live(1, "a".repeat(64).as_str(), "7-Eleven Haynes"),
+            live(2, "b".repeat(64).as_str(), "Shell Reddy Express Brookdale"),
         ]);
-        let found = known.get(&("1 main st".to_string(), "perth".to_string())).expect("known");
-        assert_eq!(found.sid, 2);
-        // Seen as late, both live: the smaller station id, whatever the order or the sids.
-        let tied = |first: i64, second: i64| {
-            let mut a = station(first, "9 Side Rd", 20_261_125, false);
-            a.station_id = "b".into();
-            let mut b = station(second, "9 Side Rd", 20_261_125, false);
-            b.station_id = "a".into();
-            known_by_address(&[a.clone(), b.clone()]).values().next().map(|k| k.sid) == Some(second)
-                && known_by_address(&[b, a]).values().next().map(|k| k.sid) == Some(second)
-        };
-        assert!(tied(5, 6) && tied(6, 5), "the station with id \"a\" wins");
+        let here =
+            known.get(&("1256 armadale rd".to_string(), "armadale".to_string())).cloned().expect("folded");
+        assert_eq!(here.len(), 2);
+        let shell = site("Shell Reddy Express Brookdale", "1256 Armadale Rd", "ARMADALE");
+        let seven = site("7-Eleven Haynes", "1256 ARMADALE RD", "ARMADALE");
+        // Whatever the file's order, each name finds its own live station.
+        for order in [[&shell, &seven], [&seven, &shell]] {
+            let mut place = Place::new(here.clone());
+            for (i, s) in order.iter().enumerate() {
+                place.assign(i, s, &days(20260405, 20260410));
+            }
+            let by = |name: &str| {
+                place
+                    .stations
+                    .iter()
+                    .find(|s| s.names.contains(&name.to_string()))
+                    .and_then(|s| s.known.as_ref())
+                    .map(|k| k.sid)
+            };
+            assert_eq!((by("7-eleven haynes"), by("shell reddy express brookdale")), (Some(1), Some(2)));
+        }
+        // Two live stations and a name neither has: never "the most recently seen wins".
+        let mut place = Place::new(here);
+        place.assign(0, &site("Somebody Else", "1256 Armadale Rd", "ARMADALE"), &days(20260405, 20260410));
+        assert!(place.stations[2].known.is_none(), "an archive station of its own");
     }
 }

@@ -93,18 +93,103 @@ pub struct ArchiveSite {
     pub region: Option<u8>,
 }
 
+/// Where a station stands, as the archive's texts are compared: the address folded by
+/// [`fold_address`] and the suburb by [`fold_text`].
+pub type SiteKey = (String, String);
+
 impl ArchiveSite {
-    /// The matching key: address and suburb normalised as in the station key (trimmed,
-    /// whitespace runs as one space, lower-cased).
-    pub fn match_key(&self) -> (String, String) {
-        (fold_text(&self.address), fold_text(&self.suburb))
+    /// The place this row names: FuelWatch re-spells an address now and then (`177 OConnor
+    /// Rd` → `177 O'Connor Rd`, `21 Duncan Road` → `21 Duncan Rd`), so what does not change
+    /// the place is folded away.
+    pub fn site_key(&self) -> SiteKey {
+        (fold_address(&self.address), fold_text(&self.suburb))
     }
 
-    /// The id of a station only the archive knows: SHA-256 of `archive|<address>|<suburb>`.
+    /// The trading name as names are compared: trimmed, spaces collapsed, lower case.
+    pub fn name_key(&self) -> String {
+        fold_text(&self.trading_name)
+    }
+
+    /// The id of a station only the archive knows that is alone at its address:
+    /// SHA-256 of `archive|<address>|<suburb>`, both as the station key normalises them
+    /// (trimmed, spaces collapsed, lower case; not folded further, so ids stored before
+    /// address folding keep theirs).
     pub fn archive_id(&self) -> StationId {
-        let (address, suburb) = self.match_key();
+        let (address, suburb) = (fold_text(&self.address), fold_text(&self.suburb));
         StationId::from_digest(sha256_hex(format!("archive|{address}|{suburb}").as_bytes()))
     }
+
+    /// The id of an archive station that shares its address with another on the same day:
+    /// SHA-256 of `archive|<address>|<suburb>|<trading name>`, each normalised as above.
+    pub fn colocated_id(&self) -> StationId {
+        let (address, suburb) = (fold_text(&self.address), fold_text(&self.suburb));
+        let name = self.name_key();
+        StationId::from_digest(sha256_hex(format!("archive|{address}|{suburb}|{name}").as_bytes()))
+    }
+}
+
+/// Street-type words as FuelWatch writes them, long and short, each to one form.
+const STREET_TYPES: [(&str, &str); 42] = [
+    ("road", "rd"),
+    ("street", "st"),
+    ("str", "st"),
+    ("highway", "hwy"),
+    ("hway", "hwy"),
+    ("avenue", "ave"),
+    ("av", "ave"),
+    ("drive", "dr"),
+    ("drv", "dr"),
+    ("parade", "pde"),
+    ("place", "pl"),
+    ("court", "ct"),
+    ("crt", "ct"),
+    ("crescent", "cres"),
+    ("cresc", "cres"),
+    ("cr", "cres"),
+    ("terrace", "tce"),
+    ("terr", "tce"),
+    ("boulevard", "blvd"),
+    ("bvd", "blvd"),
+    ("boulevarde", "blvd"),
+    ("lane", "ln"),
+    ("close", "cl"),
+    ("circuit", "cct"),
+    ("square", "sq"),
+    ("esplanade", "esp"),
+    ("entrance", "ent"),
+    ("grove", "gr"),
+    ("gve", "gr"),
+    ("promenade", "prom"),
+    ("corner", "cnr"),
+    ("gardens", "gdns"),
+    ("loop", "lp"),
+    ("retreat", "rtt"),
+    ("freeway", "fwy"),
+    ("parkway", "pkwy"),
+    ("circle", "cir"),
+    ("junction", "jnc"),
+    ("north", "nth"),
+    ("south", "sth"),
+    ("mount", "mt"),
+    ("point", "pt"),
+];
+
+/// An address as places are compared: lower case; apostrophes dropped (`O'Connor` is
+/// `OConnor`); every other character that is not a letter or digit a space; spaces collapsed;
+/// each street-type word in one form (`Road` is `Rd`, `Crt` is `Ct`, `Place` is `Pl`, …).
+pub fn fold_address(text: &str) -> String {
+    let mut spaced = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\'' | '\u{2019}' | '\u{2018}' | '`' => {}
+            c if c.is_alphanumeric() => spaced.extend(c.to_lowercase()),
+            _ => spaced.push(' '),
+        }
+    }
+    let words = spaced
+        .split_whitespace()
+        .map(|word| STREET_TYPES.iter().find(|(long, _)| *long == word).map_or(word, |(_, short)| short));
+    words.collect::<Vec<_>>().join(" ")
 }
 
 /// What reading files found, beyond the prices.
@@ -376,6 +461,31 @@ mod tests {
             read_prices("FuelWatchRetail-01-2001.csv", text.as_bytes(), |_| seen += 1).expect_err("refused");
         assert_eq!(seen, 0);
         assert_eq!(err.to_string(), "FuelWatchRetail-01-2001.csv: the header has no PRODUCT_PRICE column");
+    }
+
+    #[test]
+    fn addresses_fold_what_does_not_change_the_place() {
+        // FuelWatch's own re-spellings of 2026.
+        for (a, b) in [
+            ("177 OConnor Rd", "177 O'Connor Rd"),
+            ("21 Duncan Road", "21 Duncan Rd"),
+            ("17 Edwards Place", "17 Edwards Pl"),
+            ("7 Bartley Crt", "7 Bartley Ct"),
+            ("801-803 South Western Highway", "801-803 SOUTH WESTERN HWY"),
+            ("Cnr  Great Eastern Hwy & Bunning Rd", "cnr great eastern highway / bunning road"),
+            ("470 Whitfords Avenue", "470 Whitfords Ave"),
+        ] {
+            assert_eq!(fold_address(a), fold_address(b), "{a} / {b}");
+        }
+        assert_eq!(fold_address("177 O\u{2019}Connor Road"), "177 oconnor rd");
+        // A number or a street that changes is another place.
+        for (a, b) in [
+            ("1256 Armadale Rd", "1265 Armadale Rd"),
+            ("9522 Muirs Hwy", "9522 Muir Hwy"),
+            ("28 Stirling Tce", "28-30 Stirling Tce"),
+        ] {
+            assert_ne!(fold_address(a), fold_address(b), "{a} / {b}");
+        }
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct KnownStation {
     pub archive: bool,
     /// The region an archive row named for it.
     pub region: Option<u8>,
+    /// Its trading names as stored: every name an archive station has had, a live station's
+    /// current one.
+    pub names: Vec<String>,
 }
 
 /// A station only the archive knows, as one batch saw it.
@@ -144,6 +147,16 @@ pub fn street_and_suburb(details: &str) -> (String, String) {
     (text("street"), text("suburb"))
 }
 
+/// The trading names of stored station details: an archive station's `names`, else its (or
+/// a live station's) `trading_name`.
+pub fn trading_names(details: &str) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_str(details).unwrap_or_default();
+    match value.get("names").and_then(|v| v.as_array()) {
+        Some(names) => names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect(),
+        None => value.get("trading_name").and_then(|v| v.as_str()).map(str::to_string).into_iter().collect(),
+    }
+}
+
 #[derive(sqlx::FromRow)]
 struct KnownRow {
     sid: i64,
@@ -171,7 +184,9 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
             .into_iter()
             .map(|r| {
                 let (street, suburb) = street_and_suburb(&r.details);
+                let names = trading_names(&r.details);
                 KnownStation {
+                    names,
                     sid: r.sid,
                     station_id: r.station_id,
                     street,
