@@ -21,7 +21,8 @@ use super::list::ListedFile;
 use super::{ArchiveError, ArchiveSite, ReadTally, SiteKey, read_prices};
 use crate::model::codes::ProductCode;
 use crate::store::archive::{
-    ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
+    ArchiveMove, ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
+    StationNames,
 };
 use crate::store::history::day_number;
 use crate::store::{Store, StoreError};
@@ -104,6 +105,10 @@ pub struct ImportSummary {
     pub matched_stations: u64,
     /// Distinct stations only the archive knows.
     pub archive_stations: u64,
+    /// Archive stations a month imported later split in two (two of its names on one day).
+    pub split: u64,
+    /// Stored prices those splits moved to the new station.
+    pub moved: u64,
     /// File names were guessed (FuelWatch's list could not be read).
     pub guessed: bool,
 }
@@ -128,6 +133,12 @@ impl ImportSummary {
             let reasons: Vec<String> =
                 self.read.skipped.iter().map(|(why, n)| format!("{why}: {n}")).collect();
             line.push_str(&format!(" ({})", reasons.join(", ")));
+        }
+        if self.split > 0 {
+            line.push_str(&format!(
+                ", {} stations split (two names on one day: {} stored prices moved)",
+                self.split, self.moved
+            ));
         }
         if self.read.unknown_area > 0 {
             line.push_str(&format!(", {} rows with an unknown area", self.read.unknown_area));
@@ -156,6 +167,8 @@ struct Known {
     region: Option<u8>,
     /// Its trading names, folded (`fold_text`); for a live station, the feed's.
     names: Vec<String>,
+    /// An archive station's first and last day under each name (as `names`), when known.
+    spans: Vec<(i64, i64)>,
 }
 
 /// Imports files into one store, remembering what it matched across files.
@@ -300,13 +313,13 @@ impl Importer {
         // file finds them by place and name.
         let sids: HashMap<&str, i64> =
             write.archive_sids.iter().map(|(id, sid)| (id.as_str(), *sid)).collect();
-        for (row, (key, names)) in batch.stations.iter().zip(keys) {
+        for (row, (key, names, spans)) in batch.stations.iter().zip(keys) {
             let Some(&sid) = sids.get(row.station_id.as_str()) else { continue };
             self.archive.insert(sid);
             let here = self.known.entry(key).or_default();
             match here.iter_mut().find(|k| k.station_id == row.station_id) {
                 Some(known) => {
-                    known.names = names;
+                    (known.names, known.spans) = (names, spans);
                     known.first_seen = known.first_seen.min(row.first_seen);
                     known.last_seen = known.last_seen.max(row.last_seen);
                     known.region = known.region.or(row.region);
@@ -319,6 +332,7 @@ impl Importer {
                     archive: true,
                     region: row.region,
                     names,
+                    spans,
                 }),
             }
         }
@@ -328,20 +342,17 @@ impl Importer {
         s.written += write.written;
         s.unchanged += write.unchanged;
         s.conflicts += write.conflicts;
+        s.moved += write.moved;
         s.matched_stations = self.matched.len() as u64;
         s.archive_stations = self.archive.len() as u64;
         Ok(write)
     }
 
     /// The batch of one file: each (place, name) given a station, known or new; with the
-    /// place and names of each archive station row of the batch, in its order.
-    fn batch(
-        &mut self,
-        read: &ReadFile,
-        month: Option<ImportedMonth>,
-    ) -> (ImportBatch, Vec<(SiteKey, Vec<String>)>) {
-        // Each site's days: the span widens first and last seen; the days say which names
-        // share a day at one place.
+    /// place, names and their days of each archive station row of the batch, in its order.
+    fn batch(&mut self, read: &ReadFile, month: Option<ImportedMonth>) -> (ImportBatch, Vec<StationKey>) {
+        // Each site's days: they widen first and last seen, and say which names share a day
+        // at one place.
         let mut days: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); read.sites.len()];
         for &(_, day, site, _) in &read.prices {
             if let Some(d) = days.get_mut(site as usize) {
@@ -361,65 +372,33 @@ impl Importer {
             // In the order the names first appear (then by name): a successor comes after the
             // name it follows, and the same file always gives the same stations.
             named.sort_by_key(|&i| (days[i].first().copied(), read.sites[i].name_key()));
-            let known = self.known.get(&place).cloned().unwrap_or_default();
-            let mut here = Place::new(known);
+            let mut here = Place::new(self.known.get(&place).cloned().unwrap_or_default());
             for i in named {
                 here.assign(i, &read.sites[i], &days[i]);
             }
             for station in here.stations {
-                if station.sites.is_empty() {
-                    continue;
-                }
-                let (first, last) = station.span();
                 match &station.known {
-                    Some(known) if !known.archive || !station.names_grew => {
-                        let entry = self
-                            .known
-                            .get_mut(&place)
-                            .and_then(|v| v.iter_mut().find(|k| k.sid == known.sid));
-                        if let Some(entry) = entry {
-                            let region = station.region(read);
-                            let new_region = entry.region.is_none() && region.is_some();
-                            if first < entry.first_seen || last > entry.last_seen || new_region {
-                                entry.first_seen = entry.first_seen.min(first);
-                                entry.last_seen = entry.last_seen.max(last);
-                                entry.region = entry.region.or(region);
-                                batch.widen.push((
-                                    entry.sid,
-                                    entry.first_seen,
-                                    entry.last_seen,
-                                    entry.region,
-                                ));
-                            }
-                            entry.names = station.names.clone();
-                        }
-                        if known.archive {
-                            self.archive.insert(known.sid);
-                        } else {
-                            self.matched.insert(known.sid);
-                        }
-                        for &i in &station.sites {
-                            slots[i] = Some(Slot::Known(known.sid));
-                        }
-                    }
-                    _ => {
-                        // A new archive station, or a known one that gained a name: its row
-                        // (the upsert keeps its sid and widens its dates).
-                        let latest = station.latest_site(&days);
-                        let id = station.known.as_ref().map(|k| k.station_id.clone()).unwrap_or_else(|| {
-                            station.id.clone().unwrap_or_else(|| read.sites[latest].archive_id().to_string())
-                        });
-                        batch.stations.push(archive_row(
-                            &read.sites[latest],
-                            id,
-                            &station.names,
-                            first,
-                            last,
-                        ));
-                        keys.push((place.clone(), station.names.clone()));
-                        let slot = Slot::Archive(batch.stations.len() - 1);
+                    Some(known) => {
+                        let slot = Slot::Known(known.sid);
+                        self.keep_known(&place, &station, read, &mut batch);
                         for &i in &station.sites {
                             slots[i] = Some(slot);
+                        }
+                    }
+                    None => {
+                        let (first, last) = station.span();
+                        let latest = station.latest_site(&days);
+                        let id =
+                            station.id.clone().unwrap_or_else(|| read.sites[latest].archive_id().to_string());
+                        batch.stations.push(archive_row(&read.sites[latest], id, &station, first, last));
+                        keys.push((place.clone(), station.names.clone(), station.spans.clone()));
+                        let at = batch.stations.len() - 1;
+                        if let Some((from, span)) = station.moved_from {
+                            batch.moves.push(ArchiveMove { from, to: at, days: span });
+                            self.summary.split += 1;
+                        }
+                        for &i in &station.sites {
+                            slots[i] = Some(Slot::Archive(at));
                         }
                     }
                 }
@@ -434,8 +413,8 @@ impl Importer {
             })
             .collect();
         // Two rows for one station, product and day: a repeat of the same price is skipped;
-        // another price is a conflict (the first row of the file is kept). A stable sort keeps
-        // the file's order among equals.
+        // another price is a conflict (the file's first row is kept). A stable sort keeps the
+        // file's order among equals.
         batch.prices.sort_by_key(|p| (p.product, p.day, p.station));
         let (mut repeats, mut conflicts) = (0u64, 0u64);
         batch.prices.dedup_by(|later, kept| {
@@ -458,7 +437,48 @@ impl Importer {
         self.summary.conflicts += conflicts;
         (batch, keys)
     }
+
+    /// What the batch does for a known station this file gave rows (or took a name from):
+    /// its dates and region widened, its names and their days rewritten when they changed.
+    fn keep_known(
+        &mut self,
+        place: &SiteKey,
+        station: &PlaceStation,
+        read: &ReadFile,
+        batch: &mut ImportBatch,
+    ) {
+        let Some(known) = &station.known else { return };
+        let entry = self.known.get_mut(place).and_then(|v| v.iter_mut().find(|k| k.sid == known.sid));
+        let Some(entry) = entry else { return };
+        if !station.sites.is_empty() {
+            let (first, last) = station.span();
+            let region = station.region(read);
+            let new_region = entry.region.is_none() && region.is_some();
+            if first < entry.first_seen || last > entry.last_seen || new_region {
+                entry.first_seen = entry.first_seen.min(first);
+                entry.last_seen = entry.last_seen.max(last);
+                entry.region = entry.region.or(region);
+                batch.widen.push((entry.sid, entry.first_seen, entry.last_seen, entry.region));
+            }
+            if known.archive {
+                self.archive.insert(known.sid);
+            } else {
+                self.matched.insert(known.sid);
+            }
+        }
+        if known.archive && (station.names != entry.names || station.spans != entry.spans) {
+            batch.names.push(StationNames {
+                sid: entry.sid,
+                names: station.names.clone(),
+                spans: station.spans.clone(),
+            });
+        }
+        (entry.names, entry.spans) = (station.names.clone(), station.spans.clone());
+    }
 }
+
+/// An archive station of a batch: its place, its names and their days.
+type StationKey = (SiteKey, Vec<String>, Vec<(i64, i64)>);
 
 /// The stations of one place while a file's names are given to them.
 struct Place {
@@ -473,13 +493,26 @@ struct PlaceStation {
     /// The id of a new station.
     id: Option<String>,
     names: Vec<String>,
-    names_grew: bool,
+    /// First and last day under each name, as `names` (empty for a live station's).
+    spans: Vec<(i64, i64)>,
+    /// A new station split from a known one: that station's sid and the days its name had
+    /// there.
+    moved_from: Option<(i64, (i64, i64))>,
     /// Site indices of the file given to it, and their days.
     sites: Vec<usize>,
     days: BTreeSet<i64>,
 }
 
 impl PlaceStation {
+    fn empty(known: Option<Known>, id: Option<String>) -> Self {
+        let (names, spans) = match &known {
+            Some(k) if k.archive && k.spans.len() == k.names.len() => (k.names.clone(), k.spans.clone()),
+            Some(k) => (k.names.clone(), Vec::new()),
+            None => (Vec::new(), Vec::new()),
+        };
+        Self { known, id, names, spans, moved_from: None, sites: Vec::new(), days: BTreeSet::new() }
+    }
+
     fn span(&self) -> (i64, i64) {
         (self.days.first().copied().unwrap_or(0), self.days.last().copied().unwrap_or(0))
     }
@@ -494,37 +527,43 @@ impl PlaceStation {
     fn region(&self, read: &ReadFile) -> Option<u8> {
         self.sites.iter().rev().find_map(|&i| read.sites.get(i).and_then(|s| s.region))
     }
+
+    /// Whether its names' days are kept (an archive station's, new or stored with them).
+    fn keeps_spans(&self) -> bool {
+        self.known.as_ref().is_none_or(|k| k.archive) && self.spans.len() == self.names.len()
+    }
 }
 
 impl Place {
     fn new(known: Vec<Known>) -> Self {
         let live = known.iter().filter(|k| !k.archive).count();
-        let stations = known
-            .into_iter()
-            .map(|k| PlaceStation {
-                names: k.names.clone(),
-                known: Some(k),
-                id: None,
-                names_grew: false,
-                sites: Vec::new(),
-                days: BTreeSet::new(),
-            })
-            .collect();
+        let stations = known.into_iter().map(|k| PlaceStation::empty(Some(k), None)).collect();
         Self { stations, live }
     }
 
     /// Give the file's site `i` (one trading name at this place, priced on `days`) its
     /// station: the one that bears its name, unless another name of it shares one of these
-    /// days; else the one it succeeds (no day shared); else a new one.
+    /// days (then the name leaves it: a split); else the one it succeeds (no day shared);
+    /// else a new one.
     fn assign(&mut self, i: usize, site: &ArchiveSite, days: &BTreeSet<i64>) {
         let name = site.name_key();
         let free = |s: &PlaceStation| s.days.is_disjoint(days);
         let by_name = self.stations.iter().position(|s| s.names.contains(&name));
+        let mut moved_from = None;
         let chosen = match by_name {
             Some(at) if free(&self.stations[at]) => Some(at),
             // The name's station has another name on one of these days (a month imported
-            // after later ones): this name's rows make a station of their own.
-            Some(_) => None,
+            // after later ones): the name leaves it, with the prices of its days there.
+            Some(at) => {
+                let station = &mut self.stations[at];
+                let index = station.names.iter().position(|n| *n == name).unwrap_or(0);
+                if station.keeps_spans() {
+                    let span = station.spans.remove(index);
+                    moved_from = station.known.as_ref().filter(|k| k.archive).map(|k| (k.sid, span));
+                }
+                station.names.remove(index);
+                None
+            }
             None => {
                 let live = self.live;
                 // A live station takes another name only when it is the only live one here.
@@ -542,20 +581,32 @@ impl Place {
         let at = chosen.unwrap_or_else(|| {
             // Alone at its place it keeps the place's id; beside another, its name is hashed too.
             let id = if self.stations.is_empty() { site.archive_id() } else { site.colocated_id() };
-            self.stations.push(PlaceStation {
-                known: None,
-                id: Some(id.to_string()),
-                names: Vec::new(),
-                names_grew: false,
-                sites: Vec::new(),
-                days: BTreeSet::new(),
-            });
+            let mut station = PlaceStation::empty(None, Some(id.to_string()));
+            station.moved_from = moved_from;
+            self.stations.push(station);
             self.stations.len() - 1
         });
         let station = &mut self.stations[at];
-        if !station.names.contains(&name) {
-            station.names.push(name);
-            station.names_grew = true;
+        let (first, last) = (days.first().copied().unwrap_or(0), days.last().copied().unwrap_or(0));
+        let keeps_spans = station.keeps_spans();
+        match station.names.iter().position(|n| *n == name) {
+            Some(index) => {
+                if let Some(span) = station.spans.get_mut(index).filter(|_| keeps_spans) {
+                    *span = (span.0.min(first), span.1.max(last));
+                }
+            }
+            None => {
+                station.names.push(name);
+                if keeps_spans {
+                    station.spans.push((first, last));
+                }
+            }
+        }
+        // A split's new station holds the name's days from the station it left, too.
+        if let Some((_, (a, b))) = station.moved_from {
+            if let Some(span) = station.spans.last_mut() {
+                *span = (span.0.min(a), span.1.max(b));
+            }
         }
         station.sites.push(i);
         station.days.extend(days.iter().copied());
@@ -574,12 +625,8 @@ fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
             last_seen: s.last_seen,
             archive: s.archive,
             region: s.region,
-            names: s
-                .names
-                .iter()
-                .map(|n| crate::model::key::fold_text(n))
-                .filter(|n| !n.is_empty())
-                .collect(),
+            names: s.names.iter().map(|n| crate::model::key::fold_text(n)).collect(),
+            spans: s.spans.clone(),
         });
     }
     // Listed in one order whatever order the store returned them in.
@@ -589,17 +636,20 @@ fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
     out
 }
 
-/// The stored form of an archive station: its newest texts, and every name it has had.
+/// The stored form of an archive station: its newest texts, every name it has had and the
+/// first and last day of each.
 fn archive_row(
     site: &ArchiveSite,
     station_id: String,
-    names: &[String],
+    station: &PlaceStation,
     first_seen: i64,
     last_seen: i64,
 ) -> ArchiveStationRow {
+    let spans: Vec<[i64; 2]> = station.spans.iter().map(|&(a, b)| [a, b]).collect();
     let details = serde_json::json!({
         "trading_name": site.trading_name,
-        "names": names,
+        "names": station.names,
+        "spans": spans,
         "brand": site.brand,
         "brand_text": site.brand_text,
         "street": site.address,
@@ -924,6 +974,7 @@ mod tests {
             archive: true,
             region: None,
             names: vec!["united rangeway truck stop".into()],
+            spans: vec![(20260405, 20260610)],
         };
         let made = stations(vec![known.clone()], &[(&astron, days(20260701, 20260731))]);
         assert_eq!((made.len(), made[0].0.as_str()), (1, known.station_id.as_str()));
@@ -946,6 +997,37 @@ mod tests {
     }
 
     #[test]
+    fn a_month_imported_later_splits_two_names_that_share_a_day() {
+        // June and August were imported first: Shell Gidgegannup, then Atlas Fuel
+        // Gidgegannup, never on one day, so one station. July shows both on the 30th.
+        let shell = site("Shell Gidgegannup", "2095 Toodyay Rd", "GIDGEGANNUP");
+        let atlas = site("Atlas Fuel Gidgegannup", "2095 Toodyay Rd", "GIDGEGANNUP");
+        let known = Known {
+            sid: 3,
+            station_id: shell.archive_id().to_string(),
+            first_seen: 20260601,
+            last_seen: 20260823,
+            archive: true,
+            region: None,
+            names: vec!["shell gidgegannup".into(), "atlas fuel gidgegannup".into()],
+            spans: vec![(20260601, 20260615), (20260801, 20260823)],
+        };
+        let mut place = Place::new(vec![known.clone()]);
+        place.assign(0, &shell, &days(20260701, 20260730));
+        place.assign(1, &atlas, &days(20260730, 20260731));
+        let [kept, split] = &place.stations[..] else { panic!("two stations") };
+        assert_eq!(kept.known.as_ref().map(|k| k.sid), Some(3));
+        assert_eq!(
+            (kept.names.clone(), kept.spans.clone()),
+            (vec!["shell gidgegannup".to_string()], vec![(20260601, 20260730)])
+        );
+        assert_eq!(split.id.as_deref(), Some(atlas.colocated_id().as_str()));
+        // Atlas's stored days move with it; its span covers them and July's.
+        assert_eq!(split.moved_from, Some((3, (20260801, 20260823))));
+        assert_eq!(split.spans, [(20260730, 20260823)]);
+    }
+
+    #[test]
     fn live_stations_are_found_by_place_then_by_name() {
         let live = |sid, station_id: &str, name: &str| KnownStation {
             sid,
@@ -957,6 +1039,7 @@ mod tests {
             archive: false,
             region: None,
             names: vec![name.into()],
+            spans: Vec::new(),
         };
         let known = known_by_place(&[
             live(1, "a".repeat(64).as_str(), "7-Eleven Haynes"),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::backend::Backend;
 use super::conn::{Conn, Statement, sql};
-use super::history::{BATCH, Differing, Incoming, apply};
+use super::history::{BATCH, Differing, Incoming, Move, apply_with_moves};
 use super::{SqlStore, StoreError, counters};
 use crate::model::codes::ProductCode;
 
@@ -32,6 +32,9 @@ pub struct KnownStation {
     /// Its trading names as stored: every name an archive station has had, a live station's
     /// current one.
     pub names: Vec<String>,
+    /// An archive station's first and last day under each name (as `names`); empty when not
+    /// stored.
+    pub spans: Vec<(i64, i64)>,
 }
 
 /// A station only the archive knows, as one batch saw it.
@@ -75,6 +78,27 @@ pub struct ImportBatch {
     /// (sid, first seen, last seen, region) of known stations the batch saw earlier or later
     /// than the history had, or in a region the history did not know for them.
     pub widen: Vec<(i64, i64, i64, Option<u8>)>,
+    /// Known archive stations whose trading names (or their days) the batch changed.
+    pub names: Vec<StationNames>,
+    /// Prices a split takes from a known archive station to one of the batch's new stations.
+    pub moves: Vec<ArchiveMove>,
+}
+
+/// An archive station's trading names, each with its first and last day (`YYYYMMDD`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StationNames {
+    pub sid: i64,
+    pub names: Vec<String>,
+    pub spans: Vec<(i64, i64)>,
+}
+
+/// Every price of station `from` between two days (inclusive) moved to the batch's archive
+/// station `to` (an index of [`ImportBatch::stations`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveMove {
+    pub from: i64,
+    pub to: usize,
+    pub days: (i64, i64),
 }
 
 /// A month recorded as imported: the rows read from its file, and the file's `fileDate` and
@@ -98,6 +122,8 @@ pub struct ImportWrite {
     pub unchanged: u64,
     /// Prices the store already had with another value (kept: the live feed wins).
     pub conflicts: u64,
+    /// Stored prices a split moved to another station.
+    pub moved: u64,
 }
 
 /// Archive imports.
@@ -147,15 +173,26 @@ pub fn street_and_suburb(details: &str) -> (String, String) {
     (text("street"), text("suburb"))
 }
 
-/// The trading names of stored station details: an archive station's `names`, else its (or
-/// a live station's) `trading_name`.
-pub fn trading_names(details: &str) -> Vec<String> {
+/// The trading names of stored station details, with the days of each when stored: an
+/// archive station's `names` and `spans`, else its (or a live station's) `trading_name`.
+pub fn trading_names(details: &str) -> (Vec<String>, Vec<(i64, i64)>) {
     let value: serde_json::Value = serde_json::from_str(details).unwrap_or_default();
-    match value.get("names").and_then(|v| v.as_array()) {
+    let names: Vec<String> = match value.get("names").and_then(|v| v.as_array()) {
         Some(names) => names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect(),
         None => value.get("trading_name").and_then(|v| v.as_str()).map(str::to_string).into_iter().collect(),
-    }
+    };
+    let spans: Vec<(i64, i64)> = value
+        .get("spans")
+        .and_then(|v| v.as_array())
+        .map(|spans| spans.iter().filter_map(|s| Some((s.get(0)?.as_i64()?, s.get(1)?.as_i64()?))).collect())
+        .unwrap_or_default();
+    // Days only when there is one pair per name.
+    let spans = if spans.len() == names.len() { spans } else { Vec::new() };
+    (names, spans)
 }
+
+const STATION_DETAILS: &str = "SELECT details FROM history_stations WHERE sid = $1";
+const PUT_STATION_DETAILS: &str = "UPDATE history_stations SET details = $1 WHERE sid = $2";
 
 #[derive(sqlx::FromRow)]
 struct KnownRow {
@@ -184,9 +221,10 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
             .into_iter()
             .map(|r| {
                 let (street, suburb) = street_and_suburb(&r.details);
-                let names = trading_names(&r.details);
+                let (names, spans) = trading_names(&r.details);
                 KnownStation {
                     names,
+                    spans,
                     sid: r.sid,
                     station_id: r.station_id,
                     street,
@@ -245,10 +283,27 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
             let widen = sql(WIDEN_STATION).bind(*first).bind(*last).bind(region.map(i64::from)).bind(*sid);
             tx.execute(widen).await?;
         }
+        // Names first read and written back whole: the details are JSON of either backend.
+        for update in &batch.names {
+            let details: Option<(String,)> = tx.fetch_optional(sql(STATION_DETAILS).bind(update.sid)).await?;
+            let Some((details,)) = details else { continue };
+            let mut value: serde_json::Value = serde_json::from_str(&details).unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                object.insert("names".into(), serde_json::json!(update.names));
+                let spans: Vec<[i64; 2]> = update.spans.iter().map(|&(a, b)| [a, b]).collect();
+                object.insert("spans".into(), serde_json::json!(spans));
+                tx.execute(sql(PUT_STATION_DETAILS).bind(value.to_string()).bind(update.sid)).await?;
+            }
+        }
         let sid_of = |slot: Slot| match slot {
             Slot::Known(sid) => Some(sid),
             Slot::Archive(i) => batch.stations.get(i).and_then(|s| sids.get(&s.station_id).copied()),
         };
+        let moves: Vec<Move> = batch
+            .moves
+            .iter()
+            .filter_map(|m| Some(Move { from: m.from, to: sid_of(Slot::Archive(m.to))?, days: m.days }))
+            .collect();
         let prices: Vec<Incoming> = batch
             .prices
             .iter()
@@ -257,8 +312,10 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
             })
             .collect();
         // A price already stored (the live feed's, or this month's before) stays.
-        let applied = apply::<B>(&mut tx, &prices, Differing::Keep).await?;
-        report.written = applied.written;
+        let applied = apply_with_moves::<B>(&mut tx, &prices, Differing::Keep, &moves).await?;
+        // A moved price is stored under its new station, not a new price.
+        report.written = applied.written.saturating_sub(applied.moved);
+        report.moved = applied.moved;
         report.unchanged = applied.unchanged;
         report.conflicts = applied.conflicts;
         if let Some(done) = &batch.month {
@@ -270,7 +327,7 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
                 .bind(done.bytes.and_then(|b| i64::try_from(b).ok()));
             tx.execute(record).await?;
         }
-        if report.written > 0 || !batch.stations.is_empty() {
+        if report.written > 0 || report.moved > 0 || !batch.stations.is_empty() || !batch.names.is_empty() {
             counters::bump(&mut *tx, counters::HISTORY).await?;
         }
         B::commit(tx).await?;

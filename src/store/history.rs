@@ -209,6 +209,7 @@ const PUT_PERIODS_TAIL: &str = " ON CONFLICT (product, period, start) DO UPDATE 
 const PRODUCTS: &str = "SELECT DISTINCT product FROM price_days";
 const PRUNED_PRICES: &str =
     "SELECT CAST(COALESCE(SUM(stations), 0) AS BIGINT) FROM day_summaries WHERE day < $1";
+const DELETE_MONTH_ROW: &str = "DELETE FROM station_months WHERE sid = $1 AND product = $2 AND month = $3";
 const PRUNE_DAYS: &str = "DELETE FROM price_days WHERE day < $1";
 const PRUNE_SUMMARIES: &str = "DELETE FROM day_summaries WHERE day < $1";
 const PRUNE_PERIODS: &str = "DELETE FROM period_summaries WHERE start < $1";
@@ -401,6 +402,16 @@ pub(super) enum Differing {
     Keep,
 }
 
+/// Every price of one station over a range of days given to another (an archive station
+/// split in two: docs/api.md "History back to 2001").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Move {
+    pub from: i64,
+    pub to: i64,
+    /// First and last day (`YYYYMMDD`), inclusive.
+    pub days: (i64, i64),
+}
+
 /// What [`apply`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Applied {
@@ -408,6 +419,8 @@ pub(super) struct Applied {
     pub replaced: u64,
     pub unchanged: u64,
     pub conflicts: u64,
+    /// Prices moved to another station.
+    pub moved: u64,
 }
 
 /// Store `prices` in the caller's transaction, with everything read from them: the days'
@@ -419,8 +432,40 @@ pub(super) async fn apply<B: Backend>(
     prices: &[Incoming],
     differing: Differing,
 ) -> Result<Applied, StoreError> {
+    apply_with_moves::<B>(tx, prices, differing, &[]).await
+}
+
+/// [`apply`], after `moves` have taken each moved station's prices off the days it held them
+/// and handed them, as new prices, to the station they move to.
+pub(super) async fn apply_with_moves<B: Backend>(
+    tx: &mut B::Conn,
+    prices: &[Incoming],
+    differing: Differing,
+    moves: &[Move],
+) -> Result<Applied, StoreError> {
     let mut report = Applied::default();
     let mut days = Days::default();
+    let mut touched_days: BTreeSet<(ProductCode, i64)> = BTreeSet::new();
+    let mut touched_rows: BTreeMap<(ProductCode, i64), BTreeSet<i64>> = BTreeMap::new();
+    let mut moved: Vec<Incoming> = Vec::new();
+    for m in moves {
+        for product in crate::model::codes::product_codes() {
+            days.load(tx, product, m.days.0, m.days.1).await?;
+            for (&(p, day), pairs) in days.map.iter_mut() {
+                if p != product || day < m.days.0 || day > m.days.1 {
+                    continue;
+                }
+                if let Some(price) = pairs.remove(&m.from) {
+                    moved.push(Incoming { product, day, sid: m.to, price });
+                    touched_days.insert((product, day));
+                    touched_rows.entry((product, month_of(day))).or_default().insert(m.from);
+                }
+            }
+        }
+    }
+    report.moved = moved.len() as u64;
+    let prices: Vec<Incoming> = moved.into_iter().chain(prices.iter().copied()).collect();
+    let prices = prices.as_slice();
     // The stored prices of the days written to.
     let mut spans: BTreeMap<ProductCode, (i64, i64)> = BTreeMap::new();
     for p in prices {
@@ -430,8 +475,6 @@ pub(super) async fn apply<B: Backend>(
     for (product, (from, to)) in &spans {
         days.load(tx, *product, *from, *to).await?;
     }
-    let mut touched_days: BTreeSet<(ProductCode, i64)> = BTreeSet::new();
-    let mut touched_rows: BTreeMap<(ProductCode, i64), BTreeSet<i64>> = BTreeMap::new();
     for p in prices {
         let day = days.map.entry((p.product, p.day)).or_default();
         match day.get(&p.sid) {
@@ -483,7 +526,12 @@ pub(super) async fn apply<B: Backend>(
     put_rows(tx, (PUT_PERIODS, PUT_PERIODS_TAIL), period_rows, BATCH / 3).await?;
     let mut month_rows = Vec::new();
     for (&(product, month), sids) in &touched_rows {
-        month_rows.extend(station_month_rows(&days, product, month, sids));
+        let rows = station_month_rows(&days, product, month, sids);
+        // A station moved off every day of a month keeps no row for it.
+        for sid in sids.iter().filter(|sid| !rows.iter().any(|r| r.sid == **sid)) {
+            tx.execute(sql(DELETE_MONTH_ROW).bind(*sid).bind(product).bind(month)).await?;
+        }
+        month_rows.extend(rows);
     }
     B::put_month_rows(tx, &month_rows).await?;
     Ok(report)

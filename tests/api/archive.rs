@@ -408,3 +408,203 @@ async fn every_area_lands_in_its_region_on_postgres() {
     let Some(url) = postgres_url() else { return };
     every_area_lands_in_its_region(postgres_store(&url).await).await;
 }
+
+/// A month in FuelWatch's post-2025 form, written by hand from real 2026 texts: two
+/// competitors at one address priced every day (7-Eleven Brabham and EG Ampol Brabham), a
+/// site FuelWatch re-spells mid-month (`177 OConnor Rd` → `177 O'Connor Rd`, with one day
+/// under both spellings at one price), and a rebrand (United → Astron at one address, never
+/// both on one day). Every price must land in its own station's history.
+async fn shared_addresses_keep_every_price(store: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("FuelWatchRetail-05-2026.csv");
+    let mut text = HEADER.to_string();
+    let row = |day: u32, name: &str, brand: &str, price: f64, address: &str, suburb: &str| {
+        format!(
+            "{day:02}/05/2026,{name},{brand},ULP,{price:.1},{address},{suburb},6000,North of River,Metro\r\n"
+        )
+    };
+    let mut expected: std::collections::BTreeMap<&str, Vec<(u32, f64)>> = Default::default();
+    for day in 1..=6 {
+        let seven = 180.0 + f64::from(day);
+        let eg = 190.0 + f64::from(day);
+        text.push_str(&row(day, "7-Eleven Brabham", "7-Eleven", seven, "3 Marvel Ent", "BRABHAM"));
+        text.push_str(&row(day, "EG Ampol Brabham", "EG Ampol", eg, "3 Marvel Ent", "BRABHAM"));
+        expected.entry("seven").or_default().push((day, seven));
+        expected.entry("eg").or_default().push((day, eg));
+        let atlas = 170.0 + f64::from(day);
+        let spelling = if day <= 3 { "177 OConnor Rd" } else { "177 O'Connor Rd" };
+        text.push_str(&row(day, "Atlas Fuel Stratton", "Atlas", atlas, spelling, "STRATTON"));
+        if day == 3 {
+            // The handover day: the same price under the new spelling too.
+            text.push_str(&row(day, "Atlas Fuel Stratton", "Atlas", atlas, "177 O'Connor Rd", "STRATTON"));
+        }
+        expected.entry("atlas").or_default().push((day, atlas));
+        let (name, brand) = if day <= 4 {
+            ("United Rangeway Truck Stop", "United")
+        } else {
+            ("Astron Rangeway Truck Stop", "Astron")
+        };
+        let rangeway = 160.0 + f64::from(day);
+        text.push_str(&row(day, name, brand, rangeway, "50 Rifle Range Road", "RANGEWAY"));
+        expected.entry("rangeway").or_default().push((day, rangeway));
+    }
+    std::fs::write(&file, &text).expect("write");
+    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let mut importer = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut importer, std::slice::from_ref(&file), &quiet).await.expect("import");
+    let s = importer.summary.clone();
+    assert_eq!((s.read.rows, s.written, s.conflicts), (25, 24, 0), "{}", s.line());
+    assert_eq!(s.read.skipped.get("another row for the same station and day"), Some(&1), "{}", s.line());
+    assert_eq!(s.archive_stations, 4, "{}", s.line());
+
+    let id = |text: &str| sha256_hex(text.as_bytes());
+    let ids = [
+        ("seven", id("archive|3 marvel ent|brabham")),
+        ("eg", id("archive|3 marvel ent|brabham|eg ampol brabham")),
+        ("atlas", id("archive|177 oconnor rd|stratton")),
+        ("rangeway", id("archive|50 rifle range road|rangeway")),
+    ];
+    for (who, station) in &ids {
+        let history = store
+            .station_history(station, p(1), date(2026, 5, 1), date(2026, 5, 31))
+            .await
+            .expect("read")
+            .unwrap_or_else(|| panic!("{who} has a history"));
+        let want: Vec<(jiff::civil::Date, i64)> = expected[who]
+            .iter()
+            .map(|(day, price)| (date(2026, 5, *day as i8), (price * 10.0).round() as i64))
+            .collect();
+        assert_eq!(history, want, "{who}");
+    }
+    let stations = store.known_stations().await.expect("stations");
+    assert_eq!(stations.len(), 4, "{stations:?}");
+    let rangeway = stations.iter().find(|k| k.station_id == ids[3].1).expect("rangeway");
+    assert_eq!(rangeway.names, ["united rangeway truck stop", "astron rangeway truck stop"]);
+
+    // Again: nothing moves, nothing is written.
+    let mut again = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut again, &[file], &quiet).await.expect("import again");
+    assert_eq!((again.summary.written, again.summary.unchanged), (0, 24), "{}", again.summary.line());
+    assert_eq!(store.known_stations().await.expect("stations").len(), 4);
+}
+
+#[tokio::test]
+async fn shared_addresses_keep_every_price_on_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    shared_addresses_keep_every_price(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn shared_addresses_keep_every_price_on_postgres() {
+    let Some(url) = postgres_url() else { return };
+    shared_addresses_keep_every_price(postgres_store(&url).await).await;
+}
+
+/// A month imported after later ones (a backfill) that shows two names of one station on the
+/// same day splits it, in one transaction: June (Shell Gidgegannup) and August (Atlas Fuel
+/// Gidgegannup) first make one station at `2095 Toodyay Rd`, a handover; July has both on the
+/// 30th, so Atlas's August prices move to a station of its own. Importing again changes nothing.
+async fn a_backfill_splits_a_station(store: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().expect("dir");
+    let month = |m: u32, rows: &[(u32, &str, &str, f64)]| {
+        let path = dir.path().join(format!("FuelWatchRetail-{m:02}-2026.csv"));
+        let mut text = HEADER.to_string();
+        for (day, name, brand, price) in rows {
+            text.push_str(&format!(
+                "{day:02}/{m:02}/2026,{name},{brand},ULP,{price:.1},2095 Toodyay Rd,GIDGEGANNUP,6083,Swan,Metro\r\n"
+            ));
+        }
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let (shell, atlas) = ("Shell Gidgegannup", "Atlas Fuel Gidgegannup");
+    let june = month(6, &[(1, shell, "Shell", 170.1), (2, shell, "Shell", 170.2)]);
+    let august = month(8, &[(1, atlas, "Atlas", 180.1), (2, atlas, "Atlas", 180.2)]);
+    let july = month(
+        7,
+        &[
+            (29, shell, "Shell", 175.9),
+            (30, shell, "Shell", 176.0),
+            (30, atlas, "Atlas", 179.0),
+            (31, atlas, "Atlas", 179.1),
+        ],
+    );
+    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let mut first = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut first, &[june.clone(), august.clone()], &quiet).await.expect("import");
+    assert_eq!((first.summary.archive_stations, first.summary.split), (1, 0), "{}", first.summary.line());
+
+    let mut backfill = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut backfill, std::slice::from_ref(&july), &quiet).await.expect("backfill");
+    let s = backfill.summary.clone();
+    assert_eq!((s.written, s.split, s.moved), (4, 1, 2), "{}", s.line());
+    assert!(
+        s.line().contains("1 stations split (two names on one day: 2 stored prices moved)"),
+        "{}",
+        s.line()
+    );
+
+    let shell_id = sha256_hex(b"archive|2095 toodyay rd|gidgegannup");
+    let atlas_id = sha256_hex(b"archive|2095 toodyay rd|gidgegannup|atlas fuel gidgegannup");
+    let history = |id: String| {
+        let store = store.clone();
+        async move {
+            store
+                .station_history(&id, p(1), date(2026, 6, 1), date(2026, 8, 31))
+                .await
+                .expect("read")
+                .expect("known")
+        }
+    };
+    assert_eq!(
+        history(shell_id.clone()).await,
+        vec![
+            (date(2026, 6, 1), 1701),
+            (date(2026, 6, 2), 1702),
+            (date(2026, 7, 29), 1759),
+            (date(2026, 7, 30), 1760)
+        ]
+    );
+    assert_eq!(
+        history(atlas_id.clone()).await,
+        vec![
+            (date(2026, 7, 30), 1790),
+            (date(2026, 7, 31), 1791),
+            (date(2026, 8, 1), 1801),
+            (date(2026, 8, 2), 1802)
+        ]
+    );
+    // The days' statistics name the station that now holds each price.
+    let sid_of = |id: &str, stations: &[wafuel::store::archive::KnownStation]| {
+        stations.iter().find(|k| k.station_id == id).map(|k| k.sid).expect("stored")
+    };
+    let stations = store.known_stations().await.expect("stations");
+    let atlas_sid = sid_of(&atlas_id, &stations);
+    let days = store.day_summaries(p(1), date(2026, 7, 30), date(2026, 8, 1)).await.expect("summaries");
+    let figures: Vec<(u32, i64, Vec<i64>)> =
+        days.iter().map(|d| (d.figures.stations as u32, d.figures.min, d.cheapest.clone())).collect();
+    assert_eq!(figures[0].0, 2, "both stations on the 30th: {figures:?}");
+    assert_eq!(figures[2], (1, 1801, vec![atlas_sid]), "{figures:?}");
+    let names = stations.iter().find(|k| k.station_id == shell_id).map(|k| k.names.clone());
+    assert_eq!(names, Some(vec!["shell gidgegannup".to_string()]), "the name left the station it shared");
+
+    // Every month again, in any order: nothing moves.
+    let version = store.history_version().await.expect("version");
+    let mut again = Importer::new(store.clone()).await.expect("importer");
+    import_paths(&mut again, &[august, july, june], &quiet).await.expect("again");
+    let s = again.summary.clone();
+    assert_eq!((s.written, s.unchanged, s.split, s.conflicts), (0, 8, 0, 0), "{}", s.line());
+    assert_eq!(store.history_version().await.expect("version"), version, "no write at all");
+}
+
+#[tokio::test]
+async fn a_backfill_splits_a_station_on_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    a_backfill_splits_a_station(sqlite_store(&dir).await).await;
+}
+
+#[tokio::test]
+async fn a_backfill_splits_a_station_on_postgres() {
+    let Some(url) = postgres_url() else { return };
+    a_backfill_splits_a_station(postgres_store(&url).await).await;
+}
