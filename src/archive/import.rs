@@ -603,10 +603,8 @@ impl Place {
             }
         }
         // A split's new station holds the name's days from the station it left, too.
-        if let Some((_, (a, b))) = station.moved_from {
-            if let Some(span) = station.spans.last_mut() {
-                *span = (span.0.min(a), span.1.max(b));
-            }
+        if let (Some((_, (a, b))), Some(span)) = (station.moved_from, station.spans.last_mut()) {
+            *span = (span.0.min(a), span.1.max(b));
         }
         station.sites.push(i);
         station.days.extend(days.iter().copied());
