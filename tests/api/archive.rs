@@ -203,12 +203,10 @@ async fn months_download_from_the_simulated_archive() {
     assert_eq!(s.files, 1, "September, as far as today; October is not there yet");
     assert_eq!(s.missing, vec!["2026-10".to_string()]);
     assert!(s.written > 28 * 900, "{s:?}");
-    // Archive and feed agree, except where two live stations share an address: the archive's
-    // rows of that address belong to one of them (the smaller id), so the other's prices
-    // meet it as conflicts, at most one a product and day.
-    let shared = shared_addresses(&store).await;
-    let most = if shared { 2 * 7 * 30 } else { 0 };
-    assert!(s.conflicts <= most, "conflicts {} with an address shared: {shared}", s.conflicts);
+    // Archive and feed agree everywhere, where two live stations share an address too: the
+    // archive's rows of that address go to each by its trading name.
+    assert!(shared_addresses(&store).await, "the simulated state has a shared address");
+    assert_eq!(s.conflicts, 0, "{}", s.line());
     assert!(s.matched_stations > 900, "live stations matched by address: {s:?}");
     assert_eq!(
         s.archive_stations, 0,
