@@ -226,15 +226,48 @@ async fn client_gone(stream: &TcpStream) {
     }
 }
 
-/// A connection with bytes already read from it put back in front, for hyper.
+/// A connection with bytes already read from it put back in front, for hyper; its writes
+/// give hyper's own parser answers `Cache-Control: no-store` (`super::parse_errors`).
 pub struct Rewind {
     prefix: Bytes,
     inner: TcpStream,
+    /// A rewritten head being written: its bytes, how many are out, and the length of the
+    /// write hyper asked for (what it is told was written once all of them are out).
+    rewritten: Option<(Bytes, usize)>,
 }
 
 impl Rewind {
     fn new(inner: TcpStream, prefix: Bytes) -> Self {
-        Self { prefix, inner }
+        Self { prefix, inner, rewritten: None }
+    }
+
+    /// Write the rest of a rewritten head; ready with the length hyper asked to write.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<usize>> {
+        while let Some((bytes, asked)) = &mut self.rewritten {
+            if bytes.is_empty() {
+                let asked = *asked;
+                self.rewritten = None;
+                return Poll::Ready(Ok(asked));
+            }
+            match Pin::new(&mut self.inner).poll_write(cx, bytes) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => bytes.advance(n),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(0))
+    }
+
+    /// Start writing `head` rewritten, when it is one of hyper's parser answers.
+    fn rewrite(&mut self, head: &[u8]) -> bool {
+        match super::parse_errors::rewrite(head) {
+            Some(out) => {
+                self.rewritten = Some((Bytes::from(out), head.len()));
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -264,6 +297,9 @@ impl AsyncWrite for Rewind {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        if self.rewritten.is_some() || (buf.starts_with(b"HTTP/1.1 4") && self.rewrite(buf)) {
+            return self.drain(cx);
+        }
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
@@ -272,6 +308,16 @@ impl AsyncWrite for Rewind {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        if self.rewritten.is_some() {
+            return self.drain(cx);
+        }
+        // hyper writes a head as the first buffer of a write.
+        if let Some(first) = bufs.iter().find(|b| !b.is_empty())
+            && first.starts_with(b"HTTP/1.1 4")
+            && self.rewrite(first)
+        {
+            return self.drain(cx);
+        }
         Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }
 
@@ -280,10 +326,16 @@ impl AsyncWrite for Rewind {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if self.rewritten.is_some() {
+            std::task::ready!(self.drain(cx))?;
+        }
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if self.rewritten.is_some() {
+            std::task::ready!(self.drain(cx))?;
+        }
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

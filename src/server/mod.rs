@@ -1,6 +1,7 @@
 //! Listening, middleware common to every listener, graceful shutdown, and the admin port.
 
 mod event_connection;
+mod parse_errors;
 
 use std::future::Future;
 use std::net::SocketAddr;

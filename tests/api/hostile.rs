@@ -388,3 +388,29 @@ async fn openapi_patterns_say_what_the_server_takes() {
         }
     }
 }
+
+/// What hyper answers itself, before any service runs — a request line that does not parse,
+/// a version it does not speak, a head over the limit — is `no-store` too, and a 400 has the
+/// JSON:API body every other 400 has.
+#[tokio::test]
+async fn the_parsers_own_refusals_are_the_contracts() {
+    let app = TestApp::new().await;
+    let addr = listen(&app, ServerLimits::default()).await;
+    for request in [
+        "GARBAGE\r\n\r\n".to_string(),
+        "GET /v1 HTTP/9.9\r\nHost: x\r\n\r\n".to_string(),
+        "GET /v1\u{1} HTTP/1.1\r\nHost: x\r\n\r\n".to_string(),
+    ] {
+        let answer = send(addr, &request).await;
+        assert_eq!(answer.0, 400, "{request:?}: {}", answer.1);
+        assert!(answer.1.contains("cache-control: no-store"), "{request:?}: {}", answer.1);
+        let json: serde_json::Value = serde_json::from_str(&answer.2).expect("a JSON:API body");
+        assert_eq!(json["errors"][0]["code"], "invalid_query");
+    }
+    let huge = format!("GET /v1 HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(100_000));
+    let (status, head, _) = send(addr, &huge).await;
+    assert!(status == 0 || (status == 431 && head.contains("cache-control: no-store")), "{status} {head}");
+    // A kept-alive connection still answers normally after its own requests.
+    assert_eq!(send(addr, &get("/v1?product=1", "")).await.0, 200);
+    assert_eq!(app.source_requests(), 1);
+}
