@@ -61,6 +61,13 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0 + 0.0
 }
 
+/// A hike probability as answered: two decimals, never rounded across [`LIKELY`] (0.4996
+/// is 0.49, not 0.5), so the answer, its advice and the backtest call the same days likely.
+fn round_probability(p: f64) -> f64 {
+    let rounded = round2(p);
+    if p < LIKELY && rounded >= LIKELY { LIKELY - 0.01 } else { rounded }
+}
+
 /// A daily series on consecutive dates (cents); `None` where a day has no price.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Daily {
@@ -765,7 +772,7 @@ pub fn forecast(
             low: round1(median + lo.min(0.0)),
             high: round1(median + hi.max(0.0)),
             known: false,
-            hike_probability: round2(probability),
+            hike_probability: round_probability(probability),
         });
     }
     let advice = advise(round1(today), &out);

@@ -233,3 +233,13 @@ fn the_advice_rule() {
     known.known = true;
     assert_eq!(advise(190.0, &[known]).action, Action::FillNow);
 }
+
+#[test]
+fn a_probability_is_never_rounded_across_likely() {
+    assert_eq!(round_probability(0.4996), 0.49);
+    assert_eq!(round_probability(0.4949), 0.49);
+    assert_eq!(round_probability(0.5), 0.5);
+    assert_eq!(round_probability(0.50004), 0.5);
+    assert_eq!(round_probability(0.123), 0.12);
+    assert!(round_probability(0.49999) < LIKELY);
+}
