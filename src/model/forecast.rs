@@ -229,21 +229,20 @@ fn phases(starts: &[usize], from: usize, end: usize) -> impl Iterator<Item = (us
 }
 
 /// One way the next days could go: its probability, and per day the price change from the
-/// basis and the days since the last hike (`None`: no cycle).
+/// basis.
 #[derive(Debug, Clone)]
 struct Path {
     probability: f64,
     deltas: Vec<f64>,
-    phases: Vec<Option<usize>>,
 }
 
 /// Every way the next `steps` days could go from a basis `phase` days after the last hike.
 fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize) -> Vec<Path> {
     let (Some(pattern), Some(phase)) = (pattern, phase) else {
-        return vec![Path { probability: 1.0, deltas: vec![0.0; steps], phases: vec![None; steps] }];
+        return vec![Path { probability: 1.0, deltas: vec![0.0; steps] }];
     };
-    // (probability, price change so far, phase, path so far)
-    let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<(f64, usize)>::new())];
+    // (probability, price change so far, phase, changes so far)
+    let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<f64>::new())];
     for _ in 0..steps {
         let mut next = Vec::with_capacity(live.len() * 2);
         for (p, delta, phase, trail) in live {
@@ -256,19 +255,13 @@ fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize) -> Vec<P
                     continue;
                 }
                 let mut trail = trail.clone();
-                trail.push((delta + change, new_phase));
+                trail.push(delta + change);
                 next.push((prob, delta + change, new_phase, trail));
             }
         }
         live = next;
     }
-    live.into_iter()
-        .map(|(probability, _, _, trail)| Path {
-            probability,
-            deltas: trail.iter().map(|t| t.0).collect(),
-            phases: trail.iter().map(|t| Some(t.1)).collect(),
-        })
-        .collect()
+    live.into_iter().map(|(probability, _, _, deltas)| Path { probability, deltas }).collect()
 }
 
 /// The value at which the cumulative probability first reaches one half.
@@ -285,51 +278,63 @@ fn weighted_median(mut values: Vec<(f64, f64)>) -> f64 {
     values.last().map_or(0.0, |v| v.0)
 }
 
-/// A station's usual position against the market: by days since the last hike (a station
-/// that follows a hike a day late sits far below on the hike day), and overall.
-#[derive(Debug, Clone)]
-struct Position {
-    by_phase: Vec<Option<f64>>,
-    usual: f64,
+/// How a station's own price answers the market's moves, read from its recent weeks: its
+/// daily change against the market's change the same day (`same_day`) and the day before
+/// (`next_day`, a station that follows a hike a day late), by least squares without an
+/// intercept, each kept within 0..=1.5. A station that does not follow the cycle (a country
+/// or independent site, a flat pricer) reads about 0 and 0: its forecast stays at its own
+/// price.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Response {
+    same_day: f64,
+    next_day: f64,
 }
 
-impl Position {
-    fn read(market: &Daily, station: &Daily, pattern: Option<&Pattern>, end: usize) -> Option<Self> {
-        let lo = (end + 1).saturating_sub(RECENT_DAYS);
-        let offset = |i: usize| Some(station.get(market.date(i))? - market.at(i)?);
-        let mut all: Vec<f64> = (lo..=end).filter_map(offset).collect();
-        if all.is_empty() {
-            return None;
+/// Pairs of days a station's response needs; fewer read as no response (flat).
+const MIN_RESPONSE_DAYS: usize = 14;
+/// Largest response to one day's market move.
+const MAX_RESPONSE: f64 = 1.5;
+/// Least share of a station's squared daily moves its response must explain to be used.
+const MIN_EXPLAINED: f64 = 0.3;
+
+impl Response {
+    fn read(market: &Daily, station: &Daily, end: usize) -> Self {
+        let lo = (end + 1).saturating_sub(RECENT_DAYS).max(2);
+        let change = |series: &dyn Fn(usize) -> Option<f64>, i: usize| Some(series(i)? - series(i - 1)?);
+        let market_at = |i: usize| market.at(i);
+        let station_at = |i: usize| station.get(market.date(i));
+        let (mut sxx, mut sxz, mut szz, mut sxy, mut szy, mut syy, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0);
+        for i in lo..=end {
+            let (Some(y), Some(x), Some(z)) =
+                (change(&station_at, i), change(&market_at, i), change(&market_at, i - 1))
+            else {
+                continue;
+            };
+            (sxx, sxz, szz, sxy, szy, syy) =
+                (sxx + x * x, sxz + x * z, szz + z * z, sxy + x * y, szy + z * y, syy + y * y);
+            n += 1;
         }
-        let usual = median(&mut all);
-        let by_phase = match pattern {
-            None => Vec::new(),
-            Some(p) => {
-                let since = p.starts[p.starts.len().saturating_sub(SHAPE_CYCLES + 1)];
-                let mut groups: Vec<Vec<f64>> = vec![Vec::new(); p.intervals.len() + 1];
-                for (i, phase) in phases(&p.starts, since, end) {
-                    if let (Some(o), Some(g)) = (offset(i), groups.get_mut(phase)) {
-                        g.push(o);
-                    }
-                }
-                groups.iter_mut().map(|g| (!g.is_empty()).then(|| median(g))).collect()
-            }
+        let flat = Response { same_day: 0.0, next_day: 0.0 };
+        if n < MIN_RESPONSE_DAYS {
+            return flat;
+        }
+        let det = sxx * szz - sxz * sxz;
+        let (a, b) = if det.abs() > 1e-9 * (sxx * szz).max(1e-9) {
+            ((sxy * szz - szy * sxz) / det, (szy * sxx - sxy * sxz) / det)
+        } else if sxx > 0.0 {
+            (sxy / sxx, 0.0)
+        } else {
+            return flat;
         };
-        Some(Position { by_phase, usual })
-    }
-
-    fn at(&self, phase: Option<usize>) -> f64 {
-        phase.and_then(|p| self.by_phase.get(p).copied().flatten()).unwrap_or(self.usual)
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+        let keep = |v: f64| if v.is_finite() { v.clamp(0.0, MAX_RESPONSE) } else { 0.0 };
+        let (a, b) = (keep(a), keep(b));
+        // How much of the station's own moves the market's explain: little means a station
+        // that moves on its own (or not at all), better forecast flat than by a noisy fit.
+        let explained = 2.0 * (a * sxy + b * szy) - (a * a * sxx + 2.0 * a * b * sxz + b * b * szz);
+        if syy <= 0.0 || explained / syy < MIN_EXPLAINED {
+            return flat;
+        }
+        Response { same_day: a, next_day: b }
     }
 }
 
@@ -367,32 +372,49 @@ impl Subject<'_> {
 
     /// The outlook for `steps` days after `basis`, from prices of days up to `basis` only;
     /// `None` when the market has no price on `basis` or the station has no recent price.
+    ///
+    /// A station's own outlook starts from its own latest price and moves with the market's
+    /// path as the station has answered the market lately ([`Response`]): a station that
+    /// follows the cycle a day late rises the day after the market, one that ignores the
+    /// cycle stays where it is.
     pub fn outlook(&self, basis: Date, steps: usize) -> Option<Outlook> {
         let end = self.market.index(basis)?;
         let market_now = self.market.at(end)?;
         let pattern = Pattern::read(self.market, end);
         let phase = pattern.as_ref().and_then(|p| p.starts.last().map(|s| end - s));
-        let position = match self.station {
-            Some(station) => Some(Position::read(self.market, station, pattern.as_ref(), end)?),
+        // The station's anchor: its price on the basis day, else its latest in recent weeks.
+        let own = match self.station {
+            Some(station) => {
+                let lo = (end + 1).saturating_sub(RECENT_DAYS);
+                let latest = (lo..=end).rev().find_map(|i| station.get(self.market.date(i)))?;
+                Some((latest, Response::read(self.market, station, end)))
+            }
             None => None,
         };
-        let price = |delta: f64, phase: Option<usize>| {
-            market_now + delta + position.as_ref().map_or(0.0, |p| p.at(phase))
+        // The market's move the day before the basis, for a station that follows a day late.
+        let last_move = end.checked_sub(1).and_then(|i| self.market.at(i)).map_or(0.0, |m| market_now - m);
+        // The subject's price after `step + 1` days on a path whose market moves are `deltas`.
+        let price = |deltas: &[f64], step: usize| match own {
+            None => market_now + deltas[step],
+            Some((latest, r)) => {
+                let before = if step == 0 { 0.0 } else { deltas[step - 1] };
+                latest + r.same_day * deltas[step] + r.next_day * (before + last_move)
+            }
         };
         let now = match self.station {
-            Some(s) => s.get(basis).unwrap_or_else(|| price(0.0, phase)),
+            Some(s) => s.get(basis).or(own.map(|(latest, _)| latest)).unwrap_or(market_now),
             None => market_now,
         };
         let all = paths(pattern.as_ref(), phase, steps);
         let mut out = Vec::with_capacity(steps);
         for step in 0..steps {
             let values: Vec<(f64, f64)> =
-                all.iter().map(|p| (price(p.deltas[step], p.phases[step]), p.probability)).collect();
+                all.iter().map(|p| (price(&p.deltas, step), p.probability)).collect();
             let hike: f64 = all
                 .iter()
                 .zip(&values)
                 .filter(|(p, (v, _))| {
-                    let before = if step == 0 { now } else { price(p.deltas[step - 1], p.phases[step - 1]) };
+                    let before = if step == 0 { now } else { price(&p.deltas, step - 1) };
                     v - before >= HIKE_CENTS
                 })
                 .map(|(p, _)| p.probability)

@@ -61,7 +61,10 @@ fn panel(days: usize) -> (Daily, Vec<Daily>) {
         .collect();
     let market = Daily::new(dates.iter().enumerate().map(|(t, d)| {
         let mut day: Vec<f64> = (0..STATIONS).map(|s| station_price(s, t)).collect();
-        (*d, super::median(&mut day))
+        day.sort_by(f64::total_cmp);
+        let n = day.len();
+        let median = if n % 2 == 1 { day[n / 2] } else { (day[n / 2 - 1] + day[n / 2]) / 2.0 };
+        (*d, median)
     }));
     (market, stations)
 }
