@@ -88,12 +88,13 @@ pub fn build_router(state: AppState) -> axum::Router {
 /// routing, timeout or concurrency slot.
 pub fn public_site(state: AppState, limits: &crate::server::ServerLimits) -> crate::server::Site {
     let shared = Arc::new(state.clone());
-    let max_body_bytes = limits.max_body_bytes;
+    let bounds =
+        crate::http::gate::Bounds { body_bytes: limits.max_body_bytes, uri_bytes: limits.max_uri_bytes };
     crate::server::Site {
         router: crate::server::harden(build_router(state), limits),
         shortcut: Some(Arc::new(move |request| {
             // The request rules first, so a cached document never answers a refused request.
-            if let Some(refused) = crate::http::gate::refuse(request, max_body_bytes) {
+            if let Some(refused) = crate::http::gate::refuse(request, bounds) {
                 return Some((crate::http::gate::REFUSED_ROUTE, refused));
             }
             crate::http::front_first(&shared, request)

@@ -1,7 +1,10 @@
 //! The rules every request of the public port meets before anything answers it, the front
-//! cache included: so an answer never depends on whether a document happened to be cached.
+//! cache and the router alike: so an answer never depends on whether a document happened to
+//! be cached.
 //!
 //! - an HTTP/1.1 request names its `Host` exactly once (RFC 9112 3.2), else 400;
+//! - a request target (path and query) over the URI bound is 414, with no body (a long query
+//!   within it is the query grammar's own 400);
 //! - a body: requests carry none (docs/api.md). One whose declared length is within the
 //!   server's body bound is ignored; a longer one, or one of unstated length (chunked) on
 //!   GET, HEAD or OPTIONS, is refused with 413 before a byte of any other answer, and the
@@ -9,20 +12,30 @@
 //! - a path whose percent-escapes do not decode to UTF-8 names no route: 404, as every path
 //!   that is not a route (no route or file name holds such bytes).
 //!
-//! Each refusal is the error catalog's JSON:API answer: `no-store`, CORS, `nosniff`.
+//! Each refusal is `no-store`; all but the 414 are the error catalog's JSON:API answer.
 
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, Version, header};
-use axum::response::Response;
+use axum::http::{HeaderValue, Method, StatusCode, Version, header};
+use axum::response::{IntoResponse, Response};
 
 use super::errors::{ApiError, Flavor};
+use crate::cache_policy::CachePolicy;
 use crate::model::error_code::{ErrorCode, detail};
 
 /// The metric label of requests refused here (no route was matched).
 pub const REFUSED_ROUTE: &str = "unmatched";
 
+/// The server's bounds on a request, in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// Largest body ignored.
+    pub body_bytes: usize,
+    /// Longest request target (path, `?` and query).
+    pub uri_bytes: usize,
+}
+
 /// The refusal of a request that breaks a rule above, or `None` to answer it.
-pub fn refuse(request: &Parts, max_body_bytes: usize) -> Option<Response> {
+pub fn refuse(request: &Parts, bounds: Bounds) -> Option<Response> {
     if request.version == Version::HTTP_11 {
         let mut hosts = request.headers.get_all(header::HOST).iter();
         if !matches!((hosts.next(), hosts.next()), (Some(_), None)) {
@@ -31,13 +44,20 @@ pub fn refuse(request: &Parts, max_body_bytes: usize) -> Option<Response> {
             );
         }
     }
-    if body_refused(request, max_body_bytes) {
+    let target = request.uri.path().len() + request.uri.query().map_or(0, |q| q.len() + 1);
+    if target > bounds.uri_bytes {
+        let mut response = StatusCode::URI_TOO_LONG.into_response();
+        CachePolicy::NoStore.write(response.headers_mut());
+        return Some(response);
+    }
+    if body_refused(request, bounds.body_bytes) {
         let mut response =
             ApiError::refused(ErrorCode::PayloadTooLarge, detail::BODY_REFUSED).respond(Flavor::JsonApi);
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         return Some(response);
     }
-    if !decodes_to_utf8(request.uri.path()) {
+    let decoded = percent_encoding::percent_decode_str(request.uri.path());
+    if decoded.decode_utf8().is_err() {
         return Some(ApiError::not_found().respond(Flavor::JsonApi));
     }
     None
@@ -59,39 +79,6 @@ fn body_refused(request: &Parts, max_body_bytes: usize) -> bool {
     }
 }
 
-/// Whether a path's percent-escapes decode to UTF-8 (a `%` not followed by two hex digits is
-/// taken as itself, as the router takes it).
-fn decodes_to_utf8(path: &str) -> bool {
-    if !path.contains('%') {
-        return true;
-    }
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        let escaped = match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(hi), Some(lo)) => u8::try_from(hi * 16 + lo).ok(),
-            _ => None,
-        };
-        match escaped {
-            Some(byte) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            None => {
-                decoded.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    std::str::from_utf8(&decoded).is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,8 +91,10 @@ mod tests {
         builder.body(()).expect("request").into_parts().0
     }
 
+    const BOUNDS: Bounds = Bounds { body_bytes: 64 * 1024, uri_bytes: 16 * 1024 };
+
     fn status(method: &str, target: &str, headers: &[(&str, &str)]) -> Option<u16> {
-        refuse(&parts(method, target, Version::HTTP_11, headers), 64 * 1024).map(|r| r.status().as_u16())
+        refuse(&parts(method, target, Version::HTTP_11, headers), BOUNDS).map(|r| r.status().as_u16())
     }
 
     #[test]
@@ -114,7 +103,7 @@ mod tests {
         assert_eq!(status("GET", "/v1", &[]), Some(400));
         assert_eq!(status("GET", "/v1", &[("host", "x"), ("host", "y")]), Some(400));
         let old = parts("GET", "/v1", Version::HTTP_10, &[]);
-        assert!(refuse(&old, 1024).is_none(), "HTTP/1.0 needs no Host");
+        assert!(refuse(&old, BOUNDS).is_none(), "HTTP/1.0 needs no Host");
     }
 
     #[test]
@@ -131,11 +120,23 @@ mod tests {
         );
         assert_eq!(status("POST", "/v1", &[host, ("content-length", "99999999")]), Some(413));
         let refused =
-            refuse(&parts("GET", "/v1", Version::HTTP_11, &[host, ("content-length", "70000")]), 65536)
+            refuse(&parts("GET", "/v1", Version::HTTP_11, &[host, ("content-length", "70000")]), BOUNDS)
                 .expect("refused");
         assert_eq!(refused.headers()["cache-control"], "no-store");
         assert_eq!(refused.headers()["connection"], "close");
         assert_eq!(refused.headers()["content-type"], "application/vnd.api+json");
+    }
+
+    #[test]
+    fn targets_over_the_uri_bound_are_414() {
+        let host = ("host", "x");
+        let at_bound = format!("/v1?suburb={}", "a".repeat(16 * 1024 - 11));
+        assert_eq!(at_bound.len(), 16 * 1024);
+        assert_eq!(status("GET", &at_bound, &[host]), None, "the query grammar answers it");
+        let over = format!("{at_bound}a");
+        let refused = refuse(&parts("GET", &over, Version::HTTP_11, &[host]), BOUNDS).expect("refused");
+        assert_eq!(refused.status(), StatusCode::URI_TOO_LONG);
+        assert_eq!(refused.headers()["cache-control"], "no-store");
     }
 
     #[test]

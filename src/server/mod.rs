@@ -162,7 +162,7 @@ pub struct ServerLimits {
     pub request_timeout: Duration,
     /// Time a client has to send its request headers.
     pub header_read_timeout: Duration,
-    /// Largest request body read (bodies on GET are ignored; larger ones are refused).
+    /// Largest request body ignored (no request body is read; a larger one is refused).
     pub max_body_bytes: usize,
     /// Longest request target.
     pub max_uri_bytes: usize,
@@ -186,10 +186,11 @@ impl Default for ServerLimits {
     }
 }
 
-/// The public port's protections: URI and body bounds, a whole-request timeout, and a
-/// concurrency limit that sheds load with a quick 503.
+/// The public port's protections behind the router: a whole-request timeout and a
+/// concurrency limit that sheds load with a quick 503. The rules on the request itself (its
+/// target's length, a body, `Host`) come before the router and the front cache alike
+/// (`http::gate`, called by `app::public_site`).
 pub fn harden(router: Router, limits: &ServerLimits) -> Router {
-    let max_uri = limits.max_uri_bytes;
     router
         .layer(
             tower::ServiceBuilder::new()
@@ -208,18 +209,6 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
             }
             response
         }))
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.max_body_bytes))
-        .layer(axum::middleware::from_fn(
-            move |request: axum::extract::Request, next: axum::middleware::Next| async move {
-                let length = request.uri().path().len() + request.uri().query().map_or(0, |q| q.len() + 1);
-                if length > max_uri {
-                    let mut response = StatusCode::URI_TOO_LONG.into_response();
-                    crate::cache_policy::CachePolicy::NoStore.write(response.headers_mut());
-                    return response;
-                }
-                next.run(request).await
-            },
-        ))
 }
 
 /// The answer when the concurrency limit is reached.

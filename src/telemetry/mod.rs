@@ -126,13 +126,14 @@ const STATUS_LABELS: [&str; 17] = [
     "504", "other",
 ];
 
-/// A route label's place among the labels ("other" for a path that is not a route).
+/// A route label's place among the labels ("other" for a path that is not a route;
+/// "unmatched", also by name, for a request no route was matched for).
 fn route_index(route: Option<&str>) -> usize {
     match route {
+        Some("unmatched") | None => ROUTE_COUNT - 1,
         Some(path) => {
             PUBLIC.iter().chain(ADMIN.iter()).position(|r| *r == path).unwrap_or(PUBLIC.len() + ADMIN.len())
         }
-        None => ROUTE_COUNT - 1,
     }
 }
 
@@ -301,6 +302,15 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn route_labels_by_name() {
+        let label = |route: Option<&str>| route_label(route_index(route));
+        assert_eq!(label(Some(crate::http::paths::V1)), "/v1");
+        assert_eq!(label(Some(crate::http::gate::REFUSED_ROUTE)), "unmatched", "refused before routing");
+        assert_eq!(label(None), "unmatched");
+        assert_eq!(label(Some("/nowhere")), "other");
+    }
 
     fn without_timestamp(line: &str) -> serde_json::Value {
         let mut value: serde_json::Value =
