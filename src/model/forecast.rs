@@ -284,7 +284,7 @@ fn weighted_median(mut values: Vec<(f64, f64)>) -> f64 {
 /// intercept, each kept within 0..=1.5. A station that does not follow the cycle (a country
 /// or independent site, a flat pricer) reads about 0 and 0: its forecast stays at its own
 /// price.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Response {
     same_day: f64,
     next_day: f64,
@@ -300,13 +300,10 @@ const MIN_EXPLAINED: f64 = 0.3;
 impl Response {
     fn read(market: &Daily, station: &Daily, end: usize) -> Self {
         let lo = (end + 1).saturating_sub(RECENT_DAYS).max(2);
-        let change = |series: &dyn Fn(usize) -> Option<f64>, i: usize| Some(series(i)? - series(i - 1)?);
-        let market_at = |i: usize| market.at(i);
-        let station_at = |i: usize| station.get(market.date(i));
+        let station_change = |i: usize| Some(station.get(market.date(i))? - station.get(market.date(i - 1))?);
         let (mut sxx, mut sxz, mut szz, mut sxy, mut szy, mut syy, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0);
         for i in lo..=end {
-            let (Some(y), Some(x), Some(z)) =
-                (change(&station_at, i), change(&market_at, i), change(&market_at, i - 1))
+            let (Some(y), Some(x), Some(z)) = (station_change(i), market.change(i), market.change(i - 1))
             else {
                 continue;
             };
@@ -314,7 +311,7 @@ impl Response {
                 (sxx + x * x, sxz + x * z, szz + z * z, sxy + x * y, szy + z * y, syy + y * y);
             n += 1;
         }
-        let flat = Response { same_day: 0.0, next_day: 0.0 };
+        let flat = Response::default();
         if n < MIN_RESPONSE_DAYS {
             return flat;
         }

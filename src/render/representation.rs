@@ -141,7 +141,7 @@ pub fn parse_qvalue(text: &str) -> Option<u16> {
 
 /// The weight of one `;`-separated element's parameters: its `q`, 1000 when it has none,
 /// 0 when its `q` is not one.
-pub fn element_weight<'a>(params: impl Iterator<Item = &'a str>) -> u16 {
+fn element_weight<'a>(params: impl Iterator<Item = &'a str>) -> u16 {
     for p in params {
         let (name, value) = p.split_once('=').unwrap_or((p, ""));
         if name.trim().eq_ignore_ascii_case("q") {

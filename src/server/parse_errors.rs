@@ -39,13 +39,12 @@ pub fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
     } else {
         Vec::new()
     };
-    let fields = &head[line_end..];
-    let length = format!("content-length: {}\r\n", body.len());
     // The remaining fields, the zero length replaced by the body's.
-    let zero = fields.to_ascii_lowercase().windows(19).position(|w| w == b"content-length: 0\r\n")?;
-    out.extend_from_slice(&fields[..zero]);
-    out.extend_from_slice(length.as_bytes());
-    out.extend_from_slice(&fields[zero + 19..]);
+    const ZERO: &[u8] = b"content-length: 0\r\n";
+    let zero = line_end + lower[line_end..].windows(ZERO.len()).position(|w| w == ZERO)?;
+    out.extend_from_slice(&head[line_end..zero]);
+    out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+    out.extend_from_slice(&head[zero + ZERO.len()..]);
     out.extend_from_slice(&body);
     Some(out)
 }

@@ -123,7 +123,7 @@ fn a_new_period_and_a_new_weekday_are_read_within_two_cycles() {
 }
 
 #[test]
-fn a_station_is_forecast_from_its_usual_position() {
+fn a_station_is_forecast_from_its_own_price_and_response() {
     let (market, stations) = panel(DAYS);
     for (s, station) in stations.iter().enumerate().take(6) {
         let subject = Subject { market: &market, station: Some(station) };
@@ -132,6 +132,40 @@ fn a_station_is_forecast_from_its_usual_position() {
         let naive = mean(&replay.naive[0]).expect("naive");
         assert!(day1 <= 0.7 * naive, "station {s}: day+1 MAE {day1:.2} against its naive {naive:.2}");
     }
+}
+
+/// The real-market failure the station forecast had: a station that holds one price while
+/// the market cycles (and drifts) is forecast at that price, never with the cycle; one that
+/// follows each hike a day late rises the day after the market does.
+#[test]
+fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
+    let (market, _) = panel(DAYS);
+    let dates: Vec<Date> = (0..DAYS).map(day).collect();
+    let flat = Daily::new(dates.iter().map(|d| (*d, 163.9)));
+    // The market's level a day late, 3 c/L under it.
+    let late = Daily::new(dates.iter().enumerate().map(|(t, d)| (*d, level(t.saturating_sub(1)) - 3.0)));
+    let end = DAYS - 1;
+    let (flat_fit, late_fit) = (Response::read(&market, &flat, end), Response::read(&market, &late, end));
+    assert_eq!(flat_fit, Response::default());
+    assert!(late_fit.same_day < 0.2 && late_fit.next_day > 0.8, "{late_fit:?}");
+    // On the days the market hikes (by the generated cycle), the flat station's forecast is
+    // its own price; the late one's hike is forecast for the day after.
+    let mut checked = 0;
+    for t in (DAYS - 120)..(DAYS - 2) {
+        let basis = day(t);
+        let subject = Subject { market: &market, station: Some(&flat) };
+        let outlook = subject.outlook(basis, 2).expect("outlook");
+        assert!(outlook.days.iter().all(|(median, _)| (median - 163.9).abs() < 1e-9), "{t}: {outlook:?}");
+        let market_hiked = market.change(t).is_some_and(|c| c >= HIKE_CENTS);
+        if market_hiked {
+            let subject = Subject { market: &market, station: Some(&late) };
+            let (tomorrow, probability) = subject.outlook(basis, 1).expect("outlook").days[0];
+            let today = late.get(basis).expect("a price");
+            assert!(tomorrow - today >= HIKE_CENTS && probability >= LIKELY, "{t}: {today} → {tomorrow}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "{checked} hikes checked");
 }
 
 #[test]
