@@ -379,3 +379,60 @@ async fn two_writers_on_one_sqlite_file_never_fail() {
     assert_eq!(ra.expect("writer a"), Ok(()));
     assert_eq!(rb.expect("writer b"), Ok(()));
 }
+
+/// The rows a store as the previous version left it holds under an old joined key
+/// (`filtered:…s=NORTHAM|YORK…`, which `suburb=NORTHAM|YORK` and `suburb=NORTHAM,YORK`
+/// shared) and under a catalog key, before and after it is opened by this version.
+const OLD_KEY: &str = "filtered:p=1;b=*;r=*;s=NORTHAM|YORK;sur=-;d=2026-09-29";
+const CATALOG_KEY: &str = "extract:1:2026-09-29";
+
+const KEYS: &str = "SELECT key FROM snapshots ORDER BY key";
+
+#[tokio::test]
+async fn an_upgrade_drops_snapshots_under_the_old_joined_keys_on_sqlite() {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("wafuel.sqlite3");
+    let options = SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+    let pool = SqlitePool::connect_with(options).await.expect("sqlite");
+    let migrator =
+        sqlx::migrate::Migrator::new(std::path::Path::new("migrations/sqlite")).await.expect("migrations");
+    migrator.run_to(8, &pool).await.expect("the previous version's schema");
+    for key in [OLD_KEY, CATALOG_KEY] {
+        sqlx::query("INSERT INTO snapshots (key) VALUES ($1)").bind(key).execute(&pool).await.expect("row");
+    }
+    let keys = || sqlx::query_scalar::<_, String>(KEYS);
+    assert_eq!(keys().fetch_all(&pool).await.expect("keys"), [CATALOG_KEY, OLD_KEY]);
+    pool.close().await;
+    let _store = wafuel::store::open(&format!("sqlite://{}", path.display())).await.expect("upgraded");
+    let pool = SqlitePool::connect_with(SqliteConnectOptions::new().filename(&path)).await.expect("sqlite");
+    let left = keys().fetch_all(&pool).await.expect("keys");
+    assert_eq!(left, [CATALOG_KEY], "the poisoned row is gone, the catalog's kept");
+}
+
+#[tokio::test]
+async fn an_upgrade_drops_snapshots_under_the_old_joined_keys_on_postgres() {
+    use sqlx::Connection;
+    let Some(url) = postgres_url() else { return };
+    let schema = fresh_schema(&url).await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.expect("postgres");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET search_path TO {schema}")))
+        .execute(&mut conn)
+        .await
+        .expect("schema");
+    let migrator =
+        sqlx::migrate::Migrator::new(std::path::Path::new("migrations/postgres")).await.expect("migrations");
+    migrator.run_to(8, &mut conn).await.expect("the previous version's schema");
+    for key in [OLD_KEY, CATALOG_KEY] {
+        sqlx::query("INSERT INTO snapshots (key) VALUES ($1)")
+            .bind(key)
+            .execute(&mut conn)
+            .await
+            .expect("row");
+    }
+    let keys = || sqlx::query_scalar::<_, String>(KEYS);
+    assert_eq!(keys().fetch_all(&mut conn).await.expect("keys"), [CATALOG_KEY, OLD_KEY]);
+    let _store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("upgraded");
+    let left = keys().fetch_all(&mut conn).await.expect("keys");
+    assert_eq!(left, [CATALOG_KEY], "the poisoned row is gone, the catalog's kept");
+}
