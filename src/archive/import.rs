@@ -167,8 +167,8 @@ struct Known {
     region: Option<u8>,
     /// Its trading names, folded (`fold_text`); for a live station, the feed's.
     names: Vec<String>,
-    /// An archive station's first and last day under each name (as `names`), when known.
-    spans: Vec<(i64, i64)>,
+    /// An archive station's first day under each name (as `names`), when known.
+    firsts: Vec<i64>,
 }
 
 /// Imports files into one store, remembering what it matched across files.
@@ -313,13 +313,13 @@ impl Importer {
         // file finds them by place and name.
         let sids: HashMap<&str, i64> =
             write.archive_sids.iter().map(|(id, sid)| (id.as_str(), *sid)).collect();
-        for (row, (key, names, spans)) in batch.stations.iter().zip(keys) {
+        for (row, (key, names, firsts)) in batch.stations.iter().zip(keys) {
             let Some(&sid) = sids.get(row.station_id.as_str()) else { continue };
             self.archive.insert(sid);
             let here = self.known.entry(key).or_default();
             match here.iter_mut().find(|k| k.station_id == row.station_id) {
                 Some(known) => {
-                    (known.names, known.spans) = (names, spans);
+                    (known.names, known.firsts) = (names, firsts);
                     known.first_seen = known.first_seen.min(row.first_seen);
                     known.last_seen = known.last_seen.max(row.last_seen);
                     known.region = known.region.or(row.region);
@@ -332,7 +332,7 @@ impl Importer {
                     archive: true,
                     region: row.region,
                     names,
-                    spans,
+                    firsts,
                 }),
             }
         }
@@ -391,7 +391,7 @@ impl Importer {
                         let id =
                             station.id.clone().unwrap_or_else(|| read.sites[latest].archive_id().to_string());
                         batch.stations.push(archive_row(&read.sites[latest], id, &station, first, last));
-                        keys.push((place.clone(), station.names.clone(), station.spans.clone()));
+                        keys.push((place.clone(), station.names.clone(), station.firsts.clone()));
                         let at = batch.stations.len() - 1;
                         if let Some((from, span)) = station.moved_from {
                             batch.moves.push(ArchiveMove { from, to: at, days: span });
@@ -466,19 +466,20 @@ impl Importer {
                 self.matched.insert(known.sid);
             }
         }
-        if known.archive && (station.names != entry.names || station.spans != entry.spans) {
+        // Written only when a name comes, goes or is found earlier: not every month.
+        if known.archive && (station.names != entry.names || station.firsts != entry.firsts) {
             batch.names.push(StationNames {
                 sid: entry.sid,
                 names: station.names.clone(),
-                spans: station.spans.clone(),
+                firsts: station.firsts.clone(),
             });
         }
-        (entry.names, entry.spans) = (station.names.clone(), station.spans.clone());
+        (entry.names, entry.firsts) = (station.names.clone(), station.firsts.clone());
     }
 }
 
-/// An archive station of a batch: its place, its names and their days.
-type StationKey = (SiteKey, Vec<String>, Vec<(i64, i64)>);
+/// An archive station of a batch: its place, its names and their first days.
+type StationKey = (SiteKey, Vec<String>, Vec<i64>);
 
 /// The stations of one place while a file's names are given to them.
 struct Place {
@@ -493,8 +494,10 @@ struct PlaceStation {
     /// The id of a new station.
     id: Option<String>,
     names: Vec<String>,
-    /// First and last day under each name, as `names` (empty for a live station's).
-    spans: Vec<(i64, i64)>,
+    /// First day under each name, as `names` (empty for a live station's). A name's days
+    /// run from its first to the day before the next name's first (the station's last day
+    /// for the newest): names at one station never share a day.
+    firsts: Vec<i64>,
     /// A new station split from a known one: that station's sid and the days its name had
     /// there.
     moved_from: Option<(i64, (i64, i64))>,
@@ -505,12 +508,12 @@ struct PlaceStation {
 
 impl PlaceStation {
     fn empty(known: Option<Known>, id: Option<String>) -> Self {
-        let (names, spans) = match &known {
-            Some(k) if k.archive && k.spans.len() == k.names.len() => (k.names.clone(), k.spans.clone()),
+        let (names, firsts) = match &known {
+            Some(k) if k.archive && k.firsts.len() == k.names.len() => (k.names.clone(), k.firsts.clone()),
             Some(k) => (k.names.clone(), Vec::new()),
             None => (Vec::new(), Vec::new()),
         };
-        Self { known, id, names, spans, moved_from: None, sites: Vec::new(), days: BTreeSet::new() }
+        Self { known, id, names, firsts, moved_from: None, sites: Vec::new(), days: BTreeSet::new() }
     }
 
     fn span(&self) -> (i64, i64) {
@@ -528,9 +531,22 @@ impl PlaceStation {
         self.sites.iter().rev().find_map(|&i| read.sites.get(i).and_then(|s| s.region))
     }
 
-    /// Whether its names' days are kept (an archive station's, new or stored with them).
-    fn keeps_spans(&self) -> bool {
-        self.known.as_ref().is_none_or(|k| k.archive) && self.spans.len() == self.names.len()
+    /// Whether its names' first days are kept (an archive station's, new or stored with them).
+    fn keeps_firsts(&self) -> bool {
+        self.known.as_ref().is_none_or(|k| k.archive) && self.firsts.len() == self.names.len()
+    }
+
+    /// The stored days of name `index`: from its first to the day before the next name's
+    /// first, or to the station's last day.
+    fn name_days(&self, index: usize) -> Option<(i64, i64)> {
+        let first = *self.firsts.get(index)?;
+        let next = self.firsts.iter().copied().filter(|f| *f > first).min();
+        let last = match next {
+            // Days are `YYYYMMDD`: one less is before that day, whatever the month.
+            Some(next) => next - 1,
+            None => self.known.as_ref().map_or(first, |k| k.last_seen),
+        };
+        Some((first, last))
     }
 }
 
@@ -557,9 +573,10 @@ impl Place {
             Some(at) => {
                 let station = &mut self.stations[at];
                 let index = station.names.iter().position(|n| *n == name).unwrap_or(0);
-                if station.keeps_spans() {
-                    let span = station.spans.remove(index);
-                    moved_from = station.known.as_ref().filter(|k| k.archive).map(|k| (k.sid, span));
+                if station.keeps_firsts() {
+                    let sid = station.known.as_ref().filter(|k| k.archive).map(|k| k.sid);
+                    moved_from = sid.zip(station.name_days(index));
+                    station.firsts.remove(index);
                 }
                 station.names.remove(index);
                 None
@@ -587,24 +604,21 @@ impl Place {
             self.stations.len() - 1
         });
         let station = &mut self.stations[at];
-        let (first, last) = (days.first().copied().unwrap_or(0), days.last().copied().unwrap_or(0));
-        let keeps_spans = station.keeps_spans();
+        // A split's new station holds the name's days from the station it left, too.
+        let first = days.first().copied().unwrap_or(0).min(station.moved_from.map_or(i64::MAX, |(_, d)| d.0));
+        let keeps_firsts = station.keeps_firsts();
         match station.names.iter().position(|n| *n == name) {
             Some(index) => {
-                if let Some(span) = station.spans.get_mut(index).filter(|_| keeps_spans) {
-                    *span = (span.0.min(first), span.1.max(last));
+                if let Some(known_first) = station.firsts.get_mut(index).filter(|_| keeps_firsts) {
+                    *known_first = (*known_first).min(first);
                 }
             }
             None => {
                 station.names.push(name);
-                if keeps_spans {
-                    station.spans.push((first, last));
+                if keeps_firsts {
+                    station.firsts.push(first);
                 }
             }
-        }
-        // A split's new station holds the name's days from the station it left, too.
-        if let (Some((_, (a, b))), Some(span)) = (station.moved_from, station.spans.last_mut()) {
-            *span = (span.0.min(a), span.1.max(b));
         }
         station.sites.push(i);
         station.days.extend(days.iter().copied());
@@ -624,7 +638,7 @@ fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
             archive: s.archive,
             region: s.region,
             names: s.names.iter().map(|n| crate::model::key::fold_text(n)).collect(),
-            spans: s.spans.clone(),
+            firsts: s.firsts.clone(),
         });
     }
     // Listed in one order whatever order the store returned them in.
@@ -635,7 +649,7 @@ fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
 }
 
 /// The stored form of an archive station: its newest texts, every name it has had and the
-/// first and last day of each.
+/// first day of each.
 fn archive_row(
     site: &ArchiveSite,
     station_id: String,
@@ -643,11 +657,10 @@ fn archive_row(
     first_seen: i64,
     last_seen: i64,
 ) -> ArchiveStationRow {
-    let spans: Vec<[i64; 2]> = station.spans.iter().map(|&(a, b)| [a, b]).collect();
     let details = serde_json::json!({
         "trading_name": site.trading_name,
         "names": station.names,
-        "spans": spans,
+        "firsts": station.firsts,
         "brand": site.brand,
         "brand_text": site.brand_text,
         "street": site.address,
@@ -972,7 +985,7 @@ mod tests {
             archive: true,
             region: None,
             names: vec!["united rangeway truck stop".into()],
-            spans: vec![(20260405, 20260610)],
+            firsts: vec![20260405],
         };
         let made = stations(vec![known.clone()], &[(&astron, days(20260701, 20260731))]);
         assert_eq!((made.len(), made[0].0.as_str()), (1, known.station_id.as_str()));
@@ -1008,7 +1021,7 @@ mod tests {
             archive: true,
             region: None,
             names: vec!["shell gidgegannup".into(), "atlas fuel gidgegannup".into()],
-            spans: vec![(20260601, 20260615), (20260801, 20260823)],
+            firsts: vec![20260601, 20260801],
         };
         let mut place = Place::new(vec![known.clone()]);
         place.assign(0, &shell, &days(20260701, 20260730));
@@ -1016,13 +1029,25 @@ mod tests {
         let [kept, split] = &place.stations[..] else { panic!("two stations") };
         assert_eq!(kept.known.as_ref().map(|k| k.sid), Some(3));
         assert_eq!(
-            (kept.names.clone(), kept.spans.clone()),
-            (vec!["shell gidgegannup".to_string()], vec![(20260601, 20260730)])
+            (kept.names.clone(), kept.firsts.clone()),
+            (vec!["shell gidgegannup".to_string()], vec![20260601])
         );
         assert_eq!(split.id.as_deref(), Some(atlas.colocated_id().as_str()));
-        // Atlas's stored days move with it; its span covers them and July's.
+        // Atlas's stored days (from its first to the station's last) move with it; its first
+        // day is now July's.
         assert_eq!(split.moved_from, Some((3, (20260801, 20260823))));
-        assert_eq!(split.spans, [(20260730, 20260823)]);
+        assert_eq!(split.firsts, [20260730]);
+        // Names stored in the other order: Shell's days end the day before Atlas's first, which
+        // this month moved to 1 July.
+        let shell_second = Known {
+            names: vec!["atlas fuel gidgegannup".into(), "shell gidgegannup".into()],
+            firsts: vec![20260801, 20260601],
+            ..known
+        };
+        let mut place = Place::new(vec![shell_second]);
+        place.assign(0, &atlas, &days(20260701, 20260730));
+        place.assign(1, &shell, &days(20260730, 20260731));
+        assert_eq!(place.stations[1].moved_from, Some((3, (20260601, 20260700))));
     }
 
     #[test]
@@ -1037,7 +1062,7 @@ mod tests {
             archive: false,
             region: None,
             names: vec![name.into()],
-            spans: Vec::new(),
+            firsts: Vec::new(),
         };
         let known = known_by_place(&[
             live(1, "a".repeat(64).as_str(), "7-Eleven Haynes"),

@@ -32,9 +32,8 @@ pub struct KnownStation {
     /// Its trading names as stored: every name an archive station has had, a live station's
     /// current one.
     pub names: Vec<String>,
-    /// An archive station's first and last day under each name (as `names`); empty when not
-    /// stored.
-    pub spans: Vec<(i64, i64)>,
+    /// An archive station's first day under each name (as `names`); empty when not stored.
+    pub firsts: Vec<i64>,
 }
 
 /// A station only the archive knows, as one batch saw it.
@@ -84,12 +83,12 @@ pub struct ImportBatch {
     pub moves: Vec<ArchiveMove>,
 }
 
-/// An archive station's trading names, each with its first and last day (`YYYYMMDD`).
+/// An archive station's trading names, each with its first day (`YYYYMMDD`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StationNames {
     pub sid: i64,
     pub names: Vec<String>,
-    pub spans: Vec<(i64, i64)>,
+    pub firsts: Vec<i64>,
 }
 
 /// Every price of station `from` between two days (inclusive) moved to the batch's archive
@@ -173,22 +172,22 @@ pub fn street_and_suburb(details: &str) -> (String, String) {
     (text("street"), text("suburb"))
 }
 
-/// The trading names of stored station details, with the days of each when stored: an
-/// archive station's `names` and `spans`, else its (or a live station's) `trading_name`.
-pub fn trading_names(details: &str) -> (Vec<String>, Vec<(i64, i64)>) {
+/// The trading names of stored station details, with the first day of each when stored: an
+/// archive station's `names` and `firsts`, else its (or a live station's) `trading_name`.
+pub fn trading_names(details: &str) -> (Vec<String>, Vec<i64>) {
     let value: serde_json::Value = serde_json::from_str(details).unwrap_or_default();
     let names: Vec<String> = match value.get("names").and_then(|v| v.as_array()) {
         Some(names) => names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect(),
         None => value.get("trading_name").and_then(|v| v.as_str()).map(str::to_string).into_iter().collect(),
     };
-    let spans: Vec<(i64, i64)> = value
-        .get("spans")
+    let firsts: Vec<i64> = value
+        .get("firsts")
         .and_then(|v| v.as_array())
-        .map(|spans| spans.iter().filter_map(|s| Some((s.get(0)?.as_i64()?, s.get(1)?.as_i64()?))).collect())
+        .map(|firsts| firsts.iter().filter_map(serde_json::Value::as_i64).collect())
         .unwrap_or_default();
-    // Days only when there is one pair per name.
-    let spans = if spans.len() == names.len() { spans } else { Vec::new() };
-    (names, spans)
+    // Days only when there is one per name.
+    let firsts = if firsts.len() == names.len() { firsts } else { Vec::new() };
+    (names, firsts)
 }
 
 const STATION_DETAILS: &str = "SELECT details FROM history_stations WHERE sid = $1";
@@ -221,10 +220,10 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
             .into_iter()
             .map(|r| {
                 let (street, suburb) = street_and_suburb(&r.details);
-                let (names, spans) = trading_names(&r.details);
+                let (names, firsts) = trading_names(&r.details);
                 KnownStation {
                     names,
-                    spans,
+                    firsts,
                     sid: r.sid,
                     station_id: r.station_id,
                     street,
@@ -290,8 +289,7 @@ impl<B: Backend> ArchiveStore for SqlStore<B> {
             let mut value: serde_json::Value = serde_json::from_str(&details).unwrap_or_default();
             if let Some(object) = value.as_object_mut() {
                 object.insert("names".into(), serde_json::json!(update.names));
-                let spans: Vec<[i64; 2]> = update.spans.iter().map(|&(a, b)| [a, b]).collect();
-                object.insert("spans".into(), serde_json::json!(spans));
+                object.insert("firsts".into(), serde_json::json!(update.firsts));
                 tx.execute(sql(PUT_STATION_DETAILS).bind(value.to_string()).bind(update.sid)).await?;
             }
         }
