@@ -56,8 +56,9 @@ pub fn refuse(request: &Parts, bounds: Bounds) -> Option<Response> {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         return Some(response);
     }
-    let decoded = percent_encoding::percent_decode_str(request.uri.path());
-    if decoded.decode_utf8().is_err() {
+    // A path without escapes is ASCII (the URI parser took it): nothing to decode.
+    let path = request.uri.path();
+    if path.contains('%') && percent_encoding::percent_decode_str(path).decode_utf8().is_err() {
         return Some(ApiError::not_found().respond(Flavor::JsonApi));
     }
     None
