@@ -4,8 +4,9 @@
 //! is assumed.
 //!
 //! The method, in short: a *hike* is a day whose price rises at least [`HIKE_CENTS`] over the
-//! day before; a run of hike days is one *episode*. From the last [`RECENT_DAYS`] days it
-//! reads the intervals between episodes (the newest weighing most, so a new period or weekday
+//! day before; the cycle's *events* are rises of at least half its typical hike, and a run of
+//! event days is one *episode*. From the last [`RECENT_DAYS`] days it reads the intervals
+//! between episodes (the newest weighing most, so a new period or weekday
 //! shows within about two cycles), the typical rise, and the typical change on each day after
 //! a hike (the cycle's shape). The next days are then every way the coming hikes could fall
 //! (a hazard per day since the last hike, from those intervals), each with its probability;
@@ -33,9 +34,18 @@ const INTERVALS_KEPT: usize = 4;
 const MIN_EPISODES: usize = 3;
 /// Complete cycles the shape and a station's position are read from.
 const SHAPE_CYCLES: usize = 3;
+/// Episodes whose first-day rise gives the typical rise and the share of them that are hikes.
+const RISES_KEPT: usize = 8;
+/// A cycle's event is a rise of at least this share of its typical hike (and at most a hike).
+const EVENT_SHARE: f64 = 0.5;
+/// The least rise (c/L) that marks where a skipped cycle's hike was due.
+const MISSED_RISE: f64 = 1.0;
+/// Share of the recent cycles' net drift carried into the forecast.
+const TREND_KEPT: f64 = 0.5;
 /// Share of an interval's weight given to the day either side (hikes move by a day).
 const NEIGHBOUR_WEIGHT: f64 = 0.1;
-/// The chance of a hike on each day once every interval seen has passed (overdue).
+/// The chance of an event on each day once every interval seen has passed, for a pattern
+/// without a most likely period.
 const OVERDUE_HAZARD: f64 = 0.5;
 /// Paths less likely than this are dropped.
 const MIN_PATH_PROBABILITY: f64 = 1e-6;
@@ -132,10 +142,6 @@ impl Daily {
     fn change(&self, i: usize) -> Option<f64> {
         Some(self.at(i)? - self.at(i.checked_sub(1)?)?)
     }
-
-    fn is_hike(&self, i: usize) -> bool {
-        self.change(i).is_some_and(|c| c >= HIKE_CENTS)
-    }
 }
 
 /// What the recent weeks of a series say about its cycle.
@@ -147,6 +153,8 @@ struct Pattern {
     intervals: Vec<f64>,
     /// Typical change on an episode's first day.
     rise: f64,
+    /// Share of the recent episodes whose first day was a hike (≥ [`HIKE_CENTS`]).
+    hike_share: f64,
     /// Typical change by days since the episode's start (index 0 unused).
     shape: Vec<f64>,
 }
@@ -154,27 +162,32 @@ struct Pattern {
 impl Pattern {
     /// The cycle of the series up to index `end` (inclusive), or `None` without one.
     fn read(series: &Daily, end: usize) -> Option<Self> {
-        let lo = (end + 1).saturating_sub(RECENT_DAYS);
-        let starts: Vec<usize> =
-            (lo.max(1)..=end).filter(|&i| series.is_hike(i) && !series.is_hike(i - 1)).collect();
+        let lo = (end + 1).saturating_sub(RECENT_DAYS).max(1);
+        // A cycle's rise can fall short of a hike (a 4 c/L week among 6–10 c/L ones): the
+        // cycle's own events are rises of at least half its typical hike, so a small week still
+        // restarts the cycle instead of reading as a skipped one.
+        let mut hikes: Vec<f64> =
+            (lo..=end).filter_map(|i| series.change(i)).filter(|c| *c >= HIKE_CENTS).collect();
+        if hikes.len() < MIN_EPISODES {
+            return None;
+        }
+        hikes.sort_by(f64::total_cmp);
+        let threshold = (EVENT_SHARE * hikes[hikes.len() / 2]).min(HIKE_CENTS);
+        let event = |i: usize| series.change(i).is_some_and(|c| c >= threshold);
+        let starts: Vec<usize> = (lo..=end).filter(|&i| event(i) && !event(i - 1)).collect();
         if starts.len() < MIN_EPISODES {
             return None;
         }
-        let mut intervals = vec![0.0; MAX_PERIOD * 3 + 2];
-        for (k, pair) in starts.windows(2).rev().take(INTERVALS_KEPT).enumerate() {
-            let weight = (INTERVALS_KEPT - k) as f64;
-            let length = (pair[1] - pair[0]).min(intervals.len() - 2);
-            intervals[length] += weight;
-            intervals[length - 1] += weight * NEIGHBOUR_WEIGHT;
-            intervals[length + 1] += weight * NEIGHBOUR_WEIGHT;
-        }
-        let recent_rises: Vec<f64> =
-            starts.iter().rev().take(INTERVALS_KEPT + 1).filter_map(|&i| series.change(i)).collect();
-        let rise = recent_rises.iter().sum::<f64>() / recent_rises.len().max(1) as f64;
+        let intervals = interval_weights(series, &starts)?;
+        let rises: Vec<f64> =
+            starts.iter().rev().take(RISES_KEPT).filter_map(|&i| series.change(i)).collect();
+        let rise = rises.iter().sum::<f64>() / rises.len().max(1) as f64;
+        let hike_share =
+            rises.iter().filter(|r| **r >= HIKE_CENTS).count() as f64 / rises.len().max(1) as f64;
         // The shape from the last few cycles (it changes with the period), falling back to the
         // whole window for a day after the hike that those cycles never reached.
         let since = starts[starts.len().saturating_sub(SHAPE_CYCLES + 1)];
-        let shape = (0..=intervals.len())
+        let mut shape: Vec<f64> = (0..=intervals.len())
             .map(|phase| {
                 if phase == 0 {
                     return 0.0;
@@ -189,7 +202,18 @@ impl Pattern {
                 mean_from(since).or_else(|| mean_from(starts[0])).unwrap_or(0.0)
             })
             .collect();
-        Some(Pattern { starts, intervals, rise, shape })
+        let mut pattern = Pattern { starts, intervals, rise, hike_share, shape: Vec::new() };
+        // The cycles' net drift (a cycle's rise against its falls) is the market's trend of
+        // those weeks; only part of it is carried forward, since a trend read off a few weeks
+        // turns (a shock's climb, then its unwinding) as often as it holds.
+        let period = pattern.period();
+        if period >= 2 {
+            let net = pattern.rise + shape[1..period.min(shape.len())].iter().sum::<f64>();
+            let correction = -(1.0 - TREND_KEPT) * net / (period - 1) as f64;
+            shape.iter_mut().skip(1).for_each(|c| *c += correction);
+        }
+        pattern.shape = shape;
+        Some(pattern)
     }
 
     /// The chance of a hike on the day that is `phase` days after the last one, given none
@@ -197,7 +221,10 @@ impl Pattern {
     fn hazard(&self, phase: usize) -> f64 {
         let tail: f64 = self.intervals.iter().skip(phase).sum();
         if tail < 1e-9 {
-            return OVERDUE_HAZARD;
+            // Longer than any interval seen: a rise too small to see (or a day without prices)
+            // most likely restarted the cycle on time, so the usual timing holds from there.
+            let period = self.period();
+            return if period > 0 { self.hazard(phase % period) } else { OVERDUE_HAZARD };
         }
         self.intervals.get(phase).copied().unwrap_or(0.0) / tail
     }
@@ -218,6 +245,46 @@ impl Pattern {
     }
 }
 
+/// The weight of each interval length between episode starts, the newest weighing most:
+/// only intervals whose every day has a price (a gap in the data may hide an episode), and
+/// an interval about a whole multiple of the shortest one seen, with a rise where each
+/// skipped hike was due, counts as that many cycles (a week whose rise fell short of even an
+/// event; a cycle that really lengthened shows no such rise). `None` without an interval.
+fn interval_weights(series: &Daily, starts: &[usize]) -> Option<Vec<f64>> {
+    let seen: Vec<(usize, usize)> = starts
+        .windows(2)
+        .filter(|pair| (pair[0]..=pair[1]).all(|i| series.at(i).is_some()))
+        .map(|pair| (pair[0], pair[1] - pair[0]))
+        .collect();
+    let recent = &seen[seen.len().saturating_sub(INTERVALS_KEPT)..];
+    let shortest = recent.iter().map(|&(_, length)| length).min()?;
+    // A skipped cycle still shows a rise where its hike was due (a day either side).
+    let rose_near =
+        |i: usize| (i.saturating_sub(1)..=i + 1).any(|j| series.change(j).is_some_and(|c| c >= MISSED_RISE));
+    let mut lengths = Vec::with_capacity(recent.len() * 2);
+    for &(from, length) in recent {
+        let cycles = ((length as f64 / shortest as f64).round() as usize).max(1);
+        if cycles >= 2
+            && length.abs_diff(cycles * shortest) <= 1
+            && (1..cycles).all(|k| rose_near(from + k * length / cycles))
+        {
+            let each = (length as f64 / cycles as f64).round() as usize;
+            lengths.extend(std::iter::repeat_n(each, cycles));
+        } else {
+            lengths.push(length);
+        }
+    }
+    let mut weights = vec![0.0; MAX_PERIOD * 3 + 2];
+    for (k, &length) in lengths.iter().rev().take(INTERVALS_KEPT).enumerate() {
+        let weight = (INTERVALS_KEPT - k) as f64;
+        let length = length.clamp(1, weights.len() - 2);
+        weights[length] += weight;
+        weights[length - 1] += weight * NEIGHBOUR_WEIGHT;
+        weights[length + 1] += weight * NEIGHBOUR_WEIGHT;
+    }
+    Some(weights)
+}
+
 /// Each index from `from` to `end` with its days since the latest episode start at or before
 /// it (indices before the first start are skipped).
 fn phases(starts: &[usize], from: usize, end: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
@@ -234,21 +301,23 @@ fn phases(starts: &[usize], from: usize, end: usize) -> impl Iterator<Item = (us
 struct Path {
     probability: f64,
     deltas: Vec<f64>,
+    /// Bit `k` set when the cycle's event falls on day `k + 1`.
+    events: u32,
 }
 
 /// Every way the next `steps` days could go from a basis `phase` days after the last hike.
 fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize) -> Vec<Path> {
     let (Some(pattern), Some(phase)) = (pattern, phase) else {
-        return vec![Path { probability: 1.0, deltas: vec![0.0; steps] }];
+        return vec![Path { probability: 1.0, deltas: vec![0.0; steps], events: 0 }];
     };
-    // (probability, price change so far, phase, changes so far)
-    let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<f64>::new())];
-    for _ in 0..steps {
+    // (probability, price change so far, phase, changes so far, events)
+    let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<f64>::new(), 0u32)];
+    for step in 0..steps.min(u32::BITS as usize) {
         let mut next = Vec::with_capacity(live.len() * 2);
-        for (p, delta, phase, trail) in live {
+        for (p, delta, phase, trail, events) in live {
             let hazard = pattern.hazard(phase + 1);
-            for (q, change, new_phase) in
-                [(hazard, pattern.rise, 0), (1.0 - hazard, pattern.shape(phase + 1), phase + 1)]
+            for (q, change, new_phase, event) in
+                [(hazard, pattern.rise, 0, 1 << step), (1.0 - hazard, pattern.shape(phase + 1), phase + 1, 0)]
             {
                 let prob = p * q;
                 if prob < MIN_PATH_PROBABILITY {
@@ -256,12 +325,12 @@ fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize) -> Vec<P
                 }
                 let mut trail = trail.clone();
                 trail.push(delta + change);
-                next.push((prob, delta + change, new_phase, trail));
+                next.push((prob, delta + change, new_phase, trail, events | event));
             }
         }
         live = next;
     }
-    live.into_iter().map(|(probability, _, _, deltas)| Path { probability, deltas }).collect()
+    live.into_iter().map(|(probability, _, _, deltas, events)| Path { probability, deltas, events }).collect()
 }
 
 /// The value at which the cumulative probability first reaches one half.
@@ -407,15 +476,23 @@ impl Subject<'_> {
         for step in 0..steps {
             let values: Vec<(f64, f64)> =
                 all.iter().map(|p| (price(&p.deltas, step), p.probability)).collect();
-            let hike: f64 = all
-                .iter()
-                .zip(&values)
-                .filter(|(p, (v, _))| {
-                    let before = if step == 0 { now } else { price(&p.deltas, step - 1) };
-                    v - before >= HIKE_CENTS
-                })
-                .map(|(p, _)| p.probability)
-                .sum();
+            let hike: f64 = match (own, pattern.as_ref()) {
+                // The market hikes on an event day as often as its recent events were hikes.
+                (None, Some(pattern)) => {
+                    let event: f64 =
+                        all.iter().filter(|p| p.events & (1 << step) != 0).map(|p| p.probability).sum();
+                    event * pattern.hike_share
+                }
+                _ => all
+                    .iter()
+                    .zip(&values)
+                    .filter(|(p, (v, _))| {
+                        let before = if step == 0 { now } else { price(&p.deltas, step - 1) };
+                        v - before >= HIKE_CENTS
+                    })
+                    .map(|(p, _)| p.probability)
+                    .sum(),
+            };
             out.push((weighted_median(values), hike.clamp(0.0, 1.0)));
         }
         let next_hike = pattern.as_ref().zip(phase).and_then(|(p, phase)| {
@@ -495,8 +572,9 @@ pub fn advise(today: f64, days: &[ForecastDay]) -> Advice {
         }
     };
     let first_rise = days.iter().enumerate().position(|(i, d)| rises(i, d));
-    let before_rise = &days[..first_rise.unwrap_or(days.len())];
-    let cheapest = before_rise.iter().fold(None::<&ForecastDay>, |best, d| match best {
+    // The cheapest predicted day of the horizon, the earliest of equals (waiting across an
+    // expected hike is right when the fall after it goes lower still).
+    let cheapest = days.iter().fold(None::<&ForecastDay>, |best, d| match best {
         Some(b) if b.median <= d.median => Some(b),
         _ => Some(d),
     });
@@ -556,6 +634,10 @@ pub struct Replay {
     pub naive: Vec<Vec<f64>>,
     /// Absolute errors of "the same as one cycle ago" (the last known price without a cycle).
     pub cycle_ago: Vec<Vec<f64>>,
+    /// Absolute errors of the weekly-seasonal naive: the last known price plus the change
+    /// over the same days a week earlier, y(D) + y(D+h−7) − y(D−7) (the last known price
+    /// when either is missing).
+    pub weekly: Vec<Vec<f64>>,
     /// Actual hikes at horizons 1–3, and how many of them were given ≥ [`LIKELY`].
     pub hikes: (usize, usize),
     /// Horizon 1–3 days given ≥ [`LIKELY`], and how many of them had no hike.
@@ -577,6 +659,11 @@ pub struct Accuracy {
     pub within: Vec<Option<f64>>,
     pub hike_hit_rate: Option<f64>,
     pub false_alarm_rate: Option<f64>,
+    /// What following the advice saved a fill on average against filling on the day asked
+    /// (c/L), over replays whose whole horizon is known.
+    pub advice_saving: Option<f64>,
+    /// What perfect hindsight would have saved on the same replays (c/L).
+    pub hindsight_saving: Option<f64>,
     /// The 10th and 90th percentiles of the signed errors (the 80 % interval), per day.
     pub bands: Vec<Option<(f64, f64)>>,
 }
@@ -603,6 +690,7 @@ impl Replay {
             errors: vec![Vec::new(); MAX_HORIZON],
             naive: vec![Vec::new(); MAX_HORIZON],
             cycle_ago: vec![Vec::new(); MAX_HORIZON],
+            weekly: vec![Vec::new(); MAX_HORIZON],
             ..Replay::default()
         };
         let mut origin = first;
@@ -645,6 +733,10 @@ impl Replay {
                 })
                 .unwrap_or(today);
             self.cycle_ago[k].push((actual - ago).abs());
+            let week_ago = |d: Date| subject.actual(d.checked_sub(days(7)).ok()?);
+            let weekly =
+                week_ago(day).zip(week_ago(origin)).map_or(today, |(then, base)| today + then - base);
+            self.weekly[k].push((actual - weekly).abs());
             if h <= 3 {
                 let before = if h == 1 { Some(today) } else { date(h - 1).and_then(|d| subject.actual(d)) };
                 let hiked = before.is_some_and(|b| actual - b >= HIKE_CENTS);
@@ -693,6 +785,8 @@ impl Replay {
                 .collect(),
             hike_hit_rate: share(self.hikes.1, self.hikes.0).map(round2),
             false_alarm_rate: share(self.alarms.1, self.alarms.0).map(round2),
+            advice_saving: (self.advice.0 > 0).then(|| round2(self.advice.1 / self.advice.0 as f64)),
+            hindsight_saving: (self.advice.0 > 0).then(|| round2(self.advice.2 / self.advice.0 as f64)),
             bands: self
                 .errors
                 .iter()

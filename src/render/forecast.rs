@@ -92,6 +92,8 @@ struct AccuracyOut {
     within2c: Vec<Option<f64>>,
     hike_hit_rate: Option<f64>,
     false_alarm_rate: Option<f64>,
+    advice_saving: Option<f64>,
+    hindsight_saving: Option<f64>,
 }
 
 fn list<K>(v: Option<&[Code<K>]>) -> Option<String> {
@@ -171,6 +173,8 @@ pub fn forecast_jsonapi(doc: &ForecastDoc, meta: &DocumentMeta) -> Result<Vec<u8
                     within2c: first(&a.within),
                     hike_hit_rate: a.hike_hit_rate,
                     false_alarm_rate: a.false_alarm_rate,
+                    advice_saving: a.advice_saving,
+                    hindsight_saving: a.hindsight_saving,
                 },
             },
         },
@@ -192,8 +196,12 @@ pub fn backtest_table(title: &str, replay: &Replay) -> String {
     let a = replay.accuracy();
     let mae = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     let mut out = format!("{title}\n{} forecasts replayed, each from its own past only.\n\n", replay.days);
-    out.push_str("| day | MAE (c/L) | last known day | one cycle ago | model / better baseline | within 2 c/L | 80 % band |\n");
-    out.push_str("|---|---|---|---|---|---|---|\n");
+    out.push_str(
+        "| day | MAE (c/L) | last known day | one cycle ago | model / better baseline | within 2 c/L | 80 % band \
+         | weekly-seasonal | model / best naive |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    let (mut model_sum, mut best_sum) = (0.0, 0.0);
     for k in 0..MAX_HORIZON {
         let model = a.mae[k];
         let naive = a.naive_mae[k];
@@ -203,25 +211,38 @@ pub fn backtest_table(title: &str, replay: &Replay) -> String {
             (n, c) => n.or(c),
         };
         let ratio = model.zip(better).filter(|(_, b)| *b > 0.0).map(|(m, b)| m / b);
+        let weekly = mae(&replay.weekly[k]);
+        let best = better.zip(weekly).map(|(b, w)| b.min(w)).or(better).or(weekly);
+        if let Some((m, b)) = model.zip(best) {
+            (model_sum, best_sum) = (model_sum + m, best_sum + b);
+        }
+        let to_best = model.zip(best).filter(|(_, b)| *b > 0.0).map(|(m, b)| m / b);
         let band = a.bands[k]
             .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{:+.1} … {:+.1}", lo.min(0.0), hi.max(0.0)));
         out.push_str(&format!(
-            "| +{} | {} | {} | {} | {} | {} | {} |\n",
+            "| +{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             k + 1,
             cell(model, 2),
             cell(naive, 2),
             cell(ago, 2),
             cell(ratio, 2),
             percent(a.within[k]),
-            band
+            band,
+            cell(weekly, 2),
+            cell(to_best, 2)
         ));
     }
+    out.push_str(&format!(
+        "\nDays +1 to +{MAX_HORIZON}: the model's mean MAE is {} of the mean of each day's best naive \
+         (last known day, one cycle ago or weekly-seasonal).\n",
+        cell((best_sum > 0.0).then(|| model_sum / best_sum), 2)
+    ));
     let (hikes, hit) = replay.hikes;
     let (alarms, false_alarms) = replay.alarms;
     let (hike_days, waited) = replay.hike_days;
     let (origins, saved, hindsight) = replay.advice;
     out.push_str(&format!(
-        "\nHikes (days +1 to +3): {hit} of {hikes} given a probability of 0.5 or more ({}); \
+        "Hikes (days +1 to +3): {hit} of {hikes} given a probability of 0.5 or more ({}); \
          {false_alarms} of {alarms} such days had no hike ({} false alarms).\n",
         percent(a.hike_hit_rate),
         percent(a.false_alarm_rate)

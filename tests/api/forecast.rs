@@ -97,6 +97,9 @@ async fn the_market_forecast_beats_the_last_price_and_the_backtest_agrees() {
     let mae: Vec<f64> = accuracy["mae"].as_array().expect("mae").iter().map(f).collect();
     let naive_mae: Vec<f64> = accuracy["naiveMae"].as_array().expect("naive").iter().map(f).collect();
     assert!(mae[0] <= 0.6 * naive_mae[0], "{accuracy}");
+    // The advice's replayed worth is said beside its MAE: a share of what hindsight saves.
+    let (saved, hindsight) = (f(&accuracy["adviceSaving"]), f(&accuracy["hindsightSaving"]));
+    assert!(hindsight > 0.0 && saved >= 0.5 * hindsight, "{accuracy}");
     let advice = &a["advice"];
     match advice["action"].as_str().expect("action") {
         "wait" => assert!(f(&advice["saving"]) >= 1.0 && advice["until"].is_string(), "{advice}"),

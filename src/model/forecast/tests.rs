@@ -280,3 +280,70 @@ fn a_probability_is_never_rounded_across_likely() {
     assert_eq!(round_probability(0.123), 0.12);
     assert!(round_probability(0.49999) < LIKELY);
 }
+
+/// A weekly cycle written by hand: each week rises by its own `rises[week]` on its first
+/// day and falls back by as much over the other six; days in `missing` have no price.
+fn weekly(rises: &[f64], missing: &[usize]) -> Daily {
+    let mut price = 190.0;
+    let mut points = Vec::new();
+    for (week, rise) in rises.iter().enumerate() {
+        for k in 0..7 {
+            let t = week * 7 + k;
+            price += if k == 0 { *rise } else { -rise / 6.0 };
+            if !missing.contains(&t) {
+                points.push((day(t), (price * 10.0).round() / 10.0));
+            }
+        }
+    }
+    Daily::new(points)
+}
+
+/// FuelWatch's Metro median in June 2026: one week's rise was 4 c/L amid 6–10 c/L ones. It
+/// is not a hike, but it restarted the cycle on time: the next week's hike is still expected
+/// on its weekday, not read as overdue every day after.
+#[test]
+fn a_small_week_keeps_the_cycle_on_time() {
+    // Twelve weeks; the last one (from day 77) rose only 4 c/L.
+    let mut rises = vec![8.0; 12];
+    rises[11] = 4.0;
+    let series = weekly(&rises, &[]);
+    // Three days into that week: the next hike is due on day 84, not on every day from now.
+    let outlook = market_only(&series).outlook(day(80), 4).expect("outlook");
+    let p: Vec<f64> = outlook.days.iter().map(|d| d.1).collect();
+    assert!(p[..3].iter().all(|p| *p < 0.2) && p[3] >= LIKELY, "{p:?}");
+    assert_eq!(outlook.period_days, Some(7));
+    // The small week shows in the hike probability: one event in eight was not a hike.
+    assert!(p[3] < 0.95, "{p:?}");
+}
+
+/// Days without prices (FuelWatch's June 2026 gap) may hide a hike: an interval across them
+/// is not read as a longer cycle.
+#[test]
+fn an_interval_across_missing_days_is_not_a_cycle() {
+    let rises = vec![8.0; 14];
+    let missing: Vec<usize> = (60..73).collect();
+    let series = weekly(&rises, &missing);
+    let outlook = market_only(&series).outlook(day(96), 3).expect("outlook");
+    assert_eq!(outlook.period_days, Some(7));
+    assert!(outlook.days[1].1 >= LIKELY, "{:?}", outlook.days);
+}
+
+/// A cycle that really lengthens (no rise where the old hike was due) is read as longer,
+/// not as skipped weeks.
+#[test]
+fn a_cycle_that_lengthens_is_not_split() {
+    let pattern_of = |rises: &[f64]| {
+        let series = weekly(rises, &[]);
+        Pattern::read(&series, series.index(day(rises.len() * 7 - 1)).expect("index")).expect("a cycle")
+    };
+    // Weekly, with a week whose rise was only 2 c/L: split back into two weeks.
+    let mut skipped = vec![8.0; 10];
+    skipped[8] = 2.0;
+    assert_eq!(pattern_of(&skipped).period(), 7);
+    // Weekly, then a fortnight with no rise at all at its middle: a 14-day interval.
+    let mut lengthened = vec![8.0; 10];
+    lengthened[8] = 0.0;
+    lengthened[9] = 16.0;
+    let longer = pattern_of(&lengthened);
+    assert!(longer.intervals[14] > 0.0, "{:?}", longer.intervals);
+}
