@@ -38,6 +38,8 @@ const SHAPE_CYCLES: usize = 3;
 const RISES_KEPT: usize = 8;
 /// A cycle's event is a rise of at least this share of its typical hike (and at most a hike).
 const EVENT_SHARE: f64 = 0.5;
+/// Least share of a cycle's recent events that are hikes.
+const MIN_HIKE_SHARE: f64 = 0.6;
 /// The least rise (c/L) that marks where a skipped cycle's hike was due.
 const MISSED_RISE: f64 = 1.0;
 /// Share of the recent cycles' net drift carried into the forecast.
@@ -184,6 +186,11 @@ impl Pattern {
         let rise = rises.iter().sum::<f64>() / rises.len().max(1) as f64;
         let hike_share =
             rises.iter().filter(|r| **r >= HIKE_CENTS).count() as f64 / rises.len().max(1) as f64;
+        // A cycle's events are mostly hikes. A series climbing in small steps with the odd
+        // larger one (FuelWatch's diesel in July 2026) has rises, not a cycle.
+        if hike_share < MIN_HIKE_SHARE {
+            return None;
+        }
         // The shape from the last few cycles (it changes with the period), falling back to the
         // whole window for a day after the hike that those cycles never reached.
         let since = starts[starts.len().saturating_sub(SHAPE_CYCLES + 1)];
@@ -305,10 +312,12 @@ struct Path {
     events: u32,
 }
 
-/// Every way the next `steps` days could go from a basis `phase` days after the last hike.
-fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize) -> Vec<Path> {
+/// Every way the next `steps` days could go from a basis `phase` days after the last hike;
+/// without a cycle, one path moving `drift` c/L a day.
+fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize, drift: f64) -> Vec<Path> {
     let (Some(pattern), Some(phase)) = (pattern, phase) else {
-        return vec![Path { probability: 1.0, deltas: vec![0.0; steps], events: 0 }];
+        let deltas = (1..=steps).map(|k| drift * k as f64).collect();
+        return vec![Path { probability: 1.0, deltas, events: 0 }];
     };
     // (probability, price change so far, phase, changes so far, events)
     let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<f64>::new(), 0u32)];
@@ -471,7 +480,16 @@ impl Subject<'_> {
             Some(s) => s.get(basis).or(own.map(|(latest, _)| latest)).unwrap_or(market_now),
             None => market_now,
         };
-        let all = paths(pattern.as_ref(), phase, steps);
+        // Without a cycle the forecast is flat, unless the last week moved a hike's worth or
+        // more (diesel unwinding a shock, or climbing into one): that drift is carried
+        // forward, only partly (as a cycle's), since such runs end without warning.
+        let drift = match end.checked_sub(7).and_then(|i| self.market.at(i)) {
+            Some(week_ago) if pattern.is_none() && (market_now - week_ago).abs() >= HIKE_CENTS => {
+                TREND_KEPT * (market_now - week_ago) / 7.0
+            }
+            _ => 0.0,
+        };
+        let all = paths(pattern.as_ref(), phase, steps, drift);
         let mut out = Vec::with_capacity(steps);
         for step in 0..steps {
             let values: Vec<(f64, f64)> =

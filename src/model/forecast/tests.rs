@@ -225,6 +225,47 @@ fn a_series_without_a_cycle_is_forecast_flat() {
     assert!(accuracy.mae[0].expect("mae") < 1.5);
 }
 
+/// Diesel unwinding a shock: down 12 c/L a week, no cycle. Half that pace is carried on, and
+/// over the replay it beats holding the last price at every horizon day.
+#[test]
+fn a_strong_drift_without_a_cycle_is_carried_at_half_pace() {
+    let falling =
+        Daily::new((0..200).map(|t| (day(t), 300.0 - 12.0 * t as f64 / 7.0 + noise(3, t as u64) * 0.8)));
+    let subject = market_only(&falling);
+    let outlook = subject.outlook(day(199), 7).expect("outlook");
+    let price = |t: usize| falling.get(day(t)).expect("price");
+    let drift = 0.5 * (price(199) - price(192)) / 7.0;
+    for (h, (median, p)) in (1..).zip(&outlook.days) {
+        assert!((median - (price(199) + drift * h as f64)).abs() < 1e-9 && *p == 0.0, "{h}: {median}");
+    }
+    let accuracy = Replay::run(subject, day(100), day(199)).accuracy();
+    for (mae, naive) in accuracy.mae.iter().zip(&accuracy.naive_mae) {
+        assert!(mae.expect("mae") < naive.expect("naive"), "{:?} vs {:?}", accuracy.mae, accuracy.naive_mae);
+    }
+}
+
+/// FuelWatch's diesel in July 2026 climbed in steps of 1–4 c/L with the odd rise of 5 or
+/// more: rises, not a cycle. The events' share of hikes says so, and no hike is forecast.
+#[test]
+fn a_climb_in_small_steps_is_not_a_cycle() {
+    // Up 1 c/L a day, 3.5 every third day and 6 every ninth.
+    let step = |t: usize| match (t % 3, t % 9) {
+        (_, 0) => 6.0,
+        (0, _) => 3.5,
+        _ => 1.0,
+    };
+    let climb = Daily::new((0..120).scan(180.0, |price, t| {
+        *price += step(t);
+        Some((day(t), *price))
+    }));
+    let end = climb.index(day(119)).expect("index");
+    assert!(Pattern::read(&climb, end).is_none());
+    let outlook = market_only(&climb).outlook(day(119), 7).expect("outlook");
+    assert!(outlook.days.iter().all(|(_, p)| *p == 0.0), "{:?}", outlook.days);
+    // It keeps climbing, at half the last week's pace.
+    assert!(outlook.days[6].0 > climb.get(day(119)).expect("price"), "{:?}", outlook.days);
+}
+
 #[test]
 fn too_little_history_is_no_forecast() {
     let (market, _) = panel(60);
