@@ -8,7 +8,9 @@ pub mod cli;
 pub mod http;
 pub mod jobs;
 pub mod malloc;
-pub mod model;
+/// The pure domain, its own crate (`crates/domain`): no layer here can reach into it wrongly,
+/// and it can reach none of them.
+pub use wafuel_domain as model;
 pub mod places;
 pub mod query;
 pub mod render;

@@ -85,7 +85,7 @@ mod tests {
     use super::*;
     use crate::model::codes::ProductCode;
     use crate::model::key::StationId;
-    use crate::model::station::testing;
+    use crate::model::testing;
     use crate::query::events::parse_events;
     use crate::store::Snapshot;
     use jiff::Timestamp;

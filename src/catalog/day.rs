@@ -166,7 +166,7 @@ impl DayCatalog {
 mod tests {
     use super::*;
     use crate::model::geo::great_circle_m;
-    use crate::model::station::testing;
+    use crate::model::testing;
     use jiff::Timestamp;
     use jiff::civil::date;
 

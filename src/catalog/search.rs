@@ -130,7 +130,7 @@ fn rank_by(rows: &mut [StationRow], key: impl Fn(&StationRow) -> i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::station::testing;
+    use crate::model::testing;
     use crate::query::stations::parse_stations;
     use crate::time::perth_instant;
     use jiff::civil::date;

@@ -371,17 +371,18 @@ impl Serialize for Notes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::codes::ProductCode;
+    use crate::model::documents::Expand;
     use crate::model::documents::price_rows;
-    use crate::model::station::testing;
-    use crate::query::{Route, parse_selection};
+    use crate::model::testing;
     use crate::time::perth_instant;
     use jiff::civil::date;
 
-    fn brand_of(label: &str, query: &str) -> serde_json::Value {
+    fn brand_of(label: &str, expand_brand: bool) -> serde_json::Value {
         let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
         let quote = testing::quote(&testing::station("Corner Fuel", label, "-31.95", "115.86"), 1, 180.0);
-        let selection = parse_selection(Route::V1, query, now).expect("query");
-        let scope = Scope { date: selection.date, products: selection.products, expand: selection.expand };
+        let expand = Expand { brand: expand_brand, ..Expand::default() };
+        let scope = Scope { date: date(2026, 9, 29), products: vec![ProductCode::UNLEADED], expand };
         let rows = price_rows([&quote], &scope.date.to_string());
         let bytes = render(&PriceDoc {
             scope,
@@ -400,11 +401,11 @@ mod tests {
     /// logo is the generic one); a mapped brand keeps its table name.
     #[test]
     fn expanded_unmapped_brands_carry_the_source_text() {
-        assert_eq!(brand_of("Corner Store Fuels", ""), serde_json::json!(0));
-        let unmapped = brand_of("Corner Store Fuels", "expand=brand");
+        assert_eq!(brand_of("Corner Store Fuels", false), serde_json::json!(0));
+        let unmapped = brand_of("Corner Store Fuels", true);
         assert_eq!(unmapped["code"], 0);
         assert_eq!(unmapped["name"], "Corner Store Fuels");
-        let mapped = brand_of("BP", "expand=all");
+        let mapped = brand_of("BP", true);
         assert_eq!(mapped["code"], 5);
         assert_eq!(mapped["name"], "BP");
     }

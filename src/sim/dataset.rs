@@ -457,6 +457,33 @@ mod tests {
     use super::*;
     use jiff::civil::date;
 
+    /// Every number in the simulated state and the recorded feeds: the domain's direct
+    /// reading of the usual Australian shapes agrees with libphonenumber on each.
+    #[test]
+    fn phones_are_read_directly_and_agree_with_libphonenumber() {
+        use crate::model::phone::testing::agree;
+        let dataset = Dataset::build().expect("bundled data set");
+        let (mut seen, mut direct) = (0, 0);
+        for station in &dataset.stations {
+            direct += usize::from(agree(&station.phone));
+            seen += 1;
+        }
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let from_dataset = seen;
+        for entry in std::fs::read_dir(&fixtures).expect("tests/fixtures").flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            for phone in text.split("<phone>").skip(1).filter_map(|rest| rest.split("</phone>").next()) {
+                direct += usize::from(agree(phone));
+                seen += 1;
+            }
+        }
+        assert!(
+            from_dataset > 900 && seen > from_dataset + 300,
+            "numbers checked: {from_dataset}, then {seen}"
+        );
+        assert!(direct * 10 > seen * 9, "most numbers are read directly: {direct} of {seen}");
+    }
+
     #[test]
     fn about_940_stations_over_every_region() {
         let data = Dataset::build().expect("dataset");

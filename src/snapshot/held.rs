@@ -131,7 +131,7 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::station::testing;
+    use crate::model::testing;
     use jiff::civil::date;
 
     fn station(name: &str) -> Arc<Station> {

@@ -209,7 +209,7 @@ mod tests {
     fn p(code: u8) -> ProductCode {
         ProductCode::parse(code).expect("a product")
     }
-    use crate::model::station::testing::{quote, station};
+    use crate::model::testing::{quote, station};
     use std::sync::Arc;
 
     fn catalog(prices: &[(&str, f64)]) -> Snapshot {

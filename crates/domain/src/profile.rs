@@ -175,9 +175,9 @@ pub fn maps_uri(name: &str, place_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::normalize::normalize_station;
-    use crate::model::record::SourceRecord;
-    use crate::model::site_features::CLOSED;
+    use crate::normalize::normalize_station;
+    use crate::record::SourceRecord;
+    use crate::site_features::CLOSED;
 
     fn station(site_features: &str, phone: &str) -> Station {
         normalize_station(&SourceRecord {

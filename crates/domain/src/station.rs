@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::site_features::WeekHours;
-use crate::model::codes::ProductCode;
+use crate::codes::ProductCode;
 
 /// Original text the controlled schema could not represent (`sourceNotes`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,34 +80,4 @@ pub fn tenths(price: f64) -> i64 {
 /// Cents from tenths of a cent.
 pub fn cents(tenths: i64) -> f64 {
     tenths as f64 / 10.0
-}
-
-/// Stations and quotes for unit tests, normalised from the few fields tests vary.
-#[cfg(test)]
-pub(crate) mod testing {
-    use std::sync::Arc;
-
-    use super::{Quote, Station};
-    use crate::model::normalize::normalize_station;
-    use crate::model::record::SourceRecord;
-
-    /// A Perth station of `brand` named `name` (its street is `<name> St`) at `lat`, `lng`.
-    pub fn station(name: &str, brand: &str, lat: &str, lng: &str) -> Arc<Station> {
-        let record = SourceRecord {
-            brand: Some(brand.to_string().into()),
-            trading_name: Some(name.to_string().into()),
-            location: Some("PERTH".into()),
-            address: Some(format!("{name} St").into()),
-            latitude: Some(lat.to_string().into()),
-            longitude: Some(lng.to_string().into()),
-            ..SourceRecord::default()
-        };
-        Arc::new(normalize_station(&record).expect("station"))
-    }
-
-    /// `station`'s price of `product`.
-    pub fn quote(station: &Arc<Station>, product: u8, price: f64) -> Quote {
-        let product = crate::model::codes::ProductCode::parse(product).expect("a product code");
-        Quote { product, price, price_text: price.to_string(), station: station.clone() }
-    }
 }

@@ -164,6 +164,34 @@ fn usual_australian(text: &str) -> Option<String> {
     valid.then(|| format!("+61{national}"))
 }
 
+/// The check that the direct reading of the usual shapes agrees with libphonenumber, for the
+/// service's test over every number it knows (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub mod testing {
+    use phonenumber::{Mode, country};
+
+    /// The libphonenumber path alone (what `to_e164` did before the usual shapes were read
+    /// directly).
+    fn full_parse(text: &str) -> Option<String> {
+        let number = phonenumber::parse(Some(country::Id::AU), text).ok()?;
+        if number.extension().is_some() || !phonenumber::is_valid(&number) {
+            return None;
+        }
+        Some(number.format().mode(Mode::E164).to_string())
+    }
+
+    /// Panics unless both paths give the same answer; says whether the direct reading gave it.
+    pub fn agree(text: &str) -> bool {
+        let full = full_parse(text);
+        let fast = super::usual_australian(text);
+        if let Some(fast) = &fast {
+            assert_eq!(Some(fast), full.as_ref(), "{text:?}: the direct reading agrees with libphonenumber");
+        }
+        assert_eq!(super::to_e164(text), full, "{text:?}");
+        fast.is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,50 +218,9 @@ mod tests {
         assert_eq!(normalize_phone("--EMPTY--"), Phone::Absent);
     }
 
-    /// The libphonenumber path alone (what `to_e164` did before the usual shapes were read
-    /// directly).
-    fn full_parse(text: &str) -> Option<String> {
-        let number = phonenumber::parse(Some(country::Id::AU), text).ok()?;
-        if number.extension().is_some() || !phonenumber::is_valid(&number) {
-            return None;
-        }
-        Some(number.format().mode(Mode::E164).to_string())
-    }
-
     /// Both paths give the same answer; whether the direct reading gave it.
     fn assert_same(text: &str) -> bool {
-        let full = full_parse(text);
-        let fast = usual_australian(text);
-        if let Some(fast) = &fast {
-            assert_eq!(Some(fast), full.as_ref(), "{text:?}: the direct reading agrees with libphonenumber");
-        }
-        assert_eq!(to_e164(text), full, "{text:?}");
-        fast.is_some()
-    }
-
-    /// Every number in the simulated state and the recorded feeds.
-    #[test]
-    fn the_direct_reading_agrees_on_every_known_number() {
-        let dataset = crate::sim::dataset::Dataset::build().expect("bundled data set");
-        let (mut seen, mut direct) = (0, 0);
-        for station in &dataset.stations {
-            direct += usize::from(assert_same(&station.phone));
-            seen += 1;
-        }
-        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let from_dataset = seen;
-        for entry in std::fs::read_dir(&fixtures).expect("tests/fixtures").flatten() {
-            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            for phone in text.split("<phone>").skip(1).filter_map(|rest| rest.split("</phone>").next()) {
-                direct += usize::from(assert_same(phone));
-                seen += 1;
-            }
-        }
-        assert!(
-            from_dataset > 900 && seen > from_dataset + 300,
-            "numbers checked: {from_dataset}, then {seen}"
-        );
-        assert!(direct * 10 > seen * 9, "most numbers are read directly: {direct} of {seen}");
+        testing::agree(text)
     }
 
     proptest::proptest! {

@@ -12,7 +12,7 @@ use super::geo::Point;
 use super::key::station_id;
 use super::profile::Merged;
 use super::station::{Quote, Station};
-use crate::model::codes::ProductCode;
+use crate::codes::ProductCode;
 
 /// `meta.publicationStatus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,10 +229,10 @@ pub struct StationsDoc<'m> {
 pub struct ForecastDoc {
     pub product: ProductCode,
     /// The station route's station.
-    pub station: Option<crate::model::key::StationId>,
-    pub brands: Option<Vec<crate::model::codes::BrandCode>>,
-    pub regions: Option<Vec<crate::model::codes::RegionCode>>,
-    pub forecast: crate::model::forecast::Forecast,
+    pub station: Option<crate::key::StationId>,
+    pub brands: Option<Vec<crate::codes::BrandCode>>,
+    pub regions: Option<Vec<crate::codes::RegionCode>>,
+    pub forecast: crate::forecast::Forecast,
     /// The replayed accuracy, shared by every answer of one (product, filter, asOf).
-    pub accuracy: std::sync::Arc<crate::model::forecast::Accuracy>,
+    pub accuracy: std::sync::Arc<crate::forecast::Accuracy>,
 }

@@ -1,0 +1,22 @@
+//! wafuel's domain: code tables, the station model, the pure normalisation of feed items,
+//! statistics, the forecast and route geometry. Pure: no I/O, no runtime; every layer of the
+//! service builds on it and it on none of them (docs/design.md).
+
+pub mod codes;
+pub mod documents;
+pub mod error_code;
+pub mod forecast;
+pub mod geo;
+pub mod key;
+pub mod normalize;
+pub mod phone;
+pub mod profile;
+pub mod record;
+pub mod restrictions;
+pub mod route;
+pub mod site_features;
+pub mod station;
+pub mod stats;
+pub mod sync;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
