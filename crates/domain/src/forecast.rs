@@ -921,4 +921,6 @@ pub fn forecast(
 }
 
 #[cfg(test)]
+mod calibrated;
+#[cfg(test)]
 mod tests;
