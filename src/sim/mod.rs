@@ -50,6 +50,30 @@ pub struct SimState {
     /// Fault rules; the first that applies to a request is used.
     faults: Mutex<Vec<Faults>>,
     log: Mutex<Vec<LoggedRequest>>,
+    /// Feed requests being answered now, the most ever at once, and how many were answered
+    /// in full (a request its client dropped mid-answer is not): what a client's concurrency
+    /// and cancelling did, seen from the origin.
+    in_flight: std::sync::atomic::AtomicUsize,
+    most_in_flight: std::sync::atomic::AtomicUsize,
+    answered: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a feed request in flight for as long as it is being answered.
+struct InFlight<'a>(&'a SimState);
+
+impl<'a> InFlight<'a> {
+    fn enter(state: &'a SimState) -> Self {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = state.in_flight.fetch_add(1, SeqCst) + 1;
+        state.most_in_flight.fetch_max(now, SeqCst);
+        InFlight(state)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl SimState {
@@ -59,6 +83,9 @@ impl SimState {
             clock,
             faults: Mutex::new(vec![faults]),
             log: Mutex::new(Vec::new()),
+            in_flight: Default::default(),
+            most_in_flight: Default::default(),
+            answered: Default::default(),
         }))
     }
 
@@ -81,6 +108,17 @@ impl SimState {
 
     pub fn clear_requests(&self) {
         lock(&self.log).clear();
+    }
+
+    /// The most feed requests ever answered at once.
+    pub fn most_in_flight(&self) -> usize {
+        self.most_in_flight.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Feed requests answered in full (delays and faults included), not dropped by their
+    /// client before the answer was ready.
+    pub fn answered_count(&self) -> usize {
+        self.answered.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Replace every fault rule with this one.
@@ -201,9 +239,12 @@ async fn feed_handler(
         log.push(LoggedRequest { seq, query: query.clone(), user_agent });
     }
     let faults = state.take_faults(SimQuery::product_hint(&query)).unwrap_or_default();
+    let in_flight = InFlight::enter(&state);
     if let Some(delay) = faults.delay() {
         tokio::time::sleep(delay).await;
     }
+    drop(in_flight);
+    state.answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     if let Some(status) = faults.status {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response =

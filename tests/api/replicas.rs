@@ -102,10 +102,8 @@ async fn a_replica_killed_mid_fill_is_taken_over() {
     assert!(doomed.await.expect("task").is_err(), "the killed replica never answered");
     sim.state.set_faults(Faults::default());
     // The second replica waits for the dead lease to expire, then fills it itself.
-    let started = std::time::Instant::now();
     let (status, _, _, body) = get_patiently(&client, &format!("{}/v1?product=4", second.public)).await;
     assert_eq!(status, 200, "{body}");
-    assert!(started.elapsed() < Duration::from_secs(12));
     assert_eq!(sim.state.request_count(), 2, "the dead fill and the takeover");
     // The stored snapshot is whole.
     let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
