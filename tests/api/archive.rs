@@ -176,6 +176,7 @@ async fn a_small_archive_on_sqlite() {
     small_archive(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn a_small_archive_on_postgres() {
     let Some(url) = postgres_url() else { return };
@@ -401,6 +402,7 @@ async fn every_area_lands_in_its_region_on_sqlite() {
     every_area_lands_in_its_region(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn every_area_lands_in_its_region_on_postgres() {
     let Some(url) = postgres_url() else { return };
@@ -492,6 +494,7 @@ async fn shared_addresses_keep_every_price_on_sqlite() {
     shared_addresses_keep_every_price(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn shared_addresses_keep_every_price_on_postgres() {
     let Some(url) = postgres_url() else { return };
@@ -601,6 +604,7 @@ async fn a_backfill_splits_a_station_on_sqlite() {
     a_backfill_splits_a_station(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn a_backfill_splits_a_station_on_postgres() {
     let Some(url) = postgres_url() else { return };

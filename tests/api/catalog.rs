@@ -79,6 +79,7 @@ async fn another_replicas_publish_is_served_without_a_restart_sqlite() {
     another_replicas_publish(sqlite_store(&dir).await, sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn another_replicas_publish_is_served_without_a_restart_postgres() {
     let Some(url) = postgres_url() else { return };

@@ -239,6 +239,7 @@ async fn concurrent_budget_reservations_sqlite() {
     concurrent_reservations(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn concurrent_budget_reservations_postgres() {
     let Some(url) = postgres_url() else { return };
@@ -476,6 +477,7 @@ async fn seeds_and_profiles_sqlite() {
     seeds_and_profiles(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn seeds_and_profiles_postgres() {
     let Some(url) = postgres_url() else { return };

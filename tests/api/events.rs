@@ -153,6 +153,7 @@ async fn sqlite_a_publish_reaches_every_replica_once() {
     a_publish_reaches_every_replica_once(app, b).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn postgres_a_publish_reaches_every_replica_once() {
     let Some(url) = postgres_url() else { return };
@@ -682,6 +683,7 @@ async fn sqlite_alerts_are_exact_on_both_replicas() {
     alerts_are_exact_on_both_replicas(app, store, b).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn postgres_alerts_are_exact_on_both_replicas() {
     let Some(url) = postgres_url() else { return };

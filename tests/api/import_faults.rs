@@ -121,6 +121,7 @@ async fn take_away(admin: &str, name: &str, gone: bool) {
     }
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn postgres_going_away_mid_import_stops_it_naming_the_month_and_the_rerun_resumes() {
     let Some(url) = postgres_url() else { return };

@@ -42,6 +42,7 @@ async fn get_patiently(client: &reqwest::Client, url: &str) -> (u16, String, Str
     panic!("still busy after ten tries");
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_fetch_each_extract_once() {
     let Some(url) = postgres_url() else { return };
@@ -73,6 +74,7 @@ async fn three_replicas_fetch_each_extract_once() {
     assert_eq!(etags.len(), 1, "every body is the same document: {etags:?}");
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_replica_killed_mid_fill_is_taken_over() {
     let Some(url) = postgres_url() else { return };

@@ -494,6 +494,7 @@ async fn history_store_sqlite() {
     history_store_suite(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn history_store_postgres() {
     let Some(url) = postgres_url() else { return };

@@ -127,6 +127,10 @@ macro_rules! both {
                 super::$name(sqlite_store(&dir).await).await;
             }
 
+            #[cfg_attr(
+                not(wafuel_postgres),
+                ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)"
+            )]
             #[tokio::test]
             async fn postgres() {
                 let Some(url) = postgres_url() else { return };
@@ -181,6 +185,7 @@ async fn corrupt_rows_are_deleted_and_refetched_sqlite() {
     assert!(store.load("extract:10:2026-09-29").await.expect("load").is_some());
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn corrupt_rows_are_deleted_postgres() {
     let Some(url) = postgres_url() else { return };

@@ -104,6 +104,7 @@ async fn statewide_statistics_from_summaries_equal_those_of_the_days_on_sqlite()
     summaries_equal_days(sqlite_store(&dir).await).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn statewide_statistics_from_summaries_equal_those_of_the_days_on_postgres() {
     let Some(url) = postgres_url() else { return };
@@ -233,6 +234,7 @@ async fn a_store_migrated_to_summaries_keeps_every_answer_on_sqlite() {
     assert_answers_kept(&store).await;
 }
 
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn a_store_migrated_to_summaries_keeps_every_answer_on_postgres() {
     let Some(url) = postgres_url() else { return };
