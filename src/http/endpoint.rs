@@ -8,8 +8,9 @@
 //! 1. method: axum's method routing (`GET`/`HEAD`, `OPTIONS` for CORS preflights), one 405
 //!    fallback with `Allow`;
 //! 2. `Content-Type` and `Accept` against the media offered (415, 406);
-//! 3. the front cache (request target → finished document), also consulted before the
-//!    router by [`front`], with the same steps 1 and 2;
+//! 3. the front cache (request target → finished document), consulted before the router by
+//!    [`front`] (with the same steps 1 and 2) and only there: a request that reaches the
+//!    router missed it, so the pipeline does not look again;
 //! 4. the path's station id and the query, parsed into the endpoint's own query type (400,
 //!    before any store or source work);
 //! 5. the rendered cache under the endpoint's key, or one build for concurrent misses;
@@ -135,9 +136,7 @@ async fn handle<E: Endpoint>(State(state): State<Arc<AppState>>, request: Reques
 async fn pipeline<E: Endpoint>(state: &AppState, request: &mut Parts) -> Result<Response, ApiError> {
     let media = E::OFFER.judge(&request.headers)?;
     let now = state.catalog.now();
-    if let Some(hit) = from_front(&state.front, request, media, now) {
-        return Ok(hit);
-    }
+    // The front cache was tried before the router (`app::public_site`): a request here missed.
     let id = path_station_id::<E>(request).await?;
     let query = E::parse(id.as_deref(), request.uri.query().unwrap_or(""), now)?;
     let built = E::build(state, &query, media, now);

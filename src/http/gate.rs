@@ -10,7 +10,9 @@
 //!   GET, HEAD or OPTIONS, is refused with 413 before a byte of any other answer, and the
 //!   connection is closed (its body is never read);
 //! - a path whose percent-escapes do not decode to UTF-8 names no route: 404, as every path
-//!   that is not a route (no route or file name holds such bytes).
+//!   that is not a route (no route or file name holds such bytes); except under
+//!   `/v1/stations/`, whose routes read a station id from the path and answer one that is
+//!   not text as they answer any malformed id (400 `invalid_query`).
 //!
 //! Each refusal is `no-store`; all but the 414 are the error catalog's JSON:API answer.
 
@@ -24,6 +26,9 @@ use crate::model::error_code::{ErrorCode, detail};
 
 /// The metric label of requests refused here (no route was matched).
 pub const REFUSED_ROUTE: &str = "unmatched";
+
+/// The routes that judge their own path (a station id): a malformed one is their 400.
+const STATION_PATHS: &str = "/v1/stations/";
 
 /// The server's bounds on a request, in bytes.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +63,10 @@ pub fn refuse(request: &Parts, bounds: Bounds) -> Option<Response> {
     }
     // A path without escapes is ASCII (the URI parser took it): nothing to decode.
     let path = request.uri.path();
-    if path.contains('%') && percent_encoding::percent_decode_str(path).decode_utf8().is_err() {
+    if path.contains('%')
+        && !path.starts_with(STATION_PATHS)
+        && percent_encoding::percent_decode_str(path).decode_utf8().is_err()
+    {
         return Some(ApiError::not_found().respond(Flavor::JsonApi));
     }
     None

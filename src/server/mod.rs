@@ -37,6 +37,18 @@ pub struct Site {
     pub shortcut: Option<Shortcut>,
 }
 
+impl Site {
+    /// One request answered as the public port answers it (the shortcut, then the router and
+    /// its layers, telemetry around both): the integration tests send every request here.
+    pub async fn answer(&self, request: axum::http::Request<axum::body::Body>) -> axum::response::Response {
+        use hyper::service::Service as _;
+        match SiteService(self.clone()).call(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
+    }
+}
+
 impl From<Router> for Site {
     fn from(router: Router) -> Self {
         Self { router, shortcut: None }

@@ -138,7 +138,8 @@ async fn small_archive(store: Arc<dyn Store>) {
     // Over HTTP: the archive station has a history but is no station of today.
     clock.advance(std::time::Duration::from_secs(2));
     let router = wafuel::app::build_router(state.clone());
-    let app = TestApp { sim, clock, router, state, dir };
+    let site = wafuel::app::public_site(state.clone(), &wafuel::server::ServerLimits::default());
+    let app = TestApp { sim, clock, router, site, state, dir };
     let r = app.get(&format!("/v1/stations/{closed}/history?product=1&from=2026-08-01")).await;
     assert_eq!(r.status, 200);
     let points = r.json()["data"]["attributes"]["points"].clone();
