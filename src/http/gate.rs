@@ -149,10 +149,14 @@ mod tests {
     }
 
     #[test]
-    fn paths_that_are_not_utf8_are_404() {
+    fn paths_that_are_not_utf8_are_404_but_station_ids_are_the_routes() {
         let host = ("host", "x");
-        for bad in ["/static/image/brand/%ff.svg", "/explore/%ff", "/v1/stations/%c3%28", "/%ed%a0%80"] {
+        for bad in ["/static/image/brand/%ff.svg", "/explore/%ff", "/v1/%c3%28", "/%ed%a0%80"] {
             assert_eq!(status("GET", bad, &[host]), Some(404), "{bad}");
+        }
+        // The station routes answer a malformed id themselves (400 `invalid_query`).
+        for station in ["/v1/stations/%c3%28", "/v1/stations/%ff/history"] {
+            assert_eq!(status("GET", station, &[host]), None, "{station}");
         }
         for ok in ["/v1", "/static/image/brand/bp.svg", "/explore/%41pp.js", "/x%2", "/caf%C3%A9", "/100%"] {
             assert_eq!(status("GET", ok, &[host]), None, "{ok}");

@@ -6,7 +6,7 @@ use super::*;
 use jiff::civil::date;
 
 /// Deterministic noise in [-1, 1) from two numbers (splitmix64).
-fn noise(a: u64, b: u64) -> f64 {
+pub(super) fn noise(a: u64, b: u64) -> f64 {
     let mut z = a.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(b).wrapping_add(0x632B_E59B_D9B4_E019);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
