@@ -373,7 +373,7 @@ const MIN_RESPONSE_DAYS: usize = 14;
 /// Largest response to one day's market move.
 const MAX_RESPONSE: f64 = 1.5;
 /// Least share of a station's squared daily moves its response must explain to be used.
-const MIN_EXPLAINED: f64 = 0.3;
+const MIN_EXPLAINED: f64 = 0.4;
 
 impl Response {
     fn read(market: &Daily, station: &Daily, end: usize) -> Self {
