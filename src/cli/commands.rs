@@ -84,9 +84,16 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ..config
     };
     // Two years of the archive, imported while the demo already serves.
-    let archive = tokio::spawn(demo_archive(store.clone(), sim.archive_list_url(), today));
+    let archive = if args.no_import {
+        say!("archive import off (--no-import): the {DEMO_HISTORY_DAYS} seeded days of history only");
+        None
+    } else {
+        Some(tokio::spawn(demo_archive(store.clone(), sim.archive_list_url(), today)))
+    };
     let result = serve_api(config, &args.listen, None).await;
-    archive.abort();
+    if let Some(archive) = archive {
+        archive.abort();
+    }
     drop(places);
     sim.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);

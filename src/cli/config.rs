@@ -241,6 +241,10 @@ pub struct ServeArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
+    /// Serve the 120 seeded days of history only: no import of the simulated archive's two years
+    /// (a quicker start, for runs that need no long history).
+    #[arg(long, env = "WAFUEL_NO_IMPORT")]
+    pub no_import: bool,
     #[command(flatten)]
     pub listen: ListenArgs,
     #[command(flatten)]

@@ -21,9 +21,19 @@ impl Drop for Running {
     }
 }
 
-/// Start `wafuel demo` on random ports and read its addresses from stdout.
+/// Start `wafuel demo` on random ports and read its addresses from stdout; without the
+/// archive import (the admin port's test needs no long history).
 fn start_demo() -> Running {
-    start(&["demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"])
+    start(&[
+        "demo",
+        "--no-import",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--log-format",
+        "json",
+    ])
 }
 
 /// `wafuel serve` on random ports over `feed` (the simulated origin), with its SQLite store
