@@ -61,9 +61,11 @@ pub enum Command {
     ImportHistory(ImportHistoryArgs),
     /// Replay the "fill now or wait" forecast on the stored history: for each day from --from
     /// to the day before --to, the forecast made from that day's past only, scored against the
-    /// prices up to --to. Prints, per horizon day, the error against both naive baselines
-    /// ("same as the last known day", "same as one cycle ago"), the hike hit and false-alarm
-    /// rates, and what following the advice saved. `--to D` replays exactly what
+    /// prices up to --to. Prints, per horizon day, the error against three naive baselines
+    /// ("same as the last known day", "same as one cycle ago", weekly-seasonal: the last price
+    /// plus the same days' change a week earlier) and against the best of them, the mean over
+    /// the horizon against each day's best, the hike hit and false-alarm rates, and what
+    /// following the advice saved against what hindsight would have. `--to D` replays exactly what
     /// `/v1/forecast?asOf=D` reports as its accuracy.
     Backtest(BacktestArgs),
 }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use axum::extract::Path;
+use axum::extract::rejection::PathRejection;
 use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -68,8 +69,9 @@ pub async fn page(method: Method, headers: HeaderMap) -> Response {
 }
 
 /// `GET /explore/{file}`: its script and style sheet.
-pub async fn file(method: Method, headers: HeaderMap, Path(name): Path<String>) -> Response {
-    match FILES.get(name.as_str()) {
+/// A name that is not text (escapes that are not UTF-8) names no file either.
+pub async fn file(method: Method, headers: HeaderMap, name: Result<Path<String>, PathRejection>) -> Response {
+    match name.ok().and_then(|Path(name)| FILES.get(name.as_str())) {
         Some(found) => serve_file(found, CachePolicy::StaticAsset, &method, &headers, &page_headers()),
         None => ApiError::not_found().into_response(),
     }

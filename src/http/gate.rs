@@ -8,11 +8,11 @@
 //! - a body: requests carry none (docs/api.md). One whose declared length is within the
 //!   server's body bound is ignored; a longer one, or one of unstated length (chunked) on
 //!   GET, HEAD or OPTIONS, is refused with 413 before a byte of any other answer, and the
-//!   connection is closed (its body is never read);
-//! - a path whose percent-escapes do not decode to UTF-8 names no route: 404, as every path
-//!   that is not a route (no route or file name holds such bytes); except under
-//!   `/v1/stations/`, whose routes read a station id from the path and answer one that is
-//!   not text as they answer any malformed id (400 `invalid_query`).
+//!   connection is closed (its body is never read).
+//!
+//! A path whose escapes are not UTF-8 is no rule here: it matches no route but those that
+//! read a name from the path, and each of those answers such a name as any other it does not
+//! know (a station id: 400 `invalid_query`; a logo or explorer file: 404).
 //!
 //! Each refusal is `no-store`; all but the 414 are the error catalog's JSON:API answer.
 
@@ -26,9 +26,6 @@ use crate::model::error_code::{ErrorCode, detail};
 
 /// The metric label of requests refused here (no route was matched).
 pub const REFUSED_ROUTE: &str = "unmatched";
-
-/// The routes that judge their own path (a station id): a malformed one is their 400.
-const STATION_PATHS: &str = "/v1/stations/";
 
 /// The server's bounds on a request, in bytes.
 #[derive(Debug, Clone, Copy)]
@@ -60,14 +57,6 @@ pub fn refuse(request: &Parts, bounds: Bounds) -> Option<Response> {
             ApiError::refused(ErrorCode::PayloadTooLarge, detail::BODY_REFUSED).respond(Flavor::JsonApi);
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         return Some(response);
-    }
-    // A path without escapes is ASCII (the URI parser took it): nothing to decode.
-    let path = request.uri.path();
-    if path.contains('%')
-        && !path.starts_with(STATION_PATHS)
-        && percent_encoding::percent_decode_str(path).decode_utf8().is_err()
-    {
-        return Some(ApiError::not_found().respond(Flavor::JsonApi));
     }
     None
 }
@@ -146,20 +135,5 @@ mod tests {
         let refused = refuse(&parts("GET", &over, Version::HTTP_11, &[host]), BOUNDS).expect("refused");
         assert_eq!(refused.status(), StatusCode::URI_TOO_LONG);
         assert_eq!(refused.headers()["cache-control"], "no-store");
-    }
-
-    #[test]
-    fn paths_that_are_not_utf8_are_404_but_station_ids_are_the_routes() {
-        let host = ("host", "x");
-        for bad in ["/static/image/brand/%ff.svg", "/explore/%ff", "/v1/%c3%28", "/%ed%a0%80"] {
-            assert_eq!(status("GET", bad, &[host]), Some(404), "{bad}");
-        }
-        // The station routes answer a malformed id themselves (400 `invalid_query`).
-        for station in ["/v1/stations/%c3%28", "/v1/stations/%ff/history"] {
-            assert_eq!(status("GET", station, &[host]), None, "{station}");
-        }
-        for ok in ["/v1", "/static/image/brand/bp.svg", "/explore/%41pp.js", "/x%2", "/caf%C3%A9", "/100%"] {
-            assert_eq!(status("GET", ok, &[host]), None, "{ok}");
-        }
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::Path;
+use axum::extract::rejection::PathRejection;
 use axum::http::{HeaderMap, Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -20,8 +21,9 @@ pub fn methods() -> MethodRouter<Arc<AppState>> {
     get(logo).fallback(files_method_not_allowed)
 }
 
-async fn logo(method: Method, headers: HeaderMap, Path(filename): Path<String>) -> Response {
-    let Some(found) = logos::find(&filename) else {
+/// A file name that is not text (escapes that are not UTF-8) names no logo either.
+async fn logo(method: Method, headers: HeaderMap, filename: Result<Path<String>, PathRejection>) -> Response {
+    let Some(found) = filename.ok().and_then(|Path(name)| logos::find(&name)) else {
         return ApiError::refused(ErrorCode::NotFound, detail::IMAGE_NOT_FOUND).into_response();
     };
     serve_file(

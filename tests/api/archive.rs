@@ -137,9 +137,7 @@ async fn small_archive(store: Arc<dyn Store>) {
 
     // Over HTTP: the archive station has a history but is no station of today.
     clock.advance(std::time::Duration::from_secs(2));
-    let router = wafuel::app::build_router(state.clone());
-    let site = wafuel::app::public_site(state.clone(), &wafuel::server::ServerLimits::default());
-    let app = TestApp { sim, clock, router, site, state, dir };
+    let app = TestApp::assemble(state, sim, clock, dir);
     let r = app.get(&format!("/v1/stations/{closed}/history?product=1&from=2026-08-01")).await;
     assert_eq!(r.status, 200);
     let points = r.json()["data"]["attributes"]["points"].clone();
@@ -180,7 +178,7 @@ async fn a_small_archive_on_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn a_small_archive_on_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     small_archive(postgres_store(&url).await).await;
 }
 
@@ -406,7 +404,7 @@ async fn every_area_lands_in_its_region_on_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn every_area_lands_in_its_region_on_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     every_area_lands_in_its_region(postgres_store(&url).await).await;
 }
 
@@ -498,7 +496,7 @@ async fn shared_addresses_keep_every_price_on_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn shared_addresses_keep_every_price_on_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     shared_addresses_keep_every_price(postgres_store(&url).await).await;
 }
 
@@ -608,6 +606,6 @@ async fn a_backfill_splits_a_station_on_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn a_backfill_splits_a_station_on_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     a_backfill_splits_a_station(postgres_store(&url).await).await;
 }

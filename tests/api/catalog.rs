@@ -82,7 +82,7 @@ async fn another_replicas_publish_is_served_without_a_restart_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn another_replicas_publish_is_served_without_a_restart_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     let schema = fresh_schema(&url).await;
     let connect = || async {
         let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("postgres store");

@@ -242,7 +242,7 @@ async fn concurrent_budget_reservations_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn concurrent_budget_reservations_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     concurrent_reservations(postgres_store(&url).await).await;
 }
 
@@ -480,7 +480,7 @@ async fn seeds_and_profiles_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn seeds_and_profiles_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     seeds_and_profiles(postgres_store(&url).await).await;
 }
 

@@ -148,6 +148,24 @@ async fn the_market_forecast_beats_the_last_price_and_the_backtest_agrees() {
     }
     let hit = (f(&accuracy["hikeHitRate"]) * 100.0).round();
     assert!(table.contains(&format!("({hit:.0} %)")), "hit rate {hit} not in\n{table}");
+    // Each day's row ends with the weekly-seasonal naive and the model against the best of the
+    // three, which is never above its ratio to the better of the other two; the summary line
+    // says the mean over the horizon against each day's best.
+    for k in 0..7 {
+        let row = table.lines().find(|l| l.starts_with(&format!("| +{} |", k + 1))).expect("a row");
+        let cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(cells.len(), 9, "{row}");
+        let (better, best): (f64, f64) = (cells[4].parse().expect("ratio"), cells[8].parse().expect("ratio"));
+        assert!(cells[7].parse::<f64>().is_ok() && best >= better - 0.005, "{row}");
+    }
+    let summary =
+        table.lines().find(|l| l.starts_with("Days +1 to +7: the model's mean MAE is ")).expect("summary");
+    let mean: f64 = summary["Days +1 to +7: the model's mean MAE is ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|x| x.parse().ok())
+        .expect("a ratio");
+    assert!(mean > 0.0 && mean < 1.0, "{summary}");
 }
 
 #[tokio::test]

@@ -45,7 +45,7 @@ async fn get_patiently(client: &reqwest::Client, url: &str) -> (u16, String, Str
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_fetch_each_extract_once() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     let schema = fresh_schema(&url).await;
     let store_url = in_schema(&url, &schema);
     let sim =
@@ -77,7 +77,7 @@ async fn three_replicas_fetch_each_extract_once() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_replica_killed_mid_fill_is_taken_over() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     let schema = fresh_schema(&url).await;
     let store_url = in_schema(&url, &schema);
     let sim = SimHandle::spawn(

@@ -497,7 +497,7 @@ async fn history_store_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn history_store_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     history_store_suite(postgres_store(&url).await).await;
 }
 

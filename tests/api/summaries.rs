@@ -107,7 +107,7 @@ async fn statewide_statistics_from_summaries_equal_those_of_the_days_on_sqlite()
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn statewide_statistics_from_summaries_equal_those_of_the_days_on_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     summaries_equal_days(postgres_store(&url).await).await;
 }
 
@@ -237,7 +237,7 @@ async fn a_store_migrated_to_summaries_keeps_every_answer_on_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn a_store_migrated_to_summaries_keeps_every_answer_on_postgres() {
-    let Some(url) = postgres_url() else { return };
+    let url = postgres_url();
     let schema = fresh_schema(&url).await;
     {
         let search = format!("SET search_path TO {schema}");

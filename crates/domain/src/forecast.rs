@@ -308,8 +308,14 @@ fn phases(starts: &[usize], from: usize, end: usize) -> impl Iterator<Item = (us
 struct Path {
     probability: f64,
     deltas: Vec<f64>,
-    /// Bit `k` set when the cycle's event falls on day `k + 1`.
+    /// Bit `k` set when the cycle's event falls on day `k + 1` ([`event_bit`]).
     events: u32,
+}
+
+/// The bit of day `step + 1` in [`Path::events`]; none past the 32nd day (a forecast looks
+/// at most eight ahead, and a longer path keeps every price, only not its events).
+fn event_bit(step: usize) -> u32 {
+    u32::try_from(step).ok().and_then(|s| 1u32.checked_shl(s)).unwrap_or(0)
 }
 
 /// Every way the next `steps` days could go from a basis `phase` days after the last hike;
@@ -321,13 +327,14 @@ fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize, drift: f
     };
     // (probability, price change so far, phase, changes so far, events)
     let mut live = vec![(1.0f64, 0.0f64, phase, Vec::<f64>::new(), 0u32)];
-    for step in 0..steps.min(u32::BITS as usize) {
+    for step in 0..steps {
         let mut next = Vec::with_capacity(live.len() * 2);
         for (p, delta, phase, trail, events) in live {
             let hazard = pattern.hazard(phase + 1);
-            for (q, change, new_phase, event) in
-                [(hazard, pattern.rise, 0, 1 << step), (1.0 - hazard, pattern.shape(phase + 1), phase + 1, 0)]
-            {
+            for (q, change, new_phase, event) in [
+                (hazard, pattern.rise, 0, event_bit(step)),
+                (1.0 - hazard, pattern.shape(phase + 1), phase + 1, 0),
+            ] {
                 let prob = p * q;
                 if prob < MIN_PATH_PROBABILITY {
                     continue;
@@ -498,7 +505,7 @@ impl Subject<'_> {
                 // The market hikes on an event day as often as its recent events were hikes.
                 (None, Some(pattern)) => {
                     let event: f64 =
-                        all.iter().filter(|p| p.events & (1 << step) != 0).map(|p| p.probability).sum();
+                        all.iter().filter(|p| p.events & event_bit(step) != 0).map(|p| p.probability).sum();
                     event * pattern.hike_share
                 }
                 _ => all
