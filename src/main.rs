@@ -15,7 +15,7 @@ use wafuel::cli::config::{Cli, Command};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    wafuel::malloc::use_two_arenas_per_core();
+    wafuel::malloc::use_one_arena_per_core();
     match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime.block_on(run()),
         Err(e) => {

@@ -5,25 +5,28 @@
 //! its peak: measured with heaptrack on `wafuel demo` (archive import included), a peak heap
 //! of 50 MiB against a resident set of 118–138 MiB.
 //!
-//! Measured on 2 cores (`wafuel demo`, its archive import, then never-repeated nearby queries
-//! with 32 connections): 16 arenas (glibc's default) 19,800 answers/s and 128 MiB; 4 arenas
-//! 21,300/s and 116 MiB; 3 arenas 20,000/s and 96 MiB; 2 arenas 12,200/s (threads wait on each
-//! other's arena) and 104 MiB. Two per core keeps the throughput and most of the saving.
+//! Measured on 2 cores, 2026-11-27 (`wafuel demo`: its archive import, then never-repeated
+//! nearby queries with 32 connections, arena counts alternated, two runs each): 4 arenas
+//! 4,600–5,500 answers/s and a 113–119 MiB peak, 3 arenas 4,300–5,000/s and 107 MiB, 2 arenas
+//! 4,600–6,000/s and 85–93 MiB; the front cache's 304 and small selection showed no
+//! difference beyond run-to-run noise (41,000–53,000/s and 30,000–33,000/s either way). An
+//! earlier measurement had 2 arenas losing a third of the throughput; repeated, alternated runs
+//! do not show it, so one arena per core it is (the import alone peaks at 78 MiB with one).
 //!
 //! The arena count can only be set before the allocator starts, by the environment
 //! (`MALLOC_ARENA_MAX`); so when it is not set, the process executes itself again, same
-//! arguments and process id, with two arenas per core. An operator's own setting wins.
+//! arguments and process id, with one arena per core. An operator's own setting wins.
 
-/// The arenas the process runs with when nobody said otherwise: two per core.
+/// The arenas the process runs with when nobody said otherwise: one per core.
 pub fn arenas() -> usize {
-    2 * std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Run this program again with [`arenas`] malloc arenas unless `MALLOC_ARENA_MAX` is set.
 /// Call first thing in `main`, before any thread starts; it returns only when nothing needed
 /// doing or the new image could not be started (the process then goes on as it was).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn use_two_arenas_per_core() {
+pub fn use_one_arena_per_core() {
     use std::os::unix::process::CommandExt;
     if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
         return;
@@ -38,4 +41,4 @@ pub fn use_two_arenas_per_core() {
 
 /// Other platforms' allocators are left as they are.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn use_two_arenas_per_core() {}
+pub fn use_one_arena_per_core() {}

@@ -140,9 +140,9 @@ async fn pipeline<E: Endpoint>(state: &AppState, request: &mut Parts) -> Result<
     let id = path_station_id::<E>(request).await?;
     let query = E::parse(id.as_deref(), request.uri.query().unwrap_or(""), now)?;
     let built = E::build(state, &query, media, now);
-    let (doc, hit) = cached(&state.rendered, E::key(&query, media), state.catalog.now(), built).await?;
+    let (doc, found) = cached(&state.rendered, E::key(&query, media), state.catalog.now(), built).await?;
     let served = E::OFFER.served(media, E::FRESHNESS);
-    Ok(remember_and_respond(&state.front, request, media, (&doc, hit), served, (now, state.catalog.now())))
+    Ok(remember_and_respond(&state.front, request, media, (&doc, found), served, (now, state.catalog.now())))
 }
 
 /// The path's station id, percent-decoded, for endpoints that have one. An id that does not

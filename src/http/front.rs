@@ -17,7 +17,7 @@ use jiff::Timestamp;
 
 use super::answer::{PreparedHeads, ServingNow, respond, respond_prepared};
 use super::negotiate::Media;
-use super::rendered::Rendered;
+use super::rendered::{Found, Rendered};
 use crate::cache_policy::{Freshness, max_age_at};
 use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now};
 
@@ -151,18 +151,21 @@ pub fn from_front(front: &FrontCache, request: &Parts, media: Media, now: Timest
 }
 
 /// Serve a document the slow path found (its query parsed at `parsed`), remembering it for
-/// its target; its `Cache-Control` is counted from `now`, after the build.
+/// its target when the rendered cache keeps it; its `Cache-Control` is counted from `now`,
+/// after the build.
 pub fn remember_and_respond(
     front: &FrontCache,
     request: &Parts,
     media: Media,
-    (doc, cache_hit): (&Arc<Rendered>, bool),
+    (doc, found): (&Arc<Rendered>, Found),
     served: Serving,
     (parsed, now): (Timestamp, Timestamp),
 ) -> Response {
-    front.put(media, target(request), doc, served, parsed);
+    if found != Found::BuiltOnce {
+        front.put(media, target(request), doc, served, parsed);
+    }
     let served = served.at(doc, now);
-    respond(&request.method, &request.headers, doc, cache_hit, served)
+    respond(&request.method, &request.headers, doc, found == Found::Hit, served)
 }
 
 /// The next instant at which the same query text may mean something else: Perth midnight

@@ -60,8 +60,13 @@ pub struct Rendered {
     pub snapshot_cache: SnapshotCache,
 }
 
-/// Bounded by weight (document bytes), so memory stays flat whatever the query mix.
-pub type RenderCache = moka::future::Cache<RenderKey, Arc<Rendered>>;
+/// The rendered documents, bounded by weight (document bytes) so memory stays flat whatever
+/// the query mix, and the keys of point and route searches asked once.
+#[derive(Clone)]
+pub struct RenderCache {
+    docs: moka::future::Cache<RenderKey, Arc<Rendered>>,
+    asked_once: Arc<AskedOnce>,
+}
 
 /// Bytes an entry costs besides its bodies: the key, the header values, the document's and
 /// the cache's own bookkeeping (measured order of magnitude, rounded up).
@@ -75,34 +80,102 @@ pub fn weight(key: &RenderKey, doc: &Rendered) -> u32 {
 }
 
 pub fn new_cache(max_bytes: u64) -> RenderCache {
-    moka::future::Cache::builder()
-        .weigher(|k: &RenderKey, v: &Arc<Rendered>| weight(k, v))
-        .max_capacity(max_bytes)
-        .build()
+    RenderCache {
+        docs: moka::future::Cache::builder()
+            .weigher(|k: &RenderKey, v: &Arc<Rendered>| weight(k, v))
+            .max_capacity(max_bytes)
+            .build(),
+        asked_once: Arc::new(AskedOnce::default()),
+    }
+}
+
+impl RenderCache {
+    /// The documents held.
+    pub fn docs(&self) -> &moka::future::Cache<RenderKey, Arc<Rendered>> {
+        &self.docs
+    }
+}
+
+/// Fingerprints of point and route search keys asked once, in a fixed table (a fingerprint
+/// overwrites whatever shared its slot). Such a search names a point or a polyline of its
+/// client's own, so most are never asked again: kept from their first answer, they would fill
+/// the rendered cache with documents nobody reads again (and the allocator with their
+/// fragments), while one costs about 0.05 ms to build. They are kept from their second ask,
+/// as a proxy cache's "minimum uses" does.
+struct AskedOnce {
+    slots: Box<[std::sync::atomic::AtomicU64]>,
+}
+
+/// Slots of [`AskedOnce`]: 512 KiB, thousands of recent searches per second remembered for
+/// several seconds at least.
+const ASKED_ONCE_SLOTS: usize = 1 << 16;
+
+impl Default for AskedOnce {
+    fn default() -> Self {
+        Self { slots: (0..ASKED_ONCE_SLOTS).map(|_| std::sync::atomic::AtomicU64::new(0)).collect() }
+    }
+}
+
+impl AskedOnce {
+    /// Whether `key` was asked before (since its slot was last taken); remembers it either way.
+    fn asked_before(&self, key: &RenderKey) -> bool {
+        use std::hash::BuildHasher as _;
+        static SEED: std::sync::LazyLock<std::collections::hash_map::RandomState> =
+            std::sync::LazyLock::new(Default::default);
+        // Never 0, the empty slot.
+        let print = SEED.hash_one(key) | 1;
+        let slot = &self.slots[(print >> 48) as usize % ASKED_ONCE_SLOTS];
+        slot.swap(print, std::sync::atomic::Ordering::Relaxed) == print
+    }
+}
+
+impl RenderKey {
+    /// Whether the key names a client's own point or polyline (see [`AskedOnce`]).
+    fn names_a_place(&self) -> bool {
+        match self {
+            RenderKey::Stations(q, _) | RenderKey::Station(_, q, _) => q.near.is_some() || q.route.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// How a document was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// In the cache.
+    Hit,
+    /// Built and kept for the next request.
+    Built,
+    /// Built for this request only: a point or route search asked for the first time.
+    BuiltOnce,
 }
 
 /// The document cached under `key` while it is fresh at `now` (and not due for a rebuild),
 /// else the one `build` makes (concurrent misses of a key share one build; errors are not
-/// cached). Whether it came from the cache.
+/// cached); a point or route search's document is kept from its second ask on.
 pub async fn cached<E, F>(
     cache: &RenderCache,
     key: RenderKey,
     now: Timestamp,
     build: F,
-) -> Result<(Arc<Rendered>, bool), Arc<E>>
+) -> Result<(Arc<Rendered>, Found), Arc<E>>
 where
     E: Send + Sync + 'static,
     F: std::future::Future<Output = Result<Rendered, E>>,
 {
-    if let Some(hit) = cache.get(&key).await {
+    if let Some(hit) = cache.docs.get(&key).await {
         if now < hit.expires_at && now < hit.rebuild_at {
-            return Ok((hit, true));
+            return Ok((hit, Found::Hit));
         }
-        cache.invalidate(&key).await;
+        cache.docs.invalidate(&key).await;
     }
-    let entry = cache.entry(key).or_try_insert_with(async { build.await.map(Arc::new) }).await?;
-    let fresh = entry.is_fresh();
-    Ok((entry.into_value(), !fresh))
+    if key.names_a_place() && !cache.asked_once.asked_before(&key) {
+        let doc = build.await.map_err(Arc::new)?;
+        return Ok((Arc::new(doc), Found::BuiltOnce));
+    }
+    let entry = cache.docs.entry(key).or_try_insert_with(async { build.await.map(Arc::new) }).await?;
+    let found = if entry.is_fresh() { Found::Built } else { Found::Hit };
+    Ok((entry.into_value(), found))
 }
 
 impl Rendered {

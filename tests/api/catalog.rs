@@ -134,7 +134,7 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
         let r = get(&router, &format!("/v1/stations/{id}"), codings[i % codings.len()]).await;
         assert_eq!(r.status, 200);
     }
-    let cache = &state.rendered;
+    let cache = state.rendered.docs();
     cache.run_pending_tasks().await;
     assert!(cache.weighted_size() <= BOUND, "{} > {BOUND}", cache.weighted_size());
     assert!(cache.entry_count() < 300, "the bound was reached: entries were evicted");
@@ -151,6 +151,35 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
     assert!(held <= BOUND);
     assert!(state.catalog.prices().held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
     assert!(state.catalog.prices().held_quotes() > 0, "the day catalogs are held");
+}
+
+/// A point search is kept from its second ask: asked once, its document is answered and let
+/// go (nothing held, nothing in the front cache); asked again, it is kept; the third ask is a
+/// hit. A search by suburb is kept from its first answer.
+#[tokio::test]
+async fn a_point_search_is_kept_from_its_second_ask() {
+    let app = TestApp::new().await;
+    let held = || async {
+        let docs = app.state.rendered.docs();
+        docs.run_pending_tasks().await;
+        docs.entry_count()
+    };
+    let near = "/v1/stations?near=-31.95,115.86&radius=5&product=1&sort=price";
+    let first = app.get(near).await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("x-fuel-cache"), "MISS");
+    let before = held().await;
+    let second = app.get(near).await;
+    assert_eq!(second.header("x-fuel-cache"), "MISS", "built again, and kept this time");
+    assert_eq!(held().await, before + 1);
+    let third = app.get(near).await;
+    assert_eq!(third.header("x-fuel-cache"), "HIT");
+    assert_eq!(first.body, third.body, "the same answer however it was found");
+    assert_eq!(first.header("etag"), third.header("etag"));
+
+    let suburb = "/v1/stations?suburb=ellenbrook&product=1";
+    assert_eq!(app.get(suburb).await.header("x-fuel-cache"), "MISS");
+    assert_eq!(app.get(suburb).await.header("x-fuel-cache"), "HIT");
 }
 
 /// Statistics read history days held in memory, and drop them when the store's history
