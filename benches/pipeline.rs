@@ -19,7 +19,7 @@ use quick_xml::events::Event;
 use wafuel::model::codes::product_codes;
 use wafuel::model::documents::{DocumentMeta, PriceDoc, PublicationStatus, Scope, price_rows};
 use wafuel::model::station::Quote;
-use wafuel::query::{Route, parse_selection};
+use wafuel::query::{Dialect, parse_selection};
 use wafuel::render::jsonapi;
 use wafuel::render::representation::{Coding, Representation};
 use wafuel::sim::{Faults, SimState};
@@ -72,7 +72,7 @@ fn pipeline() {
         events
     });
 
-    let selection = parse_selection(Route::V1, "", perth_instant(now)).expect("selection");
+    let selection = parse_selection(Dialect::V1, "", perth_instant(now)).expect("selection");
     let meta = DocumentMeta::default();
     let no_enrichment = std::collections::HashMap::new();
     let render = |all: &[Vec<Quote>]| {

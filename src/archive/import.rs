@@ -853,7 +853,7 @@ pub async fn import_listed(
 }
 
 /// The list is a few hundred short entries; anything much larger is not the list.
-const MAX_LIST_BYTES: u64 = 4 * 1024 * 1024;
+const MAX_LIST_BYTES: usize = 4 * 1024 * 1024;
 
 /// Read FuelWatch's list of monthly files at `url`, with the download's limits.
 pub async fn read_list(
@@ -863,7 +863,7 @@ pub async fn read_list(
 ) -> Result<Vec<ListedFile>, ImportError> {
     let fail = |reason: String| ImportError::Download { file: url.to_string(), reason };
     let work = async {
-        let mut response = http
+        let response = http
             .get(url.clone())
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
@@ -872,13 +872,12 @@ pub async fn read_list(
         if !response.status().is_success() {
             return Err(fail(format!("HTTP {}", response.status())));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
-            body.extend_from_slice(&chunk);
-            if body.len() as u64 > MAX_LIST_BYTES {
-                return Err(fail(format!("larger than {MAX_LIST_BYTES} bytes")));
-            }
-        }
+        use crate::source::client::{BodyError, body_within};
+        let body = match body_within(response, MAX_LIST_BYTES).await {
+            Ok(body) => body,
+            Err(BodyError::TooLarge) => return Err(fail(format!("larger than {MAX_LIST_BYTES} bytes"))),
+            Err(BodyError::Read(why)) => return Err(fail(why)),
+        };
         serde_json::from_slice::<Vec<ListedFile>>(&body).map_err(|e| fail(format!("not the file list: {e}")))
     };
     tokio::time::timeout(limits.deadline.min(std::time::Duration::from_secs(60)), work)

@@ -30,7 +30,7 @@ use crate::model::key::StationId;
 use crate::model::profile::{Merged, merge};
 use crate::model::station::{Quote, Station};
 use crate::query::stations::StatsQuery;
-use crate::query::{Mode, Route, Selection};
+use crate::query::{Dialect, Mode, Selection};
 use crate::snapshot::held::MAX_HELD_QUOTES;
 use crate::snapshot::{PriceService, SelectionSnapshots};
 use crate::source::SourceError;
@@ -139,7 +139,7 @@ impl Catalog {
         let Some(regions) = regions else { return Ok(None) };
         let now = self.now();
         let selection = Selection {
-            route: Route::V1,
+            dialect: Dialect::V1,
             products: vec![product],
             brands: None,
             regions: Some(regions.to_vec()),
@@ -250,7 +250,7 @@ impl SelectionDays {
 /// Whether a quote passes a selection's local filters (brand and exact suburb of a
 /// catalog selection; a source-filtered extract holds only what was asked).
 fn keeps(selection: &Selection, q: &Quote) -> bool {
-    selection.mode() != Mode::Catalog
+    selection.mode() != Mode::WholeExtracts
         || (selection.brands.as_ref().is_none_or(|b| b.iter().any(|c| *c == q.station.brand))
             && (selection.surrounding != Some(false) || selection.suburb_matches(&q.station.suburb)))
 }

@@ -9,10 +9,11 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 
+use super::negotiate::negotiate_encoding;
 use super::rendered::Rendered;
 use crate::cache_policy::CachePolicy;
 use crate::render::asset::Asset;
-use crate::render::representation::{Coding, negotiate_encoding};
+use crate::render::representation::Coding;
 
 pub const ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
 pub const EXPOSE_HEADERS: &str =

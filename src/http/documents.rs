@@ -19,7 +19,7 @@ use crate::query::forecast::{ForecastQuery, parse_forecast, parse_station_foreca
 use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
 };
-use crate::query::{QueryError, Route, Selection, parse_selection};
+use crate::query::{Dialect, QueryError, Selection, parse_selection};
 use crate::render::forecast::forecast_jsonapi;
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
@@ -36,12 +36,12 @@ pub const STATS_MEDIA: [Media; 1] = [Media::JsonApi];
 
 /// A price document (`/v1`, `/legacy`): the catalog's model, written by `render/`.
 async fn price_document(state: &AppState, selection: &Selection) -> Result<Rendered, ApiError> {
-    let (identity, facts) = match selection.route {
-        Route::V1 => {
+    let (identity, facts) = match selection.dialect {
+        Dialect::V1 => {
             let (doc, facts) = state.catalog.v1_document(selection, &state.meta).await?;
             (jsonapi::render(&doc)?, facts)
         }
-        Route::Legacy => {
+        Dialect::Legacy => {
             let (doc, facts) = state.catalog.legacy_document(selection).await?;
             (legacy::render(&doc)?, facts)
         }
@@ -57,7 +57,7 @@ pub type V1 = Prices<false>;
 pub type Legacy = Prices<true>;
 
 impl<const LEGACY: bool> Prices<LEGACY> {
-    const ROUTE: Route = if LEGACY { Route::Legacy } else { Route::V1 };
+    const DIALECT: Dialect = if LEGACY { Dialect::Legacy } else { Dialect::V1 };
 }
 
 impl<const LEGACY: bool> Endpoint for Prices<LEGACY> {
@@ -68,7 +68,7 @@ impl<const LEGACY: bool> Endpoint for Prices<LEGACY> {
     type Query = Selection;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<Selection, QueryError> {
-        parse_selection(Self::ROUTE, query, now)
+        parse_selection(Self::DIALECT, query, now)
     }
 
     fn key(selection: &Selection, _: Media) -> RenderKey {

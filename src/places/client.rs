@@ -85,8 +85,8 @@ impl PlacesClient {
         serde_json::from_slice(&bytes).map_err(|e| PlacesError::Unavailable(format!("decode: {e}")))
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Vec<u8>, PlacesError> {
-        let mut response = request
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<bytes::Bytes, PlacesError> {
+        let response = request
             .header("X-Goog-Api-Key", &self.key)
             .send()
             .await
@@ -99,16 +99,12 @@ impl PlacesClient {
             429 => return Err(PlacesError::RateLimited),
             other => return Err(PlacesError::Unavailable(format!("status {other}"))),
         }
-        let mut body = Vec::new();
-        while let Some(chunk) =
-            response.chunk().await.map_err(|e| PlacesError::Unavailable(e.without_url().to_string()))?
-        {
-            if body.len() + chunk.len() > MAX_BODY {
-                return Err(PlacesError::Unavailable("response over 256 KiB".into()));
-            }
-            body.extend_from_slice(&chunk);
+        use crate::source::client::{BodyError, body_within};
+        match body_within(response, MAX_BODY).await {
+            Ok(body) => Ok(body),
+            Err(BodyError::TooLarge) => Err(PlacesError::Unavailable("response over 256 KiB".into())),
+            Err(BodyError::Read(why)) => Err(PlacesError::Unavailable(why)),
         }
-        Ok(body)
     }
 }
 

@@ -9,4 +9,4 @@ pub(crate) mod selection;
 pub mod stations;
 
 pub use grammar::{MAX_QUERY_LEN, QueryError};
-pub use selection::{Mode, Route, Selection, parse_selection};
+pub use selection::{Dialect, Mode, Selection, parse_selection};

@@ -16,9 +16,10 @@ pub const MAX_COMBINATIONS: usize = 24;
 /// Longest suburb value, in characters.
 pub const MAX_SUBURB_CHARS: usize = 100;
 
-/// Which document a selection renders.
+/// Which of the two price documents a selection renders: `/v1`'s JSON:API, or the RSS-shaped
+/// JSON of `/legacy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Route {
+pub enum Dialect {
     V1,
     Legacy,
 }
@@ -27,7 +28,7 @@ pub enum Route {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// One complete extract per product; brand and exact suburb are filtered locally.
-    Catalog,
+    WholeExtracts,
     /// Product × brand × region × suburb requests go upstream.
     SourceFiltered,
 }
@@ -36,7 +37,7 @@ pub enum Mode {
 /// one ETag), however the query spelled them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Selection {
-    pub route: Route,
+    pub dialect: Dialect,
     /// Ascending, unique.
     pub products: Vec<ProductCode>,
     /// Ascending, unique; `None` = every brand.
@@ -64,45 +65,45 @@ const FILTERS: [Param; 6] = [
 pub(crate) const V1_PARAMS: [Param; 7] =
     [FILTERS[0], FILTERS[1], FILTERS[2], FILTERS[3], FILTERS[4], FILTERS[5], plain("expand")];
 
-/// Parse and validate a raw query string (without `?`) for `route` at `now`.
-pub fn parse_selection(route: Route, raw: &str, now: Timestamp) -> Result<Selection, QueryError> {
-    parse_selection_with(route, raw, now, &[]).map(|(selection, _)| selection)
+/// Parse and validate a raw query string (without `?`) in `dialect` at `now`.
+pub fn parse_selection(dialect: Dialect, raw: &str, now: Timestamp) -> Result<Selection, QueryError> {
+    parse_selection_with(dialect, raw, now, &[]).map(|(selection, _)| selection)
 }
 
 /// [`parse_selection`] for routes that take more parameters (`extras`, besides `/v1`'s):
 /// the selection, and every value the query gave (the extras' included).
 pub fn parse_selection_with(
-    route: Route,
+    dialect: Dialect,
     raw: &str,
     now: Timestamp,
     extras: &[Param],
 ) -> Result<(Selection, Values), QueryError> {
-    parse_selection_up_to(route, raw, now, extras, MAX_QUERY_LEN)
+    parse_selection_up_to(dialect, raw, now, extras, MAX_QUERY_LEN)
 }
 
 /// [`parse_selection_with`] with another length bound for the whole query string.
 pub fn parse_selection_up_to(
-    route: Route,
+    dialect: Dialect,
     raw: &str,
     now: Timestamp,
     extras: &[Param],
     max_len: usize,
 ) -> Result<(Selection, Values), QueryError> {
-    let mut params: Vec<Param> = match route {
-        Route::V1 => V1_PARAMS.to_vec(),
-        Route::Legacy => FILTERS.to_vec(),
+    let mut params: Vec<Param> = match dialect {
+        Dialect::V1 => V1_PARAMS.to_vec(),
+        Dialect::Legacy => FILTERS.to_vec(),
     };
     params.extend_from_slice(extras);
     let values = read_up_to(raw, &params, max_len)?;
-    Ok((selection(route, &values, now)?, values))
+    Ok((selection(dialect, &values, now)?, values))
 }
 
 /// The selection the values of a `/v1` or `/legacy` query name.
-pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result<Selection, QueryError> {
+pub(crate) fn selection(dialect: Dialect, values: &Values, now: Timestamp) -> Result<Selection, QueryError> {
     let take = |name: &str| values.get(name);
     let products = match take("product") {
         Some(v) => products(v)?,
-        None if route == Route::Legacy => vec![ProductCode::UNLEADED],
+        None if dialect == Dialect::Legacy => vec![ProductCode::UNLEADED],
         None => product_codes().collect(),
     };
     let brands = take("brand").map(|v| code_list(v, "brand")).transpose()?;
@@ -115,7 +116,7 @@ pub(crate) fn selection(route: Route, values: &Values, now: Timestamp) -> Result
     };
     let expand = take("expand").map(expand).transpose()?.unwrap_or_default();
 
-    let selection = Selection { route, products, brands, regions, suburbs, surrounding, day, date, expand };
+    let selection = Selection { dialect, products, brands, regions, suburbs, surrounding, day, date, expand };
     if selection.mode() == Mode::SourceFiltered && selection.combinations() > MAX_COMBINATIONS {
         return Err(QueryError {
             detail: detail::TOO_MANY_COMBINATIONS,
@@ -129,8 +130,8 @@ impl Selection {
     /// Catalog or source-filtered (docs/design.md "Decisions worth knowing", catalog extracts).
     pub fn mode(&self) -> Mode {
         let suburb_with_surrounding = self.suburbs.is_some() && self.surrounding != Some(false);
-        if self.route == Route::V1 && self.regions.is_none() && !suburb_with_surrounding {
-            Mode::Catalog
+        if self.dialect == Dialect::V1 && self.regions.is_none() && !suburb_with_surrounding {
+            Mode::WholeExtracts
         } else {
             Mode::SourceFiltered
         }
@@ -279,7 +280,7 @@ mod tests {
     }
 
     fn v1(q: &str) -> Result<Selection, QueryError> {
-        parse_selection(Route::V1, q, at(10, 0, 0))
+        parse_selection(Dialect::V1, q, at(10, 0, 0))
     }
 
     #[test]
@@ -288,8 +289,8 @@ mod tests {
         assert_eq!(s.products, vec![1, 2, 4, 5, 6, 10, 11]);
         assert_eq!(s.day, Day::Today);
         assert_eq!(s.date, date(2026, 9, 29));
-        assert_eq!(s.mode(), Mode::Catalog);
-        let l = parse_selection(Route::Legacy, "", at(10, 0, 0)).expect("valid");
+        assert_eq!(s.mode(), Mode::WholeExtracts);
+        let l = parse_selection(Dialect::Legacy, "", at(10, 0, 0)).expect("valid");
         assert_eq!(l.products, vec![1]);
         assert_eq!(l.mode(), Mode::SourceFiltered);
         assert_eq!(l.combinations(), 1);
@@ -330,7 +331,7 @@ mod tests {
         let (x, y) = (v1("suburb=york,%20northam").expect("ok"), v1("suburb=NORTHAM,York").expect("ok"));
         assert_eq!(x.data_key(), y.data_key());
         assert_eq!(x.data_key().len(), 64);
-        let tomorrow = parse_selection(Route::V1, "suburb=york&day=tomorrow", at(15, 0, 0)).expect("ok");
+        let tomorrow = parse_selection(Dialect::V1, "suburb=york&day=tomorrow", at(15, 0, 0)).expect("ok");
         assert_ne!(tomorrow.data_key(), v1("suburb=york").expect("ok").data_key());
     }
 
@@ -398,7 +399,7 @@ mod tests {
         assert!(v1(&ok).is_ok());
         let too_long = format!("suburb=perth&x={}", "a".repeat(1020));
         assert!(v1(&too_long).is_err());
-        assert!(parse_selection(Route::Legacy, "expand=brand", at(10, 0, 0)).is_err());
+        assert!(parse_selection(Dialect::Legacy, "expand=brand", at(10, 0, 0)).is_err());
     }
 
     #[test]
@@ -418,35 +419,35 @@ mod tests {
     #[test]
     fn day_vectors() {
         let early = perth_instant(date(2026, 9, 29).at(5, 59, 59, 0));
-        let s = parse_selection(Route::V1, "day=28/09/2026", early).expect("yesterday");
+        let s = parse_selection(Dialect::V1, "day=28/09/2026", early).expect("yesterday");
         assert_eq!((s.day, s.date), (Day::Yesterday, date(2026, 9, 28)));
         assert!(v1("day=31/09/2026").is_err());
         assert!(v1("day=26/09/2026").is_err());
         assert!(v1("day=today,tomorrow").is_err());
         let nye = perth_instant(date(2026, 12, 31).at(23, 0, 0, 0));
-        let s = parse_selection(Route::V1, "day=01/01/2027", nye).expect("tomorrow");
+        let s = parse_selection(Dialect::V1, "day=01/01/2027", nye).expect("tomorrow");
         assert_eq!(s.day, Day::Tomorrow);
     }
 
     #[test]
     fn mode_vectors() {
         let cases = [
-            ("", Mode::Catalog, 7),
-            ("brand=2,5,35,15", Mode::Catalog, 7),
-            ("product=2,6&suburb=perth&surrounding=no", Mode::Catalog, 2),
+            ("", Mode::WholeExtracts, 7),
+            ("brand=2,5,35,15", Mode::WholeExtracts, 7),
+            ("product=2,6&suburb=perth&surrounding=no", Mode::WholeExtracts, 2),
             ("suburb=perth", Mode::SourceFiltered, 7),
             ("suburb=perth&surrounding=yes", Mode::SourceFiltered, 7),
             ("region=25,26&suburb=PERTH,fremantle&product=1,2", Mode::SourceFiltered, 8),
-            ("surrounding=yes", Mode::Catalog, 7),
+            ("surrounding=yes", Mode::WholeExtracts, 7),
         ];
         for (q, mode, n) in cases {
             let s = v1(q).expect(q);
             assert_eq!(s.mode(), mode, "{q}");
-            let requests = if mode == Mode::Catalog { s.products.len() } else { s.combinations() };
+            let requests = if mode == Mode::WholeExtracts { s.products.len() } else { s.combinations() };
             assert_eq!(requests, n, "{q}");
         }
         assert_eq!(v1("region=25,26,27,28").expect_err("28").detail, detail::TOO_MANY_COMBINATIONS);
-        let legacy = parse_selection(Route::Legacy, "brand=2,35,5,6&product=1,2,4,5,6,10,11", at(10, 0, 0));
+        let legacy = parse_selection(Dialect::Legacy, "brand=2,35,5,6&product=1,2,4,5,6,10,11", at(10, 0, 0));
         assert_eq!(legacy.expect_err("28").detail, detail::TOO_MANY_COMBINATIONS);
         // A catalog selection has no combination bound: all brands locally.
         assert!(v1("brand=2,3,4,5,6,7,10,11,14,15,23,24,25,26&product=1,2,4,5,6,10,11").is_ok());

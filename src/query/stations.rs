@@ -12,7 +12,7 @@ use super::grammar::{
     tenths_within,
 };
 use super::selection::{
-    MAX_COMBINATIONS, Route, Selection, V1_PARAMS, code_list, parse_selection_up_to, products, selection,
+    Dialect, MAX_COMBINATIONS, Selection, V1_PARAMS, code_list, parse_selection_up_to, products, selection,
 };
 use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::geo::Point;
@@ -217,7 +217,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
         plain("consumption"),
     ];
     // A route's polyline may make the query up to 8,192 characters; any other stays at 1,024.
-    let (selection, values) = parse_selection_up_to(Route::V1, raw, now, &EXTRAS, MAX_ROUTE_QUERY_LEN)?;
+    let (selection, values) = parse_selection_up_to(Dialect::V1, raw, now, &EXTRAS, MAX_ROUTE_QUERY_LEN)?;
     let get = |name: &str| values.get(name).map(str::trim);
     if raw.len() > MAX_QUERY_LEN && get("route").is_none() {
         return Err(invalid(format!("query of {} characters without a route", raw.len())));
@@ -315,7 +315,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
 pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, StationsQuery), QueryError> {
     let id = station_id(id)?;
     let params: Vec<Param> = V1_PARAMS.into_iter().filter(|p| matches!(p.name, "day" | "expand")).collect();
-    let selection = selection(Route::V1, &read(raw, &params)?, now)?;
+    let selection = selection(Dialect::V1, &read(raw, &params)?, now)?;
     Ok((
         id,
         StationsQuery {

@@ -122,72 +122,6 @@ fn brotli(input: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A weight (`q`) as RFC 9110 writes it — `0` to `1` with at most three decimals — in
-/// thousandths; `None` for any other text (`1.0000001`, `0.5e1`, `-0`), which the callers
-/// read as "not acceptable" rather than guess.
-pub fn parse_qvalue(text: &str) -> Option<u16> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    if fraction.len() > 3 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let thousandths =
-        fraction.bytes().enumerate().fold(0u16, |acc, (i, b)| acc + u16::from(b - b'0') * [100, 10, 1][i]);
-    match whole {
-        "0" => Some(thousandths),
-        "1" if thousandths == 0 => Some(1000),
-        _ => None,
-    }
-}
-
-/// The weight of one `;`-separated element's parameters: its `q`, 1000 when it has none,
-/// 0 when its `q` is not one.
-fn element_weight<'a>(params: impl Iterator<Item = &'a str>) -> u16 {
-    for p in params {
-        let (name, value) = p.split_once('=').unwrap_or((p, ""));
-        if name.trim().eq_ignore_ascii_case("q") {
-            return parse_qvalue(value.trim()).unwrap_or(0);
-        }
-    }
-    1000
-}
-
-/// Choose the coding for an `Accept-Encoding` header: the accepted coding of highest weight
-/// among br, gzip and identity (ties in that order). A coding the header does not name takes
-/// `*`'s weight; identity is acceptable unless `identity;q=0` (or `*;q=0` without identity)
-/// excludes it, and br and gzip are then acceptable unless named with q=0, as the client
-/// asked for a coding. When every coding is excluded, identity is sent (RFC 9110 12.5.3).
-pub fn negotiate_encoding(header: Option<&str>) -> Coding {
-    let Some(header) = header else { return Coding::Identity };
-    let (mut br, mut gzip, mut identity, mut star) = (None, None, None, None);
-    for part in header.split(',') {
-        let mut pieces = part.split(';');
-        let name = pieces.next().unwrap_or("").trim();
-        let weight = element_weight(pieces);
-        let slot = match name {
-            n if n.eq_ignore_ascii_case("br") => &mut br,
-            n if n.eq_ignore_ascii_case("gzip") || n.eq_ignore_ascii_case("x-gzip") => &mut gzip,
-            n if n.eq_ignore_ascii_case("identity") => &mut identity,
-            "*" => &mut star,
-            _ => continue,
-        };
-        *slot = Some(weight);
-    }
-    let identity = identity.or(star).unwrap_or(1);
-    // With identity refused, a coding the header leaves unnamed is what the client wants.
-    let implied = if identity == 0 { 1 } else { 0 };
-    let (br, gzip) = (br.or(star).unwrap_or(implied), gzip.or(star).unwrap_or(implied));
-    let best = br.max(gzip).max(identity);
-    if best == 0 {
-        Coding::Identity
-    } else if br == best {
-        Coding::Br
-    } else if gzip == best {
-        Coding::Gzip
-    } else {
-        Coding::Identity
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,37 +144,5 @@ mod tests {
         assert_eq!(r.etag(Coding::Gzip), format!("\"{}-gzip\"", r.digest));
         assert_eq!(r.etag(Coding::Br), format!("\"{}-br\"", r.digest));
         assert_eq!(r.digest.len(), 64);
-    }
-
-    #[test]
-    fn accept_encoding() {
-        assert_eq!(negotiate_encoding(None), Coding::Identity);
-        assert_eq!(negotiate_encoding(Some("gzip, deflate, br")), Coding::Br);
-        assert_eq!(negotiate_encoding(Some("gzip")), Coding::Gzip);
-        assert_eq!(negotiate_encoding(Some("br;q=0, gzip;q=0.5")), Coding::Gzip);
-        assert_eq!(negotiate_encoding(Some("identity")), Coding::Identity);
-        assert_eq!(negotiate_encoding(Some("*")), Coding::Br);
-        assert_eq!(negotiate_encoding(Some("*;q=0, gzip")), Coding::Gzip);
-        // RFC 9110 weights: at most three decimals, and the higher weight wins.
-        assert_eq!(negotiate_encoding(Some("gzip;q=1, br;q=0.999")), Coding::Gzip);
-        assert_eq!(negotiate_encoding(Some("br;q=1.0000001, gzip;q=0.5")), Coding::Gzip);
-        assert_eq!(negotiate_encoding(Some("br;q=0.5, gzip;q=0.5")), Coding::Br);
-        // Identity refused: a coding is sent, unless every one is refused too.
-        assert_eq!(negotiate_encoding(Some("identity;q=0")), Coding::Br);
-        assert_eq!(negotiate_encoding(Some("br;q=0, identity;q=0")), Coding::Gzip);
-        assert_eq!(negotiate_encoding(Some("*;q=0")), Coding::Identity);
-        assert_eq!(negotiate_encoding(Some("identity, br;q=0.5")), Coding::Identity);
-    }
-
-    #[test]
-    fn qvalues_follow_rfc_9110() {
-        for (text, q) in
-            [("1", 1000), ("1.", 1000), ("1.000", 1000), ("0", 0), ("0.5", 500), ("0.001", 1), ("0.25", 250)]
-        {
-            assert_eq!(parse_qvalue(text), Some(q), "{text}");
-        }
-        for bad in ["1.0000001", "1.001", "2", "-0", "0.1234", ".5", "0.5e1", "", "q", "01"] {
-            assert_eq!(parse_qvalue(bad), None, "{bad}");
-        }
     }
 }

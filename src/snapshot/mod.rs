@@ -42,7 +42,7 @@ pub struct Extract {
 pub fn plan(selection: &Selection) -> Vec<Extract> {
     let upstream_filters =
         selection.brands.is_some() || selection.regions.is_some() || selection.suburbs.is_some();
-    if selection.mode() == Mode::Catalog || !upstream_filters {
+    if selection.mode() == Mode::WholeExtracts || !upstream_filters {
         return selection
             .products
             .iter()
@@ -465,31 +465,31 @@ impl PriceService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::{Route, parse_selection};
+    use crate::query::{Dialect, parse_selection};
     use crate::time::perth_instant;
     use jiff::civil::date;
 
-    fn sel(route: Route, q: &str) -> Selection {
-        parse_selection(route, q, perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))).expect("valid")
+    fn sel(dialect: Dialect, q: &str) -> Selection {
+        parse_selection(dialect, q, perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))).expect("valid")
     }
 
     #[test]
     fn plans() {
-        let all = plan(&sel(Route::V1, ""));
+        let all = plan(&sel(Dialect::V1, ""));
         assert_eq!(all.len(), 7);
         assert_eq!(all[0].key, "extract:1:2026-09-29");
         assert!(all.iter().all(|e| e.catalog_product() == Some(e.products[0])));
-        assert_eq!(plan(&sel(Route::V1, "brand=5&product=1,2")).len(), 2);
-        let legacy = plan(&sel(Route::Legacy, ""));
+        assert_eq!(plan(&sel(Dialect::V1, "brand=5&product=1,2")).len(), 2);
+        let legacy = plan(&sel(Dialect::Legacy, ""));
         assert_eq!(legacy[0].key, "extract:1:2026-09-29", "legacy unfiltered shares the extract");
-        let filtered = plan(&sel(Route::V1, "region=25,26&suburb=PERTH,fremantle&product=1,2"));
+        let filtered = plan(&sel(Dialect::V1, "region=25,26&suburb=PERTH,fremantle&product=1,2"));
         assert_eq!(filtered.len(), 1);
         assert_eq!(filtered[0].requests.len(), 8);
         assert_eq!(filtered[0].catalog_product(), None, "filtered extracts write no history");
-        let one_region = plan(&sel(Route::V1, "region=25&product=1"));
+        let one_region = plan(&sel(Dialect::V1, "region=25&product=1"));
         assert_eq!(one_region[0].catalog_product(), None);
         assert!(filtered[0].requests.iter().all(|r| r.surrounding.is_none()));
-        let brands = plan(&sel(Route::Legacy, "brand=5,6&product=1&suburb=perth&surrounding=yes"));
+        let brands = plan(&sel(Dialect::Legacy, "brand=5,6&product=1&suburb=perth&surrounding=yes"));
         assert_eq!(brands[0].requests.len(), 2);
         assert!(
             brands[0]

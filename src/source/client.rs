@@ -97,6 +97,30 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// Why a response's body was not read whole.
+#[derive(Debug)]
+pub enum BodyError {
+    /// More than the cap: reading stopped there.
+    TooLarge,
+    /// The connection failed (the text names no URL: a provider's may carry a key).
+    Read(String),
+}
+
+/// A response's whole body, never holding more than `cap` bytes of it
+/// (`http_body_util::Limited`).
+pub async fn body_within(response: reqwest::Response, cap: usize) -> Result<bytes::Bytes, BodyError> {
+    use http_body_util::BodyExt as _;
+    let body = http::Response::<reqwest::Body>::from(response).into_body();
+    match http_body_util::Limited::new(body, cap).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge),
+        Err(e) => match e.downcast::<reqwest::Error>() {
+            Ok(e) => Err(BodyError::Read((*e).without_url().to_string())),
+            Err(e) => Err(BodyError::Read(e.to_string())),
+        },
+    }
+}
+
 impl SourceClient {
     pub fn new(url: url::Url, limits: ClientLimits) -> Result<Self, reqwest::Error> {
         install_crypto_provider();

@@ -27,7 +27,7 @@ async fn small_archive(store: Arc<dyn Store>) {
     let live_station = state
         .catalog
         .selection(
-            &wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", state.catalog.now())
+            &wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", state.catalog.now())
                 .expect("q"),
         )
         .await

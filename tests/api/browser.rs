@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use wafuel::sim::Faults;
 
 use crate::process::{Running, established, event_streams, serve_from, start_command};
-use crate::support::{http, origin_at, perth_now};
+use crate::support::{http, origin_at, perth_wall_clock};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const INSTALL: &str = "apt-get install chromium chromium-driver (scripts/test does it)";
@@ -228,7 +228,7 @@ fn demo_at(port: u16, perth: jiff::civil::DateTime) -> Running {
 /// Today in Perth at 10:00: prices for today are out, tomorrow's are not (FuelWatch publishes
 /// them at about 14:30).
 fn this_morning() -> jiff::civil::DateTime {
-    perth_now().date().at(10, 0, 0, 0)
+    perth_wall_clock().date().at(10, 0, 0, 0)
 }
 
 /// axe-core's violations for the page as it stands (installed by scripts/test, never committed).
@@ -811,7 +811,7 @@ async fn the_explorer_on_a_phone() {
     // 14:27:30 in Perth: tomorrow comes out while the page is open (the demo has 150 s to
     // start and the page to load before 14:30).
     let started = Instant::now();
-    let demo = demo_at(port, perth_now().date().at(14, 27, 30, 0));
+    let demo = demo_at(port, perth_wall_clock().date().at(14, 27, 30, 0));
     let base = format!("http://127.0.0.1:{port}");
     let driver = start_driver();
     let phone = browser(&driver, 390, 844, true).await;
@@ -977,7 +977,7 @@ async fn the_explorer_on_a_phone() {
 #[tokio::test]
 async fn the_explorer_waits_out_a_failing_source() {
     let faults = Faults { status: Some(503), retry_after: Some(1), times: Some(2), ..Faults::default() };
-    let (sim, _clock) = origin_at(perth_now(), faults).await;
+    let (sim, _clock) = origin_at(perth_wall_clock(), faults).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let serve = serve_from(&sim.feed_url(), dir.path());
     let driver = start_driver();

@@ -190,7 +190,7 @@ async fn statistics_follow_a_history_write_by_another_replica() {
     let app = TestApp::new().await;
     let day = date(2026, 9, 29);
     let sel =
-        wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", app.clock.now()).expect("q");
+        wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", app.clock.now()).expect("q");
     let data = app.state.catalog.prices().selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
     let brand = quotes[0].station.brand;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use wafuel::sim::Faults;
 
 use crate::process::{established, event_streams, serve_from};
-use crate::support::{origin_at, perth_now};
+use crate::support::{origin_at, perth_wall_clock};
 
 const CONFIG: &str = include_str!("../../deploy/nginx-tls.conf");
 
@@ -83,7 +83,7 @@ async fn the_nginx_tls_example_serves_http2_and_shares_one_connection() {
     let nginx = tool("nginx", "nginx-light");
     let openssl = tool("openssl", "openssl");
     // `serve` runs on the system clock, so the origin publishes today's Perth prices.
-    let (sim, _clock) = origin_at(perth_now(), Faults::default()).await;
+    let (sim, _clock) = origin_at(perth_wall_clock(), Faults::default()).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let serve = serve_from(&sim.feed_url(), dir.path());
     let upstream = serve.public.trim_start_matches("http://").to_string();

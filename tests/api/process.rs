@@ -225,7 +225,8 @@ fn environment(pid: u32) -> Vec<String> {
 /// `MALLOC_ARENA_MAX` set, keeping its process id), unless the operator chose a number.
 #[tokio::test]
 async fn the_binary_runs_with_two_malloc_arenas_per_core_unless_told_otherwise() {
-    let (sim, _clock) = crate::support::origin_at(crate::support::perth_now(), Default::default()).await;
+    let (sim, _clock) =
+        crate::support::origin_at(crate::support::perth_wall_clock(), Default::default()).await;
     let dir = tempfile::tempdir().expect("dir");
     let run = serve_from(&sim.feed_url(), dir.path());
     let env = environment(run.child.id());

@@ -452,7 +452,7 @@ fn one(date: Date, quotes: &[wafuel::model::station::Quote]) -> [wafuel::store::
 
 async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
     let app = TestApp::new().await;
-    let sel = wafuel::query::parse_selection(wafuel::query::Route::V1, "product=1", {
+    let sel = wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", {
         use wafuel::time::Clock;
         app.clock.now()
     })

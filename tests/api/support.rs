@@ -21,7 +21,7 @@ pub fn fixture_morning() -> DateTime {
 }
 
 /// Now in Perth, as a civil time: the origin's clock for a `serve` process on the system clock.
-pub fn perth_now() -> DateTime {
+pub fn perth_wall_clock() -> DateTime {
     jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("tz")).datetime()
 }
 
