@@ -106,9 +106,10 @@ struct AskedOnce {
     slots: Box<[std::sync::atomic::AtomicU64]>,
 }
 
-/// Slots of [`AskedOnce`]: 512 KiB, thousands of recent searches per second remembered for
-/// several seconds at least.
-const ASKED_ONCE_SLOTS: usize = 1 << 16;
+/// Slots of [`AskedOnce`], as bits of a fingerprint: 2^16 slots, 512 KiB, thousands of recent
+/// searches per second remembered for several seconds at least.
+const ASKED_ONCE_BITS: u32 = 16;
+const ASKED_ONCE_SLOTS: usize = 1 << ASKED_ONCE_BITS;
 
 impl Default for AskedOnce {
     fn default() -> Self {
@@ -122,9 +123,9 @@ impl AskedOnce {
         use std::hash::BuildHasher as _;
         static SEED: std::sync::LazyLock<std::collections::hash_map::RandomState> =
             std::sync::LazyLock::new(Default::default);
-        // Never 0, the empty slot.
+        // Never 0, the empty slot; the slot is chosen by the top bits (the lowest is always 1).
         let print = SEED.hash_one(key) | 1;
-        let slot = &self.slots[(print >> 48) as usize % ASKED_ONCE_SLOTS];
+        let slot = &self.slots[(print >> (u64::BITS - ASKED_ONCE_BITS)) as usize];
         slot.swap(print, std::sync::atomic::Ordering::Relaxed) == print
     }
 }

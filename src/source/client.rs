@@ -325,6 +325,37 @@ mod tests {
     use super::*;
     use crate::model::error_code::ErrorCode;
 
+    /// A local origin answering `/` with `chunks` chunks of 64 KiB, streamed with no
+    /// `Content-Length`, so only counting the bytes as they come can stop it.
+    async fn streaming_origin(chunks: usize) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let app = axum::Router::new().route(
+            "/",
+            axum::routing::get(move || async move {
+                let parts = futures::stream::iter(
+                    (0..chunks).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![b'x'; 64 * 1024]))),
+                );
+                axum::body::Body::from_stream(parts)
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/")
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_within_its_cap_and_refused_past_it() {
+        let url = streaming_origin(4).await;
+        install_crypto_provider();
+        let http = reqwest::Client::new();
+        let get = || async { http.get(&url).send().await.expect("response") };
+        let whole = body_within(get().await, 256 * 1024).await.expect("exactly the cap");
+        assert_eq!(whole.len(), 256 * 1024);
+        assert!(whole.iter().all(|b| *b == b'x'));
+        assert!(matches!(body_within(get().await, 256 * 1024 - 1).await, Err(BodyError::TooLarge)));
+        assert!(matches!(body_within(get().await, 100_000).await, Err(BodyError::TooLarge)));
+    }
+
     #[test]
     fn bodies_are_strict_utf8() {
         assert_eq!(decode_body(b"\xEF\xBB\xBF<rss/>".to_vec()).expect("bom stripped"), "<rss/>");
