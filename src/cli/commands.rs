@@ -265,7 +265,16 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
         say!("the history knows no live station yet: reading today's catalog from the source…");
         let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
         let state = build_state(args.store.apply(config))?;
-        importer.learn_live_stations(state.catalog.prices()).await?;
+        // One warm pass records today's catalog into the history; the importer then reads
+        // the stations again.
+        let report = crate::jobs::warm::warm_pass(state.catalog.prices()).await;
+        if !report.failed.is_empty() {
+            tracing::warn!(
+                failed = report.failed.len(),
+                "some catalog extracts failed; their stations stay unknown"
+            );
+        }
+        importer.relearn_stations().await?;
     }
     let limits = DownloadLimits::default();
     let plan = if args.files.is_empty() {

@@ -196,7 +196,9 @@ async fn months_download_from_the_simulated_archive() {
     // An empty history: the importer learns today's stations from the source first.
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     assert!(!importer.knows_live_stations());
-    importer.learn_live_stations(state.catalog.prices()).await.expect("learn");
+    let warmed = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    assert!(warmed.failed.is_empty(), "{warmed:?}");
+    importer.relearn_stations().await.expect("learn");
     assert!(importer.knows_live_stations());
     import_months(&mut importer, &base, &months, Default::default(), &quiet).await.expect("import");
     let s = importer.summary.clone();

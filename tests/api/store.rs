@@ -400,8 +400,9 @@ async fn an_upgrade_drops_snapshots_under_the_old_joined_keys_on_sqlite() {
     let path = dir.path().join("wafuel.sqlite3");
     let options = SqliteConnectOptions::new().filename(&path).create_if_missing(true);
     let pool = SqlitePool::connect_with(options).await.expect("sqlite");
-    let migrator =
-        sqlx::migrate::Migrator::new(std::path::Path::new("migrations/sqlite")).await.expect("migrations");
+    let migrator = sqlx::migrate::Migrator::new(std::path::Path::new("crates/store/migrations/sqlite"))
+        .await
+        .expect("migrations");
     migrator.run_to(8, &pool).await.expect("the previous version's schema");
     for key in [OLD_KEY, CATALOG_KEY] {
         sqlx::query("INSERT INTO snapshots (key) VALUES ($1)").bind(key).execute(&pool).await.expect("row");
@@ -426,8 +427,9 @@ async fn an_upgrade_drops_snapshots_under_the_old_joined_keys_on_postgres() {
         .execute(&mut conn)
         .await
         .expect("schema");
-    let migrator =
-        sqlx::migrate::Migrator::new(std::path::Path::new("migrations/postgres")).await.expect("migrations");
+    let migrator = sqlx::migrate::Migrator::new(std::path::Path::new("crates/store/migrations/postgres"))
+        .await
+        .expect("migrations");
     migrator.run_to(8, &mut conn).await.expect("the previous version's schema");
     for key in [OLD_KEY, CATALOG_KEY] {
         sqlx::query("INSERT INTO snapshots (key) VALUES ($1)")

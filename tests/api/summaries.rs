@@ -226,7 +226,7 @@ async fn a_store_migrated_to_summaries_keeps_every_answer_on_sqlite() {
     let url = format!("sqlite://{}/old.sqlite3?mode=rwc", dir.path().display());
     {
         let pool = sqlx::SqlitePool::connect(&url).await.expect("old store");
-        old_migrator(sqlx::migrate!("migrations/sqlite")).run(&pool).await.expect("old schema");
+        old_migrator(sqlx::migrate!("crates/store/migrations/sqlite")).run(&pool).await.expect("old schema");
         sqlx::raw_sql(sqlx::AssertSqlSafe(old_rows())).execute(&pool).await.expect("old rows");
         pool.close().await;
     }
@@ -253,7 +253,10 @@ async fn a_store_migrated_to_summaries_keeps_every_answer_on_postgres() {
             .connect(&url)
             .await
             .expect("old store");
-        old_migrator(sqlx::migrate!("migrations/postgres")).run(&pool).await.expect("old schema");
+        old_migrator(sqlx::migrate!("crates/store/migrations/postgres"))
+            .run(&pool)
+            .await
+            .expect("old schema");
         sqlx::raw_sql(sqlx::AssertSqlSafe(old_rows())).execute(&pool).await.expect("old rows");
         pool.close().await;
     }

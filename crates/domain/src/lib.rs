@@ -1,5 +1,5 @@
 //! wafuel's domain: code tables, the station model, the pure normalisation of feed items,
-//! statistics, the forecast and route geometry. Pure: no I/O, no runtime; every layer of the
+//! statistics, the forecast, route geometry and Perth time. Pure: no I/O, no runtime; every layer of the
 //! service builds on it and it on none of them (docs/design.md).
 
 pub mod codes;
@@ -20,3 +20,4 @@ pub mod stats;
 pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod time;

@@ -263,20 +263,10 @@ impl Importer {
         self.known.values().flatten().any(|k| !k.archive)
     }
 
-    /// Learn today's live stations, so archive rows can match them: one warm pass (today's
-    /// catalog from the source, recorded into the history), then the stations read again.
-    /// An extract that fails leaves its stations unknown (their rows become archive stations).
-    pub async fn learn_live_stations(
-        &mut self,
-        prices: &Arc<crate::snapshot::PriceService>,
-    ) -> Result<(), StoreError> {
-        let report = crate::jobs::warm::warm_pass(prices).await;
-        if !report.failed.is_empty() {
-            tracing::warn!(
-                failed = report.failed.len(),
-                "some catalog extracts failed; their stations stay unknown"
-            );
-        }
+    /// Read the known stations again, after the caller's warm pass has recorded today's
+    /// catalog into the history (so archive rows can match live stations). An extract that
+    /// failed in that pass leaves its stations unknown: their rows become archive stations.
+    pub async fn relearn_stations(&mut self) -> Result<(), StoreError> {
         self.known = known_by_place(&self.store.known_stations().await?);
         Ok(())
     }

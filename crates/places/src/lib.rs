@@ -2,5 +2,9 @@
 //! enrichment job only; public requests never reach it.
 
 pub mod client;
-pub(crate) mod matching;
+pub mod matching; // The domain and the layers below under the names the service uses for them.
+use wafuel_domain as model;
+use wafuel_source as source;
+use wafuel_store as store;
+
 pub mod types;

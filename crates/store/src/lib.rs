@@ -1,15 +1,20 @@
 //! Where validated snapshots live, shared by every replica: SQLite by default, PostgreSQL
 //! for many. One implementation ([`SqlStore`]) runs the same statements on either database
 //! (`conn`), which differ only in what `backend` says; the fill lease and its fencing are SQL
-//! (`leases`), and so are the change counters replicas compare (`counters`).
+//! (`leases`), and so are the change counters replicas compare (`counters`). Its own crate
+//! (`wafuel-store`): it builds on the domain alone.
+
+// The domain under the names the service's other layers use for it.
+use wafuel_domain as model;
+use wafuel_domain::time;
 
 pub mod archive;
-pub(crate) mod backend;
-pub(crate) mod codec;
+pub mod backend;
+mod codec;
 mod conn;
 mod counters;
 pub mod enrich;
-pub(crate) mod events;
+pub mod events;
 pub mod history;
 mod leases;
 mod snapshots;

@@ -200,7 +200,7 @@ fn week_hours(periods: &[super::types::Period]) -> Option<WeekHours> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::places::types::*;
+    use crate::types::*;
 
     fn seed() -> Seed {
         Seed {

@@ -7,7 +7,10 @@
 //! the file whole, before any row is read.
 
 pub mod import;
-pub(crate) mod list;
+pub mod list; // The domain and the layers below under the names the service uses for them.
+use wafuel_domain as model;
+use wafuel_source as source;
+use wafuel_store as store;
 
 use std::collections::BTreeMap;
 use std::io::Read;

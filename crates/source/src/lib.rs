@@ -1,0 +1,13 @@
+//! The source: fetch the FuelWatch feed, read it safely, validate it whole. Its own crate
+//! (`wafuel-source`): it builds on the domain alone.
+
+// The domain under the names the service's other layers use for it.
+use wafuel_domain as model;
+use wafuel_domain::time;
+
+pub mod client;
+mod error;
+pub mod rss;
+pub mod validate;
+
+pub use error::SourceError;
