@@ -1,24 +1,27 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
+//!
+//! This package is the web layer (render, http), the simulated origins and the binary's
+//! parts (cli, app, server, telemetry); the layers below are crates of the workspace,
+//! re-exported here under their layers' names, so `wafuel::store::…` reads as it did and a
+//! lower crate cannot reach a layer above it (docs/design.md).
 
 pub mod app;
-pub use wafuel_archive as archive;
-pub(crate) mod cache_policy;
-pub mod catalog;
 pub mod cli;
 pub mod http;
-pub mod jobs;
 pub mod malloc;
-/// The pure domain, its own crate (`crates/domain`): no layer here can reach into it wrongly,
-/// and it can reach none of them.
-pub use wafuel_domain as model;
-pub use wafuel_places as places;
-pub mod query;
 pub mod render;
 pub mod server;
 pub mod sim;
-pub mod snapshot;
+pub mod telemetry;
+
+pub use wafuel_archive as archive;
+/// The pure domain (`crates/domain`).
+pub use wafuel_domain as model;
+pub use wafuel_domain::time;
+pub use wafuel_places as places;
+pub use wafuel_query as query;
+pub(crate) use wafuel_service::cache_policy;
+pub(crate) use wafuel_service::sync;
+pub use wafuel_service::{catalog, jobs, snapshot};
 pub use wafuel_source as source;
 pub use wafuel_store as store;
-pub(crate) mod sync;
-pub mod telemetry;
-pub use wafuel_domain::time;

@@ -29,8 +29,12 @@ fn source_files() -> Vec<SourceFile> {
     // cannot keep (I/O in the domain, one `Cache-Control` writer, cycles within a directory).
     let mut roots = vec![(manifest.join("src"), String::new())];
     for entry in std::fs::read_dir(manifest.join("crates")).expect("crates dir").flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let module = if name == "domain" { "model".to_string() } else { name };
+        let module = match entry.file_name().to_string_lossy().as_ref() {
+            "domain" => "model".to_string(),
+            // The service crate's modules are top-level modules of the service.
+            "service" => String::new(),
+            name => name.to_string(),
+        };
         roots.push((entry.path().join("src"), module));
     }
     for (root, module) in roots {
@@ -48,21 +52,26 @@ fn source_files() -> Vec<SourceFile> {
                         texts.push((rel, text));
                     } else {
                         let rel = if rel == "lib.rs" { "mod.rs".to_string() } else { rel };
-                        // A crate names the domain (and Perth time) as `crate::model` and
-                        // `crate::time`, like the service; its own items as `crate::`.
-                        let text = text
-                            .replace("crate::model::", "\u{0}model::")
-                            .replace("crate::time::", "\u{0}time::")
-                            .replace("crate::", &format!("crate::{module}::"))
-                            .replace("\u{0}model::", "crate::model::")
-                            .replace("\u{0}time::", "crate::time::");
-                        texts.push((format!("{module}/{rel}"), text));
+                        texts.push((format!("{module}/{rel}"), as_the_service_reads(&text, &module)));
                     }
                 }
             }
         }
     }
     tree(&texts)
+}
+
+/// A lower crate's text with its paths as the service names them: its own items
+/// (`crate::x`) become `crate::{module}::x`; the layers below it, which it names as the service
+/// does (`crate::model`, `crate::store`, …), stay.
+fn as_the_service_reads(text: &str, module: &str) -> String {
+    const LAYERS: [&str; 7] = ["model", "time", "source", "store", "places", "archive", "query"];
+    let mut out = text.to_string();
+    for layer in LAYERS {
+        out = out.replace(&format!("crate::{layer}::"), &format!("\u{0}{layer}::"));
+    }
+    out = out.replace("crate::", &format!("crate::{module}::"));
+    out.replace('\u{0}', "crate::")
 }
 
 /// Source files from (path under `src/`, text) pairs; `lib.rs` and `main.rs` are the root.

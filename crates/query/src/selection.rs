@@ -62,7 +62,7 @@ const FILTERS: [Param; 6] = [
     filter("surrounding"),
 ];
 /// `/v1`'s parameters: the filters and `expand`.
-pub(crate) const V1_PARAMS: [Param; 7] =
+pub const V1_PARAMS: [Param; 7] =
     [FILTERS[0], FILTERS[1], FILTERS[2], FILTERS[3], FILTERS[4], FILTERS[5], plain("expand")];
 
 /// Parse and validate a raw query string (without `?`) in `dialect` at `now`.
@@ -99,7 +99,7 @@ pub fn parse_selection_up_to(
 }
 
 /// The selection the values of a `/v1` or `/legacy` query name.
-pub(crate) fn selection(dialect: Dialect, values: &Values, now: Timestamp) -> Result<Selection, QueryError> {
+pub fn selection(dialect: Dialect, values: &Values, now: Timestamp) -> Result<Selection, QueryError> {
     let take = |name: &str| values.get(name);
     let products = match take("product") {
         Some(v) => products(v)?,
@@ -176,18 +176,18 @@ impl Selection {
 }
 
 /// A comma list of product codes: trimmed, each in the product table, de-duplicated, ascending.
-pub(crate) fn products(value: &str) -> Result<Vec<ProductCode>, QueryError> {
+pub fn products(value: &str) -> Result<Vec<ProductCode>, QueryError> {
     code_list(value, "product")
 }
 
 /// A comma list of one table's codes (`what` names it in the logged reason): trimmed, each in
 /// the table, de-duplicated, ascending.
-pub(crate) fn code_list<K: Table>(value: &str, what: &str) -> Result<Vec<Code<K>>, QueryError> {
+pub fn code_list<K: Table>(value: &str, what: &str) -> Result<Vec<Code<K>>, QueryError> {
     Ok(codes(value, what, K::has)?.into_iter().filter_map(Code::parse).collect())
 }
 
 /// A comma list of integer codes: trimmed, each valid, de-duplicated, ascending.
-pub(crate) fn codes(value: &str, what: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
+pub fn codes(value: &str, what: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
     let mut out = Vec::new();
     for item in value.split(',') {
         let item = item.trim();

@@ -183,11 +183,11 @@ pub struct StatsQuery {
 }
 
 /// A plain decimal (the feed's coordinate grammar: no exponent, `inf` or spaces), as a number.
-pub(crate) fn plain_decimal(text: &str) -> Option<f64> {
+pub fn plain_decimal(text: &str) -> Option<f64> {
     is_plain_decimal(text, true).then(|| text.parse().ok()).flatten()
 }
 
-pub(crate) fn parse_near(value: &str) -> Result<Point, QueryError> {
+pub fn parse_near(value: &str) -> Result<Point, QueryError> {
     let (lat, lng) = value.split_once(',').ok_or_else(|| invalid("near needs lat,lng"))?;
     let latitude = plain_decimal(lat.trim()).ok_or_else(|| invalid(format!("near latitude {lat:?}")))?;
     let longitude = plain_decimal(lng.trim()).ok_or_else(|| invalid(format!("near longitude {lng:?}")))?;
@@ -336,7 +336,7 @@ pub fn newest_published(now: Timestamp) -> Date {
     if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today }
 }
 
-pub(crate) fn iso_date(value: &str) -> Result<Date, QueryError> {
+pub fn iso_date(value: &str) -> Result<Date, QueryError> {
     let v = value.trim();
     let b = v.as_bytes();
     let shape = b.len() == 10
@@ -370,7 +370,7 @@ fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, 
     Ok((from, to))
 }
 
-pub(crate) fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
+pub fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
     let value = value.ok_or_else(|| invalid("product is required"))?;
     match products(value)?.as_slice() {
         [p] => Ok(*p),

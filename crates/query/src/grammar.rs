@@ -23,7 +23,7 @@ pub struct QueryError {
 }
 
 /// `invalid_query`, with the reason logged.
-pub(crate) fn invalid(reason: impl Into<String>) -> QueryError {
+pub fn invalid(reason: impl Into<String>) -> QueryError {
     QueryError { detail: detail::INVALID_QUERY, reason: reason.into() }
 }
 
@@ -81,7 +81,7 @@ pub fn read_up_to(raw: &str, params: &[Param], max_len: usize) -> Result<Values,
 /// A number written with at most one decimal (`50`, `8.5`, `0.5`; no sign, exponent, leading
 /// zero or bare point), in tenths, within `bounds` (tenths, inclusive): the litres, litres per
 /// 100 km and cents a litre a query may carry, held exactly.
-pub(crate) fn tenths_within(name: &str, value: &str, bounds: (i64, i64)) -> Result<i64, QueryError> {
+pub fn tenths_within(name: &str, value: &str, bounds: (i64, i64)) -> Result<i64, QueryError> {
     let bad = || invalid(format!("{name} {value:?}"));
     let (whole, decimal) = value.split_once('.').unwrap_or((value, ""));
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());

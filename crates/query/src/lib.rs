@@ -1,11 +1,16 @@
 //! Query strings → validated requests, before any cache, store or source work: one grammar
 //! ([`grammar`]) read by every route, then each route's values parsed into its own type.
-//! Pure: the only outside input is the current instant, for day words and date ranges.
+//! Pure: the only outside input is the current instant, for day words and date ranges. Its
+//! own crate (`wafuel-query`), on the domain alone.
 
-pub(crate) mod events;
+// The domain and Perth time under the names the service uses for them.
+use wafuel_domain as model;
+use wafuel_domain::time;
+
+pub mod events;
 pub mod forecast;
-pub(crate) mod grammar;
-pub(crate) mod selection;
+pub mod grammar;
+pub mod selection;
 pub mod stations;
 
 pub use grammar::{MAX_QUERY_LEN, QueryError};

@@ -3,7 +3,7 @@
 //! `Cache-Control` ([`CachePolicy::write`]; a test keeps the header name out of every other
 //! file of `src/`). Pure: the Perth calendar is the only outside input.
 
-use axum::http::{HeaderMap, HeaderValue, header};
+use http::{HeaderMap, HeaderValue, header};
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 

@@ -3,13 +3,13 @@
 //! freshness, fills) and holds what every view shares: each published extract decoded once
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
-pub(crate) mod alerts;
-pub(crate) mod day;
-pub(crate) mod documents;
-pub(crate) mod events;
-pub(crate) mod forecast;
+pub mod alerts;
+pub mod day;
+pub mod documents;
+pub mod events;
+pub mod forecast;
 pub mod market;
-pub(crate) mod profiles;
+pub mod profiles;
 pub mod search;
 
 use std::collections::{HashMap, HashSet};

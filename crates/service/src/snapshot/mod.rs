@@ -3,7 +3,7 @@
 //! that knows snapshot freshness.
 
 pub mod held;
-pub(crate) mod singleflight;
+pub mod singleflight;
 
 use std::sync::Arc;
 use std::time::Duration;
