@@ -1,7 +1,7 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 //!
-//! This package is the web layer (render, http), the simulated origins and the binary's
-//! parts (cli, app, server, telemetry); the layers below are crates of the workspace,
+//! This package is the web layer (render, http) and the binary's parts (cli, app, server,
+//! telemetry); the layers below are crates of the workspace,
 //! re-exported here under their layers' names, so `wafuel::store::…` reads as it did and a
 //! lower crate cannot reach a layer above it (docs/design.md).
 
@@ -11,7 +11,6 @@ pub mod http;
 pub mod malloc;
 pub mod render;
 pub mod server;
-pub mod sim;
 pub mod telemetry;
 
 pub use wafuel_archive as archive;
@@ -23,5 +22,6 @@ pub use wafuel_query as query;
 pub(crate) use wafuel_service::cache_policy;
 pub(crate) use wafuel_service::sync;
 pub use wafuel_service::{catalog, jobs, snapshot};
+pub use wafuel_sim as sim;
 pub use wafuel_source as source;
 pub use wafuel_store as store;

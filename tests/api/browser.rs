@@ -351,6 +351,10 @@ const MAP_STATIONS: &str =
 const VISIBLE_ERRORS: &str = "return [...document.querySelectorAll('[role=alert], .error')]
      .filter(e => !e.hidden && e.offsetParent !== null).map(e => e.textContent)";
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_explorer_on_a_desktop() {
     let port = free_port();
@@ -805,6 +809,10 @@ async fn the_explorer_on_a_desktop() {
     drop(restarted);
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_explorer_on_a_phone() {
     let port = free_port();
@@ -974,6 +982,10 @@ async fn the_explorer_on_a_phone() {
 /// The source fails twice with 503: the API answers 503 with `Retry-After`, the page's banner
 /// says so in words, waits as told, retries, and then draws the stations, with no script error
 /// on the way.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_explorer_waits_out_a_failing_source() {
     let faults = Faults { status: Some(503), retry_after: Some(1), times: Some(2), ..Faults::default() };
@@ -1214,11 +1226,19 @@ fn signal(demo: &Running, which: &str) {
     assert!(status.success(), "kill -{which}");
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_explorer_visited_again_and_again_on_a_desktop() {
     the_explorer_visited_again_and_again(1366, 900, false, "desktop").await;
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_explorer_visited_again_and_again_on_a_phone() {
     the_explorer_visited_again_and_again(390, 844, true, "phone").await;

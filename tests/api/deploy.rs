@@ -78,6 +78,10 @@ fn curl(args: &[&str]) -> Output {
     Command::new(tool("curl", "curl")).args(args).output().expect("curl runs")
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_nginx_tls_example_serves_http2_and_shares_one_connection() {
     let nginx = tool("nginx", "nginx-light");

@@ -63,6 +63,10 @@ fn wait(child: &mut std::process::Child) -> std::process::ExitStatus {
     tokio::task::block_in_place(|| crate::process::wait_with_timeout(child, Duration::from_secs(300)))
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_killed_mid_month_and_run_again_has_exactly_the_rows_of_a_clean_one() {
     let (sim, _clock) = origin_at(fixture_morning(), Default::default()).await;
@@ -121,7 +125,10 @@ async fn take_away(admin: &str, name: &str, gone: bool) {
     }
 }
 
-#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
+#[cfg_attr(
+    any(not(wafuel_slow), not(wafuel_postgres)),
+    ignore = "slow tier and PostgreSQL: WAFUEL_SLOW_TESTS=1 and WAFUEL_TEST_POSTGRES, as scripts/test sets"
+)]
 #[tokio::test]
 async fn postgres_going_away_mid_import_stops_it_naming_the_month_and_the_rerun_resumes() {
     let url = postgres_url();

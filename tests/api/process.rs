@@ -111,6 +111,10 @@ pub fn start_command(mut command: Command) -> Running {
     Running { child, public: public.unwrap_or_default(), admin: admin.unwrap_or_default() }
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn admin_port_logs_metrics_and_graceful_exit() {
     let mut run = start_demo();
@@ -181,6 +185,10 @@ pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::Ex
     }
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn warm_command_exit_codes() {
     // The binary runs on the real clock, so the origin does too.
@@ -223,6 +231,10 @@ fn environment(pid: u32) -> Vec<String> {
 
 /// The binary runs with two glibc malloc arenas per core (it starts itself again with
 /// `MALLOC_ARENA_MAX` set, keeping its process id), unless the operator chose a number.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
 #[tokio::test]
 async fn the_binary_runs_with_two_malloc_arenas_per_core_unless_told_otherwise() {
     let (sim, _clock) =

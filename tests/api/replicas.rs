@@ -42,7 +42,10 @@ async fn get_patiently(client: &reqwest::Client, url: &str) -> (u16, String, Str
     panic!("still busy after ten tries");
 }
 
-#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
+#[cfg_attr(
+    any(not(wafuel_slow), not(wafuel_postgres)),
+    ignore = "slow tier and PostgreSQL: WAFUEL_SLOW_TESTS=1 and WAFUEL_TEST_POSTGRES, as scripts/test sets"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_fetch_each_extract_once() {
     let url = postgres_url();
@@ -74,7 +77,10 @@ async fn three_replicas_fetch_each_extract_once() {
     assert_eq!(etags.len(), 1, "every body is the same document: {etags:?}");
 }
 
-#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
+#[cfg_attr(
+    any(not(wafuel_slow), not(wafuel_postgres)),
+    ignore = "slow tier and PostgreSQL: WAFUEL_SLOW_TESTS=1 and WAFUEL_TEST_POSTGRES, as scripts/test sets"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_replica_killed_mid_fill_is_taken_over() {
     let url = postgres_url();

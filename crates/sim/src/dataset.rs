@@ -468,7 +468,7 @@ mod tests {
             direct += usize::from(agree(&station.phone));
             seen += 1;
         }
-        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
         let from_dataset = seen;
         for entry in std::fs::read_dir(&fixtures).expect("tests/fixtures").flatten() {
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();

@@ -10,9 +10,9 @@
 use jiff::civil::Date;
 
 use super::dataset::{Dataset, SimStation};
-use crate::archive::list::ListedFile;
-use crate::archive::{FIRST_MONTH, area_text};
 use crate::model::codes::region;
+use wafuel_archive::list::ListedFile;
+use wafuel_archive::{FIRST_MONTH, area_text};
 
 /// The archive's product texts, by code; older years sold fewer products.
 const PRODUCT_TEXTS: [(u8, &str, i16); 7] = [
@@ -58,9 +58,9 @@ pub fn last_day(month: (i16, i8), today: Date) -> Option<Date> {
 pub fn file_list(data: &Dataset, base: &str, today: Date) -> Vec<ListedFile> {
     let mut out = Vec::new();
     let last = (today.year(), today.month());
-    for (year, month) in crate::archive::import::months(FIRST_MONTH, last) {
+    for (year, month) in wafuel_archive::import::months(FIRST_MONTH, last) {
         let Some(through) = last_day((year, month), today) else { continue };
-        let name = crate::archive::month_file(year, month);
+        let name = wafuel_archive::month_file(year, month);
         let file_date = if (year, month) == last {
             format!("{through}T00:00:00+08:00")
         } else {
@@ -268,7 +268,7 @@ mod tests {
         let body = month_csv(&data, (2019, 2), date(2019, 2, 28));
         assert!(body.starts_with("\u{feff}".as_bytes()));
         let mut prices = 0;
-        let tally = crate::archive::read_prices("sim", body.as_slice(), |p| {
+        let tally = wafuel_archive::read_prices("sim", body.as_slice(), |p| {
             assert_eq!((p.date.year(), p.date.month()), (2019, 2));
             prices += 1;
         })
@@ -284,14 +284,14 @@ mod tests {
         let newer = month_csv(&data, (2025, 10), date(2025, 10, 31));
         let text = String::from_utf8_lossy(&newer);
         assert!(text.contains("REGION_DESCRIPTION\r\n") && !text.contains(",\r\n"), "the newer form");
-        let tally = crate::archive::read_prices("sim", newer.as_slice(), |_| {}).expect("read");
+        let tally = wafuel_archive::read_prices("sim", newer.as_slice(), |_| {}).expect("read");
         assert_eq!(tally.unknown_area, 0);
         assert!(has_month((2024, 10), date(2024, 11, 3)));
         assert!(has_month((2024, 11), date(2024, 11, 3)), "the current month, as far as it goes");
         assert!(!has_month((2024, 12), date(2024, 11, 3)));
         let current = month_csv(&data, (2024, 11), date(2024, 11, 3));
         let mut days = std::collections::BTreeSet::new();
-        crate::archive::read_prices("sim", current.as_slice(), |p| {
+        wafuel_archive::read_prices("sim", current.as_slice(), |p| {
             days.insert(p.date.day());
         })
         .expect("read");

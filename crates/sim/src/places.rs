@@ -13,8 +13,8 @@ use axum::routing::{get, post};
 use serde_json::Value;
 
 use crate::model::geo::distance_m;
-use crate::places::types::{ErrorBody, ErrorEnvelope, Place, SearchResponse};
 use crate::sync::lock;
+use wafuel_places::types::{ErrorBody, ErrorEnvelope, Place, SearchResponse};
 
 /// The stand-in's places, key, faults and request log.
 #[derive(Default)]
@@ -156,8 +156,8 @@ impl Drop for PlacesHandle {
 
 /// A provider place for a simulated station: same spot, name and address, operational,
 /// with a postcode, phone, hours 07:00–18:00 daily, a restroom and card payments.
-pub fn place_for(station: &crate::sim::dataset::SimStation, id: &str) -> Place {
-    use crate::places::types::{
+pub fn place_for(station: &crate::dataset::SimStation, id: &str) -> Place {
+    use wafuel_places::types::{
         AddressComponent, LatLng, LocalizedText, OpeningHours, PaymentOptions, Period, PlaceAttribution,
         Point,
     };
@@ -168,7 +168,7 @@ pub fn place_for(station: &crate::sim::dataset::SimStation, id: &str) -> Place {
     };
     let (number, route) = station.address.split_once(' ').unwrap_or(("", &station.address));
     // WA postcodes run 6000–6999; a stable one per station.
-    let postcode = format!("6{:03}", crate::sim::dataset::mix(&[station.address.as_bytes()]) % 1000);
+    let postcode = format!("6{:03}", crate::dataset::mix(&[station.address.as_bytes()]) % 1000);
     Place {
         id: id.into(),
         display_name: Some(LocalizedText {
@@ -209,7 +209,7 @@ pub fn place_for(station: &crate::sim::dataset::SimStation, id: &str) -> Place {
 }
 
 /// Places for every tenth simulated station, for the demo.
-pub fn demo_places(data: &crate::sim::Dataset) -> Vec<Place> {
+pub fn demo_places(data: &crate::Dataset) -> Vec<Place> {
     data.stations
         .iter()
         .enumerate()

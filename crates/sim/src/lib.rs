@@ -2,10 +2,16 @@
 //! set, with a request log and fault injection. The binary's `simulate-source` and the
 //! integration tests run this same code.
 
-pub(crate) mod archive;
+// The layers it speaks for, under the names the service uses for them (the archive
+// importer as `wafuel_archive` and the provider as `wafuel_places`: `archive` and `places`
+// here are the simulated ones).
+use wafuel_domain as model;
+use wafuel_domain::{sync, time};
+
+pub mod archive;
 pub mod dataset;
-pub(crate) mod faults;
-pub(crate) mod feed;
+pub mod faults;
+pub mod feed;
 pub mod places;
 
 use std::net::SocketAddr;
@@ -94,7 +100,7 @@ impl SimState {
     }
 
     /// The list of monthly files at `now`, with `url`s under `base`.
-    pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<crate::archive::list::ListedFile> {
+    pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<wafuel_archive::list::ListedFile> {
         archive::file_list(&self.data, base, crate::time::perth_now(now).date())
     }
 
@@ -204,7 +210,7 @@ async fn archive_handler(
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
     let today = crate::time::perth_now(state.clock.now()).date();
-    let month = crate::archive::month_of_file(&file).filter(|_| file.ends_with(".csv"));
+    let month = wafuel_archive::month_of_file(&file).filter(|_| file.ends_with(".csv"));
     let month = month.filter(|m| archive::has_month(*m, today));
     match month.and_then(|m| Some((m, archive::last_day(m, today)?))) {
         Some((month, through)) => {
