@@ -12,6 +12,14 @@
 //!   stations, extremes and the sums of its days' figures);
 //! - `station_months`: each station's prices of a product and month as `day:price` pairs (its
 //!   history over decades is one short range read).
+//!
+//! Here: the types, the reading statements and the store's implementation; `write` writes
+//! (one transaction), `sums` computes the figures written beside the prices, `codec` says
+//! how each value is written.
+
+mod codec;
+mod sums;
+mod write;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -23,6 +31,10 @@ use super::{SqlStore, StoreError, counters};
 use crate::model::codes::ProductCode;
 use crate::model::station::{Quote, Station};
 use crate::model::stats::{DayFigures, Interval, PeriodFigures};
+pub use codec::{day_number, details, format_pairs, from_day_number, parse_pairs};
+use codec::{month_days, month_of, parse_sids, period_code, shift, sids_text};
+use sums::{Days, PeriodSums, station_month_rows, summary_values};
+pub(crate) use write::{Differing, Incoming, Move, apply, apply_with_moves, settle_summaries};
 
 /// What one write did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -152,23 +164,6 @@ pub trait HistoryStore: Send + Sync + 'static {
     async fn prune_history(&self, before: Date) -> Result<u64, StoreError>;
 }
 
-/// A Perth date as the integer `YYYYMMDD` (compact, ordered, readable in SQL).
-pub fn day_number(d: Date) -> i64 {
-    i64::from(d.year()) * 10_000 + i64::from(d.month()) * 100 + i64::from(d.day())
-}
-
-pub fn from_day_number(n: i64) -> Option<Date> {
-    let year = i16::try_from(n / 10_000).ok()?;
-    let month = i8::try_from(n / 100 % 100).ok()?;
-    let day = i8::try_from(n % 100).ok()?;
-    Date::new(year, month, day).ok()
-}
-
-/// A station's stored details.
-pub fn details(station: &Station) -> Result<String, StoreError> {
-    serde_json::to_string(station).map_err(|e| StoreError::Encoding(e.to_string()))
-}
-
 /// Rows per multi-row statement (at most 6 arguments each, well under both databases' limits).
 pub const BATCH: usize = 500;
 
@@ -215,391 +210,6 @@ const PRUNE_SUMMARIES: &str = "DELETE FROM day_summaries WHERE day < $1";
 const PRUNE_PERIODS: &str = "DELETE FROM period_summaries WHERE start < $1";
 const PRUNE_MONTHS: &str = "DELETE FROM station_months WHERE month <= $1";
 const PRUNE_STATIONS: &str = "DELETE FROM history_stations WHERE last_seen < $1";
-
-/// A day's prices as `sid:price` pairs, ascending by sid.
-pub fn format_pairs(prices: &HashMap<i64, i64>) -> String {
-    let mut sorted: Vec<(&i64, &i64)> = prices.iter().collect();
-    sorted.sort_unstable();
-    let mut out = String::with_capacity(sorted.len() * 10);
-    for (i, (sid, price)) in sorted.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&format!("{sid}:{price}"));
-    }
-    out
-}
-
-/// `a:b` pairs, comma-separated (`sid:price` of a day, `day:price` of a month); malformed
-/// pairs are skipped.
-pub fn parse_pairs(text: &str) -> impl Iterator<Item = (i64, i64)> + '_ {
-    text.split(',').filter_map(|pair| {
-        let (sid, price) = pair.split_once(':')?;
-        Some((sid.parse().ok()?, price.parse().ok()?))
-    })
-}
-
-/// How the period of `interval` is stored in `period_summaries`.
-fn period_code(interval: Interval) -> i64 {
-    match interval {
-        Interval::Day => 1,
-        Interval::Week => 7,
-        Interval::Month => 31,
-    }
-}
-
-fn month_of(day: i64) -> i64 {
-    day / 100
-}
-
-/// First and last day (`YYYYMMDD`) of a month (`YYYYMM`).
-fn month_days(month: i64) -> Option<(Date, Date)> {
-    let first = Date::new(i16::try_from(month / 100).ok()?, i8::try_from(month % 100).ok()?, 1).ok()?;
-    Some((first, first.last_of_month()))
-}
-
-fn shift(d: Date, days: i64) -> Date {
-    d.checked_add(jiff::Span::new().days(days)).unwrap_or(d)
-}
-
-/// Days of prices being written: (product, day) → sid → tenths of a cent.
-#[derive(Default)]
-struct Days {
-    map: HashMap<(ProductCode, i64), HashMap<i64, i64>>,
-}
-
-impl Days {
-    /// Read the stored days of `product` from `from` to `to` that are not held yet.
-    async fn load<C: Conn + ?Sized>(
-        &mut self,
-        conn: &mut C,
-        product: ProductCode,
-        from: i64,
-        to: i64,
-    ) -> Result<(), StoreError> {
-        let rows: Vec<(i64, String)> = conn.fetch_all(sql(DAYS).bind(product).bind(from).bind(to)).await?;
-        for (day, pairs) in rows {
-            self.map.entry((product, day)).or_insert_with(|| parse_pairs(&pairs).collect());
-        }
-        Ok(())
-    }
-
-    /// The figures of the days of `product` from `from` to `to`, as one period.
-    fn period(&self, product: ProductCode, from: Date, to: Date) -> PeriodSums {
-        let mut period = PeriodSums::default();
-        let mut d = from;
-        while d <= to {
-            if let Some(day) = self.map.get(&(product, day_number(d))) {
-                period.add(day);
-            }
-            let Ok(next) = d.tomorrow() else { break };
-            d = next;
-        }
-        period
-    }
-}
-
-/// A day's figures and every sid at its minimum, ascending.
-fn day_figures(prices: &HashMap<i64, i64>) -> Option<(DayFigures, Vec<i64>)> {
-    DayFigures::of_prices(prices.iter().map(|(sid, p)| (*sid, *p)))
-}
-
-fn sids_text(sids: impl IntoIterator<Item = i64>) -> String {
-    sids.into_iter().map(|sid| sid.to_string()).collect::<Vec<_>>().join(",")
-}
-
-/// A week or month being summed from its days.
-#[derive(Default)]
-struct PeriodSums {
-    figures: PeriodFigures,
-    cheapest: BTreeSet<i64>,
-    sids: std::collections::HashSet<i64>,
-}
-
-impl PeriodSums {
-    fn add(&mut self, prices: &HashMap<i64, i64>) {
-        let Some((figures, cheapest)) = day_figures(prices) else { return };
-        match self.figures.add(&figures) {
-            std::cmp::Ordering::Less => self.cheapest = cheapest.into_iter().collect(),
-            std::cmp::Ordering::Equal => self.cheapest.extend(cheapest),
-            std::cmp::Ordering::Greater => {}
-        }
-        self.sids.extend(prices.keys().copied());
-    }
-
-    /// Its row of `period_summaries`; `None` without days.
-    fn values(&self, product: ProductCode, interval: Interval, start: Date) -> Option<Vec<Arg>> {
-        let f = &self.figures;
-        (f.days > 0).then(|| {
-            let stations = i64::try_from(self.sids.len()).unwrap_or(i64::MAX);
-            let [p10, median, mean, p90] = f.sums;
-            vec![
-                product.into(),
-                period_code(interval).into(),
-                day_number(start).into(),
-                f.days.into(),
-                stations.into(),
-                f.min.into(),
-                f.max.into(),
-                p10.into(),
-                median.into(),
-                mean.into(),
-                p90.into(),
-                sids_text(self.cheapest.iter().copied()).into(),
-            ]
-        })
-    }
-}
-
-/// The figures of one day's prices and its summary row's arguments.
-fn summary_values(product: ProductCode, day: i64, prices: &HashMap<i64, i64>) -> Option<Vec<Arg>> {
-    let (f, cheapest) = day_figures(prices)?;
-    let stations = i64::try_from(f.stations).unwrap_or(i64::MAX);
-    Some(vec![
-        product.into(),
-        day.into(),
-        stations.into(),
-        f.min.into(),
-        f.p10.into(),
-        f.median.into(),
-        f.mean.into(),
-        f.p90.into(),
-        f.max.into(),
-        sids_text(cheapest).into(),
-    ])
-}
-
-/// Write `rows` with one multi-row statement per [`BATCH`] (fewer for wide rows).
-async fn put_rows<C: Conn + ?Sized>(
-    conn: &mut C,
-    (head, tail): (&str, &str),
-    rows: Vec<Vec<Arg>>,
-    per_statement: usize,
-) -> Result<(), StoreError> {
-    let mut rows = rows.into_iter().peekable();
-    while rows.peek().is_some() {
-        let chunk: Vec<Vec<Arg>> = rows.by_ref().take(per_statement).collect();
-        conn.execute(Statement::rows(head, chunk, tail)).await?;
-    }
-    Ok(())
-}
-
-/// One price to store: product, day (`YYYYMMDD`), sid, tenths of a cent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Incoming {
-    pub product: ProductCode,
-    pub day: i64,
-    pub sid: i64,
-    pub price: i64,
-}
-
-/// What happens to a price the store already has with another value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Differing {
-    /// Replaced: the live feed corrects itself.
-    Replace,
-    /// Kept, and counted as a conflict: an archive row never overrides what is stored.
-    Keep,
-}
-
-/// Every price of one station over a range of days given to another (an archive station
-/// split in two: docs/api.md "History back to 2001").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Move {
-    pub from: i64,
-    pub to: i64,
-    /// First and last day (`YYYYMMDD`), inclusive.
-    pub days: (i64, i64),
-}
-
-/// What [`apply`] did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Applied {
-    pub written: u64,
-    pub replaced: u64,
-    pub unchanged: u64,
-    pub conflicts: u64,
-    /// Prices moved to another station.
-    pub moved: u64,
-}
-
-/// Store `prices` in the caller's transaction, with everything read from them: the days'
-/// pairs, their summaries, the distinct stations of their weeks and months, and the month
-/// rows of each station that gained or changed a price. Nothing is written when nothing is
-/// new.
-pub(super) async fn apply<B: Backend>(
-    tx: &mut B::Conn,
-    prices: &[Incoming],
-    differing: Differing,
-) -> Result<Applied, StoreError> {
-    apply_with_moves::<B>(tx, prices, differing, &[]).await
-}
-
-/// [`apply`], after `moves` have taken each moved station's prices off the days it held them
-/// and handed them, as new prices, to the station they move to.
-pub(super) async fn apply_with_moves<B: Backend>(
-    tx: &mut B::Conn,
-    prices: &[Incoming],
-    differing: Differing,
-    moves: &[Move],
-) -> Result<Applied, StoreError> {
-    let mut report = Applied::default();
-    let mut days = Days::default();
-    let mut touched_days: BTreeSet<(ProductCode, i64)> = BTreeSet::new();
-    let mut touched_rows: BTreeMap<(ProductCode, i64), BTreeSet<i64>> = BTreeMap::new();
-    let mut moved: Vec<Incoming> = Vec::new();
-    for m in moves {
-        for product in crate::model::codes::product_codes() {
-            days.load(tx, product, m.days.0, m.days.1).await?;
-            for (&(p, day), pairs) in days.map.iter_mut() {
-                if p != product || day < m.days.0 || day > m.days.1 {
-                    continue;
-                }
-                if let Some(price) = pairs.remove(&m.from) {
-                    moved.push(Incoming { product, day, sid: m.to, price });
-                    touched_days.insert((product, day));
-                    touched_rows.entry((product, month_of(day))).or_default().insert(m.from);
-                }
-            }
-        }
-    }
-    report.moved = moved.len() as u64;
-    let prices: Vec<Incoming> = moved.into_iter().chain(prices.iter().copied()).collect();
-    let prices = prices.as_slice();
-    // The stored prices of the days written to.
-    let mut spans: BTreeMap<ProductCode, (i64, i64)> = BTreeMap::new();
-    for p in prices {
-        let span = spans.entry(p.product).or_insert((p.day, p.day));
-        *span = (span.0.min(p.day), span.1.max(p.day));
-    }
-    for (product, (from, to)) in &spans {
-        days.load(tx, *product, *from, *to).await?;
-    }
-    for p in prices {
-        let day = days.map.entry((p.product, p.day)).or_default();
-        match day.get(&p.sid) {
-            Some(&stored) if stored == p.price => {
-                report.unchanged += 1;
-                continue;
-            }
-            Some(_) if differing == Differing::Keep => {
-                report.conflicts += 1;
-                continue;
-            }
-            Some(_) => report.replaced += 1,
-            None => report.written += 1,
-        }
-        day.insert(p.sid, p.price);
-        touched_days.insert((p.product, p.day));
-        touched_rows.entry((p.product, month_of(p.day))).or_default().insert(p.sid);
-    }
-    if touched_days.is_empty() {
-        return Ok(report);
-    }
-    // Every day of the touched months, and of the weeks that overlap them.
-    for &(product, month) in touched_rows.keys() {
-        let Some((first, last)) = month_days(month) else { continue };
-        days.load(tx, product, day_number(shift(first, -6)), day_number(shift(last, 6))).await?;
-    }
-    let mut day_rows = Vec::new();
-    let mut summary_rows = Vec::new();
-    let mut weeks: BTreeSet<(ProductCode, Date)> = BTreeSet::new();
-    let mut months: BTreeSet<(ProductCode, Date)> = BTreeSet::new();
-    for &(product, day) in &touched_days {
-        let Some(prices) = days.map.get(&(product, day)) else { continue };
-        day_rows.push(vec![product.into(), day.into(), format_pairs(prices).into()]);
-        summary_rows.extend(summary_values(product, day, prices));
-        if let Some(date) = from_day_number(day) {
-            weeks.insert((product, Interval::Week.start(date)));
-            months.insert((product, Interval::Month.start(date)));
-        }
-    }
-    put_rows(tx, (PUT_DAYS, PUT_DAYS_TAIL), day_rows, 50).await?;
-    put_rows(tx, (PUT_SUMMARIES, PUT_SUMMARIES_TAIL), summary_rows, BATCH / 2).await?;
-    let mut period_rows = Vec::new();
-    for (interval, starts) in [(Interval::Week, &weeks), (Interval::Month, &months)] {
-        for &(product, start) in starts {
-            period_rows
-                .extend(days.period(product, start, interval.end(start)).values(product, interval, start));
-        }
-    }
-    put_rows(tx, (PUT_PERIODS, PUT_PERIODS_TAIL), period_rows, BATCH / 3).await?;
-    let mut month_rows = Vec::new();
-    for (&(product, month), sids) in &touched_rows {
-        let rows = station_month_rows(&days, product, month, sids);
-        // A station moved off every day of a month keeps no row for it.
-        for sid in sids.iter().filter(|sid| !rows.iter().any(|r| r.sid == **sid)) {
-            tx.execute(sql(DELETE_MONTH_ROW).bind(*sid).bind(product).bind(month)).await?;
-        }
-        month_rows.extend(rows);
-    }
-    B::put_month_rows(tx, &month_rows).await?;
-    Ok(report)
-}
-
-/// The month rows of `sids` for one product and month, from the days held.
-fn station_month_rows(days: &Days, product: ProductCode, month: i64, sids: &BTreeSet<i64>) -> Vec<MonthRow> {
-    let mut texts: BTreeMap<i64, String> = BTreeMap::new();
-    for dom in 1..=31 {
-        let Some(day) = days.map.get(&(product, month * 100 + dom)) else { continue };
-        for sid in sids {
-            if let Some(price) = day.get(sid) {
-                let text = texts.entry(*sid).or_default();
-                if !text.is_empty() {
-                    text.push(',');
-                }
-                text.push_str(&format!("{dom}:{price}"));
-            }
-        }
-    }
-    texts
-        .into_iter()
-        .map(|(sid, prices)| MonthRow { sid, product: i64::from(product), month, prices })
-        .collect()
-}
-
-/// Compute the summaries of days stored before summaries existed, once (a migration marks
-/// them owed): each product's days are read in order, a day at a time.
-pub(super) async fn settle_summaries<B: Backend>(db: &B) -> Result<(), StoreError> {
-    let mut tx = db.write().await?;
-    if counters::read(&mut *tx, counters::SUMMARIES_OWED).await? == 0 {
-        return Ok(());
-    }
-    let products: Vec<(i64,)> = tx.fetch_all(sql(PRODUCTS)).await?;
-    for (product,) in products {
-        let Some(product) = u8::try_from(product).ok().and_then(ProductCode::parse) else { continue };
-        let mut summaries = Vec::new();
-        let mut periods: Vec<Vec<Arg>> = Vec::new();
-        let intervals = [Interval::Week, Interval::Month];
-        let mut open: [(Option<Date>, PeriodSums); 2] = Default::default();
-        let all = sql(DAYS).bind(product).bind(0_i64).bind(i64::MAX);
-        tx.fetch_each(all, &mut |(day, pairs): (i64, String)| {
-            let prices: HashMap<i64, i64> = parse_pairs(&pairs).collect();
-            summaries.extend(summary_values(product, day, &prices));
-            let Some(date) = from_day_number(day) else { return };
-            for (interval, (was, sums)) in intervals.iter().zip(open.iter_mut()) {
-                let start = interval.start(date);
-                if *was != Some(start) {
-                    if let Some(was) = *was {
-                        periods.extend(sums.values(product, *interval, was));
-                    }
-                    (*was, *sums) = (Some(start), PeriodSums::default());
-                }
-                sums.add(&prices);
-            }
-        })
-        .await?;
-        for (interval, (was, sums)) in intervals.iter().zip(open.iter()) {
-            if let Some(was) = *was {
-                periods.extend(sums.values(product, *interval, was));
-            }
-        }
-        put_rows(&mut *tx, (PUT_SUMMARIES, PUT_SUMMARIES_TAIL), summaries, BATCH / 2).await?;
-        put_rows(&mut *tx, (PUT_PERIODS, PUT_PERIODS_TAIL), periods, BATCH / 3).await?;
-    }
-    counters::set(&mut *tx, counters::SUMMARIES_OWED, 0).await?;
-    B::commit(tx).await
-}
 
 /// A station of `history_stations` as read.
 #[derive(sqlx::FromRow)]
@@ -655,10 +265,6 @@ struct PeriodRow {
     mean_sum: i64,
     p90_sum: i64,
     cheapest: String,
-}
-
-fn parse_sids(text: &str) -> Vec<i64> {
-    text.split(',').filter_map(|s| s.parse().ok()).collect()
 }
 
 #[async_trait::async_trait]
