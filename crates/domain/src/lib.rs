@@ -17,6 +17,7 @@ pub mod route;
 pub mod site_features;
 pub mod station;
 pub mod stats;
+pub mod stop_cost;
 pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
