@@ -6,6 +6,7 @@
 //! found by header name, in any case and order; a header without a required column refuses
 //! the file whole, before any row is read.
 
+pub mod download;
 pub mod import;
 pub mod list; // The domain and the layers below under the names the service uses for them.
 use wafuel_domain as model;
