@@ -20,6 +20,7 @@ use super::list::ListedFile;
 use super::{ArchiveError, ArchiveSite, ReadTally, SiteKey, read_prices};
 use crate::download::download;
 pub use crate::download::{DownloadLimits, download_month, http_client, read_list};
+pub use crate::error::ImportError;
 use crate::model::codes::ProductCode;
 use crate::store::archive::{
     ArchiveMove, ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
@@ -27,26 +28,6 @@ use crate::store::archive::{
 };
 use crate::store::history::day_number;
 use crate::store::{Store, StoreError};
-
-/// Why an import stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error(transparent)]
-    Archive(#[from] ArchiveError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A file's write failed (the store went away, say): nothing of it was written.
-    #[error("{file}: {source}")]
-    Write {
-        file: String,
-        #[source]
-        source: StoreError,
-    },
-    #[error("{file}: {reason}")]
-    Download { file: String, reason: String },
-    #[error("{file}: {reason}")]
-    Io { file: String, reason: String },
-}
 
 /// One file read: its distinct (place, trading name) pairs and its prices naming them by index.
 struct ReadFile {

@@ -7,6 +7,7 @@
 //! the file whole, before any row is read.
 
 pub mod download;
+mod error;
 pub mod import;
 pub mod list; // The domain and the layers below under the names the service uses for them.
 use wafuel_domain as model;
