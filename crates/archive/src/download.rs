@@ -67,12 +67,9 @@ pub(crate) async fn download(
     tokio::time::timeout(limits.deadline, work).await.map_err(|_| fail("timed out".into()))?
 }
 
-/// The HTTP client for archive downloads: our User-Agent, no redirects to elsewhere.
+/// The HTTP client for archive downloads (`outbound_client`, connecting within 30 s).
 pub fn http_client(limits: DownloadLimits) -> Result<reqwest::Client, reqwest::Error> {
-    crate::source::client::install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(concat!("wafuel/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none())
+    crate::source::client::outbound_client()
         .connect_timeout(limits.deadline.min(Duration::from_secs(30)))
         .build()
 }

@@ -37,12 +37,7 @@ pub struct PlacesClient {
 
 impl PlacesClient {
     pub fn new(base: url::Url, key: String) -> Result<Self, reqwest::Error> {
-        crate::source::client::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("wafuel/", env!("CARGO_PKG_VERSION")))
-            .timeout(DEADLINE)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+        let http = crate::source::client::outbound_client().timeout(DEADLINE).build()?;
         Ok(Self { http, base, key })
     }
 

@@ -97,6 +97,16 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// Every outbound client's start (FuelWatch, its archive, the map data provider): ring as
+/// the crypto provider, our User-Agent, no redirects (a redirect elsewhere is a failure, not a
+/// source). Each caller adds its own deadlines.
+pub fn outbound_client() -> reqwest::ClientBuilder {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .user_agent(concat!("wafuel/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+}
+
 /// Why a response's body was not read whole.
 #[derive(Debug)]
 pub enum BodyError {
@@ -123,10 +133,7 @@ pub async fn body_within(response: reqwest::Response, cap: usize) -> Result<byte
 
 impl SourceClient {
     pub fn new(url: url::Url, limits: ClientLimits) -> Result<Self, reqwest::Error> {
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("wafuel/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::none())
+        let http = outbound_client()
             .connect_timeout(limits.deadline)
             .pool_idle_timeout(Duration::from_secs(30))
             .build()?;
