@@ -229,20 +229,22 @@ fn environment(pid: u32) -> Vec<String> {
     raw.split(|b| *b == 0).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
 }
 
-/// The binary runs with two glibc malloc arenas per core (it starts itself again with
+/// The binary runs with one glibc malloc arena per core (it starts itself again with
 /// `MALLOC_ARENA_MAX` set, keeping its process id), unless the operator chose a number.
 #[cfg_attr(
     not(wafuel_slow),
     ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
 )]
 #[tokio::test]
-async fn the_binary_runs_with_two_malloc_arenas_per_core_unless_told_otherwise() {
+async fn the_binary_runs_with_one_malloc_arena_per_core_unless_told_otherwise() {
     let (sim, _clock) =
         crate::support::origin_at(crate::support::perth_wall_clock(), Default::default()).await;
     let dir = tempfile::tempdir().expect("dir");
     let run = serve_from(&sim.feed_url(), dir.path());
     let env = environment(run.child.id());
-    let want = format!("MALLOC_ARENA_MAX={}", wafuel::malloc::arenas());
+    // Counted here, not read from the code under test: one arena per core.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = format!("MALLOC_ARENA_MAX={cores}");
     assert!(env.contains(&want), "{want} in {env:?}");
     let r = http().get(format!("{}/v1?product=1", run.public)).send().await.expect("answers");
     assert_eq!(r.status(), 200, "the process that started itself again serves");
