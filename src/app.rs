@@ -1,4 +1,6 @@
-//! Wiring: the application state and router shared by `main` and the tests.
+//! The composition root: [`Application::build`] wires the state, binds the public and admin
+//! ports and serves them exactly as `serve` and `demo` do; the integration tests build the
+//! same application on port 0.
 
 use std::sync::Arc;
 
@@ -99,5 +101,82 @@ pub fn public_site(state: AppState, limits: &crate::server::ServerLimits) -> cra
             }
             crate::http::front_first(&shared, request)
         })),
+    }
+}
+
+/// Where and how the application listens.
+#[derive(Debug, Clone)]
+pub struct Listen {
+    /// The public API's address (port 0: any free port).
+    pub public: std::net::SocketAddr,
+    /// The admin port's address: `/healthz`, `/readyz`, `/metrics`.
+    pub admin: std::net::SocketAddr,
+    pub limits: crate::server::ServerLimits,
+}
+
+impl Listen {
+    /// Both ports on free loopback ports, with the default limits.
+    pub fn loopback() -> Self {
+        let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        Self { public: any, admin: any, limits: Default::default() }
+    }
+}
+
+/// The service, built and bound, not yet serving: what `serve` and `demo` run and what the
+/// integration tests run (there is no other way to assemble the public port).
+pub struct Application {
+    state: AppState,
+    public: tokio::net::TcpListener,
+    admin: tokio::net::TcpListener,
+    limits: crate::server::ServerLimits,
+    readiness: Arc<dyn crate::store::SnapshotStore>,
+}
+
+impl Application {
+    /// Build the state, start the event reader, decode the day's stored catalogs, bind both ports.
+    pub async fn build(config: AppConfig, listen: Listen) -> anyhow::Result<Self> {
+        let readiness: Arc<dyn crate::store::SnapshotStore> = config.store.clone();
+        let state = build_state(config)?;
+        // The event reader runs whatever `--no-jobs` says: streams follow other replicas'
+        // publishes even where this one never fetches.
+        if let Err(e) = state.events.start().await {
+            tracing::warn!(error = %e, "event reader not started; the first stream will try again");
+        }
+        // A replica starting over a filled store decodes the day's stored extracts before it
+        // serves, so its first answers read memory (the source is never asked here).
+        let preloaded = state.catalog.preload(crate::jobs::warm::warm_extracts(state.catalog.now())).await;
+        tracing::info!(extracts = preloaded, "day catalogs decoded from the store");
+        let public = crate::server::bind(listen.public).await?;
+        let admin = crate::server::bind(listen.admin).await?;
+        Ok(Self { state, public, admin, limits: listen.limits, readiness })
+    }
+
+    /// The state the routes answer from (the jobs run over its catalog).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The public port's bound address.
+    pub fn public_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+        self.public.local_addr()
+    }
+
+    /// The admin port's bound address.
+    pub fn admin_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+        self.admin.local_addr()
+    }
+
+    /// Serve both ports until `shutdown` resolves, then end the event streams and drain.
+    pub async fn run_until(self, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+        let events = self.state.events.clone();
+        let site = public_site(self.state, &self.limits);
+        let admin = crate::server::admin_router(Arc::new(crate::server::StoreReadiness(self.readiness)));
+        crate::server::serve_until(
+            vec![(self.public, site), (self.admin, admin.into())],
+            self.limits,
+            shutdown,
+            move || events.close(),
+        )
+        .await
     }
 }

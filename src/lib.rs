@@ -1,15 +1,13 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 //!
-//! This package is the web layer (render, http) and the binary's parts (cli, app, server,
-//! telemetry); the layers below are crates of the workspace,
+//! This package is the binary's parts (cli, app, server, telemetry); the layers below, the
+//! web layer (`crates/web`: render, http) included, are crates of the workspace,
 //! re-exported here under their layers' names, so `wafuel::store::…` reads as it did and a
 //! lower crate cannot reach a layer above it (docs/design.md).
 
 pub mod app;
 pub mod cli;
-pub mod http;
 pub mod malloc;
-pub mod render;
 pub mod server;
 pub mod telemetry;
 
@@ -25,3 +23,4 @@ pub use wafuel_service::{catalog, jobs, snapshot};
 pub use wafuel_sim as sim;
 pub use wafuel_source as source;
 pub use wafuel_store as store;
+pub use wafuel_web::{http, render};

@@ -5,14 +5,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::app::SystemClock;
-use crate::app::{AppConfig, build_state};
+use crate::app::{AppConfig, Application, Listen, build_state};
 use crate::cli::config::{DemoArgs, EnrichArgs, ListenArgs, PlacesArgs, ServeArgs, SimulateArgs, WarmArgs};
 use crate::jobs::{enrich, warm};
 use crate::places::client::PlacesClient;
-use crate::server::{self, StoreReadiness};
+use crate::server;
 use crate::sim::SimHandle;
 use crate::sim::places::{PlacesHandle, demo_places};
-use crate::store::{self, SnapshotStore, redact};
+use crate::store::{self, redact};
 use crate::time::{ManualClock, SharedClock};
 
 /// Print a line for the operator. A closed stdout (e.g. piped into `head`) must not stop the
@@ -191,20 +191,10 @@ async fn serve_api(
     jobs: Option<&PlacesArgs>,
 ) -> anyhow::Result<ExitCode> {
     let store = config.store.clone();
-    let state = build_state(AppConfig { max_streams: listen.max_streams, ..config })?;
-    // The event reader runs whatever `--no-jobs` says: streams follow other replicas'
-    // publishes even where this one never fetches.
-    if let Err(e) = state.events.start().await {
-        tracing::warn!(error = %e, "event reader not started; the first stream will try again");
-    }
-    let events = state.events.clone();
-    // A replica starting over a filled store decodes the day's stored extracts before it
-    // serves, so its first answers read memory (the source is never asked here).
-    let preloaded = state.catalog.preload(warm::warm_extracts(state.catalog.now())).await;
-    tracing::info!(extracts = preloaded, "day catalogs decoded from the store");
-    let public_listener = server::bind(listen.listen).await?;
-    let admin_listener = server::bind(listen.admin_listen).await?;
-    let (public_addr, admin_addr) = (public_listener.local_addr()?, admin_listener.local_addr()?);
+    let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
+    let bind = Listen { public: listen.listen, admin: listen.admin_listen, limits };
+    let app = Application::build(AppConfig { max_streams: listen.max_streams, ..config }, bind).await?;
+    let (public_addr, admin_addr) = (app.public_addr()?, app.admin_addr()?);
     tracing::info!(public = %public_addr, admin = %admin_addr, "wafuel serving");
     say!("public: http://{public_addr}");
     say!("admin: http://{admin_addr}");
@@ -226,28 +216,19 @@ async fn serve_api(
     say!("  curl -s http://{admin_addr}/metrics");
     let mut background = Vec::new();
     if let Some(places) = jobs {
-        background.push(tokio::spawn(warm::run_hourly(state.catalog.prices().clone())));
+        let prices = app.state().catalog.prices().clone();
+        background.push(tokio::spawn(warm::run_hourly(prices.clone())));
         match places.client()? {
             Some(client) => background.push(tokio::spawn(enrich::run_every(
-                state.catalog.prices().clone(),
-                store.clone(),
+                prices,
+                store,
                 client,
                 places.enrich_config(),
             ))),
             None => tracing::info!("no Places API key: station enrichment is off"),
         }
     }
-    let readiness: Arc<dyn SnapshotStore> = store;
-    let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
-    let result = server::serve_until_signal(
-        vec![
-            (public_listener, crate::app::public_site(state, &limits)),
-            (admin_listener, server::admin_router(Arc::new(StoreReadiness(readiness))).into()),
-        ],
-        limits.clone(),
-        move || events.close(),
-    )
-    .await;
+    let result = app.run_until(server::shutdown_signal()).await;
     for task in background {
         task.abort();
     }

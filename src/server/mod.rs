@@ -229,11 +229,13 @@ async fn overloaded(_: tower::BoxError) -> axum::response::Response {
     crate::http::errors::ApiError::overloaded().into_response()
 }
 
-/// Serve routers on their listeners until a shutdown signal, then call `on_signal` (which
-/// ends long-lived answers such as event streams, so draining can finish), drain and return.
-pub async fn serve_until_signal(
+/// Serve sites on their listeners until `shutdown` resolves (a signal, for the binary), then
+/// call `on_signal` (which ends long-lived answers such as event streams, so draining can
+/// finish), drain and return.
+pub async fn serve_until(
     listeners: Vec<(TcpListener, Site)>,
     limits: ServerLimits,
+    shutdown: impl Future<Output = ()>,
     on_signal: impl FnOnce(),
 ) -> anyhow::Result<()> {
     let (tx, _) = tokio::sync::broadcast::channel::<()>(1);
@@ -249,7 +251,7 @@ pub async fn serve_until_signal(
             .await
         }));
     }
-    shutdown_signal().await;
+    shutdown.await;
     on_signal();
     let _ = tx.send(());
     for task in tasks {

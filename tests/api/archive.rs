@@ -137,7 +137,7 @@ async fn small_archive(store: Arc<dyn Store>) {
 
     // Over HTTP: the archive station has a history but is no station of today.
     clock.advance(std::time::Duration::from_secs(2));
-    let app = TestApp::assemble(state, sim, clock, dir);
+    let app = TestApp::start(app_config(&sim, &clock, store.clone(), None), sim, clock, dir).await;
     let r = app.get(&format!("/v1/stations/{closed}/history?product=1&from=2026-08-01")).await;
     assert_eq!(r.status, 200);
     let points = r.json()["data"]["attributes"]["points"].clone();

@@ -226,15 +226,16 @@ async fn a_restarted_replica_preloads_the_stored_day() {
 
     assert_eq!(app.get("/v1").await.status, 200);
     assert_eq!(app.source_requests(), 7);
-    let restarted = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
-    assert_eq!(restarted.catalog.preload(extracts()).await, 7);
-    let held = restarted.catalog.prices().held_quotes();
+    // A restart as `serve` does it: the application preloads while it is built.
+    let config = app_config(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
+    let restarted = Server::start(config, Default::default()).await;
+    let held = restarted.state.catalog.prices().held_quotes();
     assert!(held > 3_000, "the day's seven extracts are held ({held} quotes)");
-    let router = wafuel::app::build_router(restarted.clone());
-    let r = get(&router, "/v1/stations?near=-31.95,115.86&product=1&limit=3", None).await;
+    assert_eq!(app.source_requests(), 7, "preloading never asks the source");
+    let r = restarted.get("/v1/stations?near=-31.95,115.86&product=1&limit=3").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("x-fuel-snapshot-cache"), "HIT");
-    assert_eq!(restarted.catalog.prices().held_quotes(), held, "served from what was preloaded");
+    assert_eq!(restarted.state.catalog.prices().held_quotes(), held, "served from what was preloaded");
     assert_eq!(app.source_requests(), 7);
 }
 

@@ -1,7 +1,7 @@
 //! `GET /v1/events` over real stores: two replicas share one SQLite file (polled) or one
 //! PostgreSQL schema (woken by LISTEN/NOTIFY); publishes go through the real fill path
 //! against the simulated origin, or straight into the store for a repricing the origin cannot
-//! make. Streams are read frame by frame from the real router.
+//! make. Streams are read frame by frame over real connections to the running application.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,11 +9,10 @@ use std::time::Duration;
 use axum::body::Body;
 use http_body_util::BodyExt;
 use serde_json::Value;
-use tower::ServiceExt;
 
 use wafuel::store::Store;
 
-use crate::support::{TestApp, app_state, p, postgres_url, sqlite_store};
+use crate::support::{Server, TestApp, app_config, p, postgres_url, sqlite_store};
 
 /// Long enough for a reader that polls every second; the test fails, never hangs.
 const ARRIVES: Duration = Duration::from_secs(8);
@@ -79,8 +78,9 @@ impl EventStream {
     }
 }
 
+/// Open a stream on a running application's public port, over a real connection.
 async fn open(
-    router: &axum::Router,
+    server: &Server,
     uri: &str,
     headers: &[(&str, &str)],
 ) -> (u16, axum::http::HeaderMap, EventStream) {
@@ -88,14 +88,13 @@ async fn open(
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
-    let response =
-        router.clone().oneshot(request.body(Body::empty()).expect("request")).await.expect("infallible");
+    let response = server.request(request.body(Body::empty()).expect("request")).await;
     let (parts, body) = response.into_parts();
-    (parts.status.as_u16(), parts.headers, EventStream { body, buffer: String::new() })
+    (parts.status.as_u16(), parts.headers, EventStream { body: Body::new(body), buffer: String::new() })
 }
 
-async fn stream(router: &axum::Router, uri: &str) -> EventStream {
-    let (status, headers, stream) = open(router, uri, &[]).await;
+async fn stream(server: &Server, uri: &str) -> EventStream {
+    let (status, headers, stream) = open(server, uri, &[]).await;
     assert_eq!(status, 200, "{uri}");
     assert_eq!(headers["content-type"], "text/event-stream");
     assert_eq!(headers["cache-control"], "no-store");
@@ -103,9 +102,18 @@ async fn stream(router: &axum::Router, uri: &str) -> EventStream {
     stream
 }
 
-/// Two replicas over one store: the test app (replica A) and a second state on `second`.
-fn replica(app: &TestApp, second: Arc<dyn Store>) -> axum::Router {
-    wafuel::app::build_router(app_state(&app.sim, &app.clock, second, None))
+/// Two replicas over one store: the test app (replica A) and a second application on `second`.
+async fn replica(app: &TestApp, second: Arc<dyn Store>) -> Server {
+    Server::start(app_config(&app.sim, &app.clock, second, None), Default::default()).await
+}
+
+/// Until `done`, or fail after [`ARRIVES`].
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + ARRIVES;
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Publish the day catalog of `product` by asking replica A for it.
@@ -114,8 +122,8 @@ async fn publish(app: &TestApp, product: u8) {
     assert_eq!(r.status, 200);
 }
 
-async fn a_publish_reaches_every_replica_once(app: TestApp, b: axum::Router) {
-    let mut on_a = stream(&app.router, "/v1/events?product=1").await;
+async fn a_publish_reaches_every_replica_once(app: TestApp, b: Server) {
+    let mut on_a = stream(&app.server, "/v1/events?product=1").await;
     let mut on_b = stream(&b, "/v1/events?product=1").await;
     let mut everything_b = stream(&b, "/v1/events").await;
     publish(&app, 1).await;
@@ -131,9 +139,7 @@ async fn a_publish_reaches_every_replica_once(app: TestApp, b: axum::Router) {
     assert_eq!(on_b.next(ARRIVES).await.as_ref(), Some(first), "the same event on the other replica");
     // Replica B reads the stored catalog: no new publish, no event. Another product's
     // publish reaches only the stream that asked for every product.
-    let r =
-        b.clone().oneshot(axum::http::Request::get("/v1?product=1").body(Body::empty()).expect("req")).await;
-    assert_eq!(r.expect("infallible").status(), 200);
+    assert_eq!(b.get("/v1?product=1").await.status, 200);
     publish(&app, 4).await;
     let all = everything_b.drain(QUIET.max(ARRIVES / 2)).await;
     let kinds: Vec<(i64, &str, &Value)> =
@@ -149,7 +155,7 @@ async fn a_publish_reaches_every_replica_once(app: TestApp, b: axum::Router) {
 #[tokio::test]
 async fn sqlite_a_publish_reaches_every_replica_once() {
     let app = TestApp::new().await;
-    let b = replica(&app, sqlite_store(&app.dir).await);
+    let b = replica(&app, sqlite_store(&app.dir).await).await;
     a_publish_reaches_every_replica_once(app, b).await;
 }
 
@@ -162,8 +168,8 @@ async fn postgres_a_publish_reaches_every_replica_once() {
 }
 
 /// Two replicas on one fresh schema: two connections (and LISTENers) to one database. The
-/// test app is replica A; also returned, replica B's store and router.
-async fn postgres_replicas(url: &str) -> (TestApp, Arc<dyn Store>, axum::Router) {
+/// test app is replica A; also returned, replica B's store and application.
+async fn postgres_replicas(url: &str) -> (TestApp, Arc<dyn Store>, Server) {
     let schema = crate::support::fresh_schema(url).await;
     let store = || async {
         Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("pg"))
@@ -173,7 +179,7 @@ async fn postgres_replicas(url: &str) -> (TestApp, Arc<dyn Store>, axum::Router)
     let app =
         TestApp::over(store().await, dir, crate::support::fixture_morning(), Default::default(), None).await;
     let shared = store().await;
-    let b = replica(&app, shared.clone());
+    let b = replica(&app, shared.clone()).await;
     (app, shared, b)
 }
 
@@ -209,7 +215,7 @@ async fn republish(
 async fn a_republish_with_changed_prices_is_updated_with_the_count() {
     let app = TestApp::new().await;
     let store = sqlite_store(&app.dir).await;
-    let mut events = stream(&app.router, "/v1/events?product=1").await;
+    let mut events = stream(&app.server, "/v1/events?product=1").await;
     publish(&app, 1).await;
     let published = events.next(ARRIVES).await.expect("published");
     let key = format!("extract:1:{}", published.data["date"].as_str().expect("date"));
@@ -234,7 +240,7 @@ async fn a_republish_with_changed_prices_is_updated_with_the_count() {
 #[tokio::test]
 async fn resume_replays_what_was_missed_and_nothing_else() {
     let app = TestApp::new().await;
-    let mut live = stream(&app.router, "/v1/events").await;
+    let mut live = stream(&app.server, "/v1/events").await;
     for product in [1, 2, 4] {
         publish(&app, product).await;
     }
@@ -244,21 +250,21 @@ async fn resume_replays_what_was_missed_and_nothing_else() {
     assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
     // A client that saw the first event resumes with the other two, in order, then nothing.
     let (status, _, mut resumed) =
-        open(&app.router, "/v1/events", &[("last-event-id", &ids[0].to_string())]).await;
+        open(&app.server, "/v1/events", &[("last-event-id", &ids[0].to_string())]).await;
     assert_eq!(status, 200);
     assert_eq!(resumed.drain(QUIET).await, seen[1..].to_vec());
     // `since` does the same (a first connection that knows where it was); the header wins.
-    let mut since = stream(&app.router, &format!("/v1/events?since={}", ids[1])).await;
+    let mut since = stream(&app.server, &format!("/v1/events?since={}", ids[1])).await;
     assert_eq!(since.drain(QUIET).await, seen[2..].to_vec());
     let (_, _, mut both) =
-        open(&app.router, &format!("/v1/events?since={}", ids[0]), &[("last-event-id", &ids[2].to_string())])
+        open(&app.server, &format!("/v1/events?since={}", ids[0]), &[("last-event-id", &ids[2].to_string())])
             .await;
     assert_eq!(both.drain(QUIET).await, vec![]);
     // Filtered by product on replay too.
-    let mut two = stream(&app.router, &format!("/v1/events?product=2&since={}", ids[0] - 1)).await;
+    let mut two = stream(&app.server, &format!("/v1/events?product=2&since={}", ids[0] - 1)).await;
     assert_eq!(two.drain(QUIET).await, vec![seen[1].clone()]);
     // An id this store never gave: start from now with a reset naming the newest id.
-    let mut ahead = stream(&app.router, "/v1/events?since=999").await;
+    let mut ahead = stream(&app.server, "/v1/events?since=999").await;
     let reset = ahead.next(ARRIVES).await.expect("reset");
     assert_eq!((reset.kind.as_str(), reset.id), ("reset", ids[2]));
     assert_eq!(reset.data["lastEventId"], ids[2]);
@@ -288,18 +294,18 @@ async fn bad_requests_are_refused_before_anything_else() {
         "/v1/events?product=1&near=-31.95,115.86&rise=-2",
         "/v1/events?product=1&near=-31.95,115.86&rise=2.55",
     ] {
-        let (status, headers, _) = open(&app.router, uri, &[]).await;
+        let (status, headers, _) = open(&app.server, uri, &[]).await;
         assert_eq!(status, 400, "{uri}");
         assert_eq!(headers["content-type"], "application/vnd.api+json", "{uri}");
     }
-    let (status, _, _) = open(&app.router, "/v1/events", &[("last-event-id", "x1")]).await;
+    let (status, _, _) = open(&app.server, "/v1/events", &[("last-event-id", "x1")]).await;
     assert_eq!(status, 400, "a malformed Last-Event-ID");
     for accept in ["application/json", "text/html", "text/event-stream;q=0"] {
-        let (status, _, _) = open(&app.router, "/v1/events", &[("accept", accept)]).await;
+        let (status, _, _) = open(&app.server, "/v1/events", &[("accept", accept)]).await;
         assert_eq!(status, 406, "{accept}");
     }
     for accept in ["text/event-stream", "text/*", "*/*"] {
-        let (status, _, _) = open(&app.router, "/v1/events", &[("accept", accept)]).await;
+        let (status, _, _) = open(&app.server, "/v1/events", &[("accept", accept)]).await;
         assert_eq!(status, 200, "{accept}");
     }
     let post = app.call("POST", "/v1/events", &[]).await;
@@ -318,53 +324,40 @@ async fn bad_requests_are_refused_before_anything_else() {
 #[tokio::test]
 async fn streams_past_the_limit_are_refused_with_503() {
     let app = TestApp::new().await;
-    let shared: wafuel::time::SharedClock = app.clock.clone();
-    let state = wafuel::app::build_state(wafuel::app::AppConfig {
-        max_streams: 2,
-        ..wafuel::app::AppConfig::new(
-            app.sim.feed_url().parse().expect("url"),
-            sqlite_store(&app.dir).await,
-            shared,
-        )
-    })
-    .expect("state");
-    let router = wafuel::app::build_router(state.clone());
-    let first = stream(&router, "/v1/events").await;
-    let _second = stream(&router, "/v1/events").await;
-    let (status, headers, _) = open(&router, "/v1/events", &[]).await;
+    let config = app_config(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
+    let server = Server::start(wafuel::app::AppConfig { max_streams: 2, ..config }, Default::default()).await;
+    let first = stream(&server, "/v1/events").await;
+    let _second = stream(&server, "/v1/events").await;
+    let (status, headers, _) = open(&server, "/v1/events", &[]).await;
     assert_eq!(status, 503);
     assert_eq!(headers["retry-after"], "1");
-    assert_eq!(state.events.streams(), 2);
-    // A closed stream gives its place back.
+    assert_eq!(server.state.events.streams(), 2);
+    // A closed stream gives its place back (as soon as the server sees the connection close).
     drop(first);
-    assert_eq!(state.events.streams(), 1);
-    let _third = stream(&router, "/v1/events").await;
+    until("the closed stream's place is given back", || server.state.events.streams() == 1).await;
+    let _third = stream(&server, "/v1/events").await;
 }
 
 #[tokio::test]
 async fn shutdown_ends_streams_with_a_comment() {
     let app = TestApp::new().await;
-    let (_, _, s) = open(&app.router, "/v1/events", &[]).await;
+    let (_, _, s) = open(&app.server, "/v1/events", &[]).await;
     app.state.events.close();
     let rest = tokio::time::timeout(ARRIVES, s.body.collect()).await.expect("the stream ends").expect("body");
     let text = String::from_utf8(rest.to_bytes().to_vec()).expect("utf8");
     assert!(text.contains(": server shutting down; reconnect with Last-Event-ID"), "{text:?}");
     // A stream asked for while the server is stopping says the same and ends at once.
-    let (status, _, late) = open(&app.router, "/v1/events", &[]).await;
+    let (status, _, late) = open(&app.server, "/v1/events", &[]).await;
     assert_eq!(status, 200);
     let rest = tokio::time::timeout(ARRIVES, late.body.collect()).await.expect("it ends").expect("body");
     let text = String::from_utf8(rest.to_bytes().to_vec()).expect("utf8");
     assert!(text.contains(": server shutting down; reconnect with Last-Event-ID"), "{text:?}");
 }
 
-async fn get_json(router: &axum::Router, uri: &str) -> Value {
-    let response = router
-        .clone()
-        .oneshot(axum::http::Request::get(uri).body(Body::empty()).expect("request"))
-        .await
-        .expect("infallible");
-    assert_eq!(response.status(), 200, "{uri}");
-    serde_json::from_slice(&response.into_body().collect().await.expect("body").to_bytes()).expect("json")
+async fn get_json(server: &Server, uri: &str) -> Value {
+    let response = server.get(uri).await;
+    assert_eq!(response.status, 200, "{uri}");
+    response.json()
 }
 
 /// The event is also the replica's "newer catalog in the store" signal: prices it holds in
@@ -374,7 +367,7 @@ async fn get_json(router: &axum::Router, uri: &str) -> Value {
 async fn an_announced_publish_reaches_held_prices_at_once() {
     let app = TestApp::new().await;
     let store = sqlite_store(&app.dir).await;
-    let b = replica(&app, store.clone());
+    let b = replica(&app, store.clone()).await;
     let mut on_b = stream(&b, "/v1/events?product=1").await;
     publish(&app, 1).await;
     let published = on_b.next(ARRIVES).await.expect("published");
@@ -403,7 +396,7 @@ async fn a_resume_the_store_cannot_answer_is_503() {
     let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
     let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("sqlite");
     sqlx::raw_sql("DROP TABLE events").execute(&mut conn).await.expect("drop");
-    let (status, headers, _) = open(&app.router, "/v1/events?since=0", &[]).await;
+    let (status, headers, _) = open(&app.server, "/v1/events?since=0", &[]).await;
     assert_eq!(status, 503);
     assert_eq!(headers["retry-after"], "5");
     let body = app.get("/v1/events?since=0").await.json();
@@ -417,7 +410,7 @@ async fn a_resume_the_store_cannot_answer_is_503() {
 async fn a_resume_ahead_of_this_replicas_reader_gets_no_repeat() {
     let app = TestApp::new().await;
     let store = sqlite_store(&app.dir).await;
-    let b = replica(&app, store.clone());
+    let b = replica(&app, store.clone()).await;
     // B's reader runs from here; it polls the SQLite store once a second.
     let mut started = stream(&b, "/v1/events").await;
     publish(&app, 1).await;
@@ -438,7 +431,7 @@ async fn a_resume_ahead_of_this_replicas_reader_gets_no_repeat() {
 async fn a_resume_older_than_what_is_kept_is_reset() {
     let app = TestApp::new().await;
     let store = sqlite_store(&app.dir).await;
-    let mut live = stream(&app.router, "/v1/events").await;
+    let mut live = stream(&app.server, "/v1/events").await;
     for product in [1, 2] {
         publish(&app, product).await;
     }
@@ -449,12 +442,12 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
         .expect("t");
     assert_eq!(store.prune_events(later).await.expect("prune"), 2);
     assert_eq!(store.events_pruned_through().await.expect("read"), seen[1].id);
-    let mut old = stream(&app.router, &format!("/v1/events?since={}", seen[0].id)).await;
+    let mut old = stream(&app.server, &format!("/v1/events?since={}", seen[0].id)).await;
     let reset = old.next(ARRIVES).await.expect("reset");
     assert_eq!((reset.kind.as_str(), reset.id), ("reset", seen[1].id));
     assert_eq!(old.next(QUIET).await, None);
     // The newest id itself is still a place to resume from: nothing missed, no reset.
-    let mut current = stream(&app.router, &format!("/v1/events?since={}", seen[1].id)).await;
+    let mut current = stream(&app.server, &format!("/v1/events?since={}", seen[1].id)).await;
     assert_eq!(current.next(QUIET).await, None);
 }
 
@@ -464,8 +457,12 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
 async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     let app = TestApp::new().await;
     let store = sqlite_store(&app.dir).await;
-    let (status, _, idle) = open(&app.router, "/v1/events?product=1", &[]).await;
-    assert_eq!(status, 200);
+    // Read in process: over a socket, the kernel's buffers would read for the idle client.
+    use tower::ServiceExt;
+    let request = axum::http::Request::get("/v1/events?product=1").body(Body::empty()).expect("request");
+    let response = app.router.clone().oneshot(request).await.expect("infallible");
+    assert_eq!(response.status(), 200);
+    let idle = response.into_body();
     publish(&app, 1).await;
     let first = store.last_event_id().await.expect("read");
     let key = format!("extract:1:{}", app.state.catalog.now().to_zoned(wafuel::time::perth()).date());
@@ -482,13 +479,12 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
         assert!(tokio::time::Instant::now() < deadline, "the reader never caught up");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let body =
-        tokio::time::timeout(ARRIVES, idle.body.collect()).await.expect("the stream ends").expect("body");
+    let body = tokio::time::timeout(ARRIVES, idle.collect()).await.expect("the stream ends").expect("body");
     let text = String::from_utf8(body.to_bytes().to_vec()).expect("utf8");
     assert!(!text.contains("event: updated"), "nothing after the lag: {text:?}");
     // The client resumes from the last id it had, and gets every event once, in order.
     let (_, _, mut resumed) =
-        open(&app.router, "/v1/events?product=1", &[("last-event-id", &first.to_string())]).await;
+        open(&app.server, "/v1/events?product=1", &[("last-event-id", &first.to_string())]).await;
     let ids: Vec<i64> = resumed.drain(QUIET).await.iter().map(|e| e.id).collect();
     assert_eq!(ids, ((first + 1)..=newest).collect::<Vec<_>>());
 }
@@ -497,7 +493,7 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
 #[tokio::test]
 async fn an_idle_stream_has_a_heartbeat() {
     let app = TestApp::new().await;
-    let (_, _, mut s) = open(&app.router, "/v1/events", &[]).await;
+    let (_, _, mut s) = open(&app.server, "/v1/events", &[]).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !s.buffer.contains(": heartbeat") {
         let frame = tokio::time::timeout_at(deadline, s.body.frame()).await.expect("a heartbeat within 20 s");
@@ -559,7 +555,7 @@ fn reported(event: &Received) -> Stations {
 /// today's repriced (one watched station up 60 c/L). Each stream's `price` events equal what
 /// the stored catalogs say, just before the event they follow and with its id, the same on
 /// both replicas, replayed identically on reconnect, and absent where nothing matches.
-async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, b: axum::Router) {
+async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, b: Server) {
     let (today, yesterday) = {
         let r = app.get("/v1?product=1").await.json();
         let d: jiff::civil::Date = r["meta"]["sourceDate"].as_str().expect("date").parse().expect("date");
@@ -591,9 +587,16 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     let rise_alert = format!("/v1/events?product=1&station={}&rise=25", ids.join(","));
     let silent_alert = format!("/v1/events?product=1&station={}&below=1", ids[0]);
 
-    let mut a_near = stream(&app.router, &near_alert).await;
+    // Both replicas' readers past today's publish first (they poll the file), so no stream
+    // hears it late.
+    let published = store.last_event_id().await.expect("read");
+    until("both readers read today's publish", || {
+        app.state.events.read_through() >= published && b.state.events.read_through() >= published
+    })
+    .await;
+    let mut a_near = stream(&app.server, &near_alert).await;
     let mut b_near = stream(&b, &near_alert).await;
-    let mut a_rise = stream(&app.router, &rise_alert).await;
+    let mut a_rise = stream(&app.server, &rise_alert).await;
     let mut b_silent = stream(&b, &silent_alert).await;
     // Today's catalog was published before the streams opened; now yesterday's is, then
     // today's is repriced.
@@ -653,9 +656,9 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     assert_eq!(silent.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["published", "updated"]);
     // Reconnecting to either replica with the id before the first event replays the same.
     let first = a_events[0].id;
-    for router in [&app.router, &b] {
+    for server in [&app.server, &b] {
         let (status, _, mut again) =
-            open(router, &near_alert, &[("last-event-id", &(first - 1).to_string())]).await;
+            open(server, &near_alert, &[("last-event-id", &(first - 1).to_string())]).await;
         assert_eq!(status, 200);
         assert_eq!(again.drain(QUIET).await, a_events, "replayed identically");
     }
@@ -665,7 +668,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     assert!(rest.iter().all(|e| e.id > first), "{rest:?}");
     // Two streams with the same alert are one alert to evaluate.
     assert_eq!(app.state.events.alerts(), 2, "near and rise");
-    let _twin = stream(&app.router, &near_alert).await;
+    let _twin = stream(&app.server, &near_alert).await;
     assert_eq!(app.state.events.alerts(), 2, "the same near alert again");
 }
 
@@ -679,7 +682,7 @@ async fn publish_day(app: &TestApp, day: &str) {
 async fn sqlite_alerts_are_exact_on_both_replicas() {
     let app = TestApp::new().await;
     let store = sqlite_store(&app.dir).await;
-    let b = replica(&app, store.clone());
+    let b = replica(&app, store.clone()).await;
     alerts_are_exact_on_both_replicas(app, store, b).await;
 }
 

@@ -11,14 +11,12 @@ use wafuel::sim::Faults;
 
 use crate::support::*;
 
-/// Serve a test app's public port as `serve` builds it (limits, front-cache hits first) on a
-/// random local port.
+/// A second public port over a test app's state with limits of the test's own, as `serve`
+/// assembles it (`app::public_site`, request ids and log lines), on a random local port. A
+/// test with the default limits uses the application's own port (`app.server.addr`).
 pub(crate) async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
     let site = wafuel::app::public_site(app.state.clone(), &limits);
-    serve_site(site, limits).await
-}
-
-async fn serve_site(site: wafuel::server::Site, limits: ServerLimits) -> SocketAddr {
+    let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move { serve_connections(listener, site, &limits, std::future::pending()).await });
@@ -41,7 +39,7 @@ pub(crate) fn status_of(response: &str) -> u16 {
 #[tokio::test]
 async fn bodies_on_get_are_ignored_and_bounded() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     let small = raw(
         addr,
         b"GET /v1?product=10 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
@@ -61,7 +59,7 @@ async fn bodies_on_get_are_ignored_and_bounded() {
 #[tokio::test]
 async fn long_uris_and_huge_headers_are_refused() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     // Over the API's query bound but within the URI bound: the API's own 400.
     let long =
         format!("GET /v1?suburb={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "a".repeat(9_000));
@@ -195,7 +193,7 @@ async fn excess_concurrency_is_shed_quickly() {
 #[tokio::test]
 async fn path_tricks_on_the_logo_route_are_404() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     for target in [
         "/static/image/brand/../../etc/passwd",
         "/static/image/brand/..%2F..%2Fetc%2Fpasswd",
@@ -365,11 +363,7 @@ async fn read_until(s: &mut TcpStream, seen: &mut String, wanted: &str) {
 #[tokio::test]
 async fn event_streams_on_their_own_connections() {
     let app = TestApp::new().await;
-    // With the layers `serve` adds (request ids and logs), as a real server has them.
-    let limits = ServerLimits::default();
-    let site = wafuel::app::public_site(app.state.clone(), &limits);
-    let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
-    let addr = serve_site(site, limits).await;
+    let addr = app.server.addr;
     let request = b"GET /v1/events?product=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: sse-1\r\n\r\n";
     let (s, seen) = send_until(addr, request, "retry: 3000").await;
     let head = seen.split("\r\n\r\n").next().expect("a head").to_ascii_lowercase();

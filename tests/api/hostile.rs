@@ -4,23 +4,10 @@
 
 use std::net::SocketAddr;
 
-use wafuel::server::ServerLimits;
 use wafuel::sim::Faults;
 
-use crate::hardening::{listen, raw, status_of};
+use crate::hardening::{raw, status_of};
 
-/// The public port as `serve` runs it, request ids and log lines included.
-async fn listen_observed(app: &TestApp) -> SocketAddr {
-    let limits = ServerLimits::default();
-    let site = wafuel::app::public_site(app.state.clone(), &limits);
-    let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        wafuel::server::serve_connections(listener, site, &limits, std::future::pending()).await
-    });
-    addr
-}
 use crate::support::*;
 
 /// The two spellings of "two suburbs" a separator could confuse: one literal suburb holding
@@ -149,7 +136,7 @@ fn assert_refusal((status, head, body): &(u16, String, String), want: u16, code:
 #[tokio::test]
 async fn paths_that_are_not_utf8_are_refused_with_the_contracts_body() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     for target in ["/static/image/brand/%ff.svg", "/explore/%ff", "/%ed%a0%80", "/v1%ff"] {
         assert_refusal(&send(addr, &get(target, "")).await, 404, "not_found");
     }
@@ -164,7 +151,7 @@ async fn paths_that_are_not_utf8_are_refused_with_the_contracts_body() {
 #[tokio::test]
 async fn bodies_meet_one_rule_cached_or_not() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     let big = "Content-Length: 70000\r\n";
     let chunked = "Transfer-Encoding: chunked\r\n";
     // Not cached yet: refused.
@@ -194,7 +181,7 @@ async fn bodies_meet_one_rule_cached_or_not() {
 #[tokio::test]
 async fn http_1_1_needs_exactly_one_host() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     assert_eq!(send(addr, &get("/v1?product=1", "")).await.0, 200);
     for request in [
         "GET /v1?product=1 HTTP/1.1\r\nConnection: close\r\n\r\n".to_string(),
@@ -210,7 +197,7 @@ async fn http_1_1_needs_exactly_one_host() {
 #[tokio::test]
 async fn nothing_unbounded_is_echoed() {
     let app = TestApp::new().await;
-    let addr = listen_observed(&app).await;
+    let addr = app.server.addr;
     let id_of = |head: &str| {
         head.lines().find_map(|l| l.strip_prefix("x-request-id: ").map(str::to_string)).expect("an id")
     };
@@ -395,7 +382,7 @@ async fn openapi_patterns_say_what_the_server_takes() {
 #[tokio::test]
 async fn the_parsers_own_refusals_are_the_contracts() {
     let app = TestApp::new().await;
-    let addr = listen(&app, ServerLimits::default()).await;
+    let addr = app.server.addr;
     for request in [
         "GARBAGE\r\n\r\n".to_string(),
         "GET /v1 HTTP/9.9\r\nHost: x\r\n\r\n".to_string(),

@@ -155,23 +155,45 @@ async fn a_cached_target_follows_the_clock() {
     assert_eq!(today["meta"]["sourceDate"], "2026-09-30");
 }
 
+/// The application's admin port, built beside the public one: alive, ready over its store,
+/// and its metrics count the public port's answers by route.
+#[tokio::test]
+async fn the_admin_port_answers_beside_the_public_one() {
+    let app = TestApp::new().await;
+    assert_eq!(app.get("/v1?product=1").await.status, 200);
+    let admin = http();
+    let get = |path: &'static str| {
+        let url = format!("http://{}{path}", app.server.admin);
+        let admin = admin.clone();
+        async move {
+            let r = admin.get(url).send().await.expect("the admin port answers");
+            (r.status().as_u16(), r.text().await.expect("body"))
+        }
+    };
+    assert_eq!(get("/healthz").await, (200, "ok\n".to_string()));
+    assert_eq!(get("/readyz").await, (200, "ready\n".to_string()));
+    let (status, metrics) = get("/metrics").await;
+    assert_eq!(status, 200);
+    assert!(
+        metrics.lines().any(|l| l.starts_with("wafuel_http_requests_total") && l.contains("route=\"/v1\"")),
+        "{metrics}"
+    );
+}
+
 /// The observe layer: a client's `X-Request-Id` is kept and echoed, otherwise each request
 /// gets a new one; both on a fast-path hit and on a 404.
 #[tokio::test]
 async fn request_ids_are_echoed_or_made() {
-    use tower::ServiceExt;
     let app = TestApp::new().await;
-    let observed = wafuel::server::with_observability(app.router.clone());
     let send = |id: Option<&'static str>, uri: &'static str| {
-        let service = observed.clone();
+        let mut headers = Vec::new();
+        if let Some(id) = id {
+            headers.push(("x-request-id", id));
+        }
+        let app = &app;
         async move {
-            let mut request = axum::http::Request::get(uri);
-            if let Some(id) = id {
-                request = request.header("x-request-id", id);
-            }
-            let response = service.oneshot(request.body(axum::body::Body::empty()).expect("request")).await;
-            let response = response.expect("infallible");
-            (response.status().as_u16(), response.headers().get("x-request-id").cloned())
+            let response = app.call("GET", uri, &headers).await;
+            (response.status, response.headers.get("x-request-id").cloned())
         }
     };
     assert_eq!(
@@ -717,11 +739,11 @@ async fn fifty_concurrent_cold_requests_make_one_request_per_extract() {
 }
 
 /// `docs/api.md`'s route table names every public route the router serves (the path patterns
-/// of `src/http/paths.rs`, with the documented spellings of their parameters).
+/// of `crates/web/src/http/paths.rs`, with the documented spellings of their parameters).
 #[test]
 fn the_api_document_names_every_public_route() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let paths = std::fs::read_to_string(root.join("src/http/paths.rs")).expect("paths.rs");
+    let paths = std::fs::read_to_string(root.join("crates/web/src/http/paths.rs")).expect("paths.rs");
     let api = std::fs::read_to_string(root.join("docs/api.md")).expect("api.md");
     let admin = paths.split("/// The admin port's routes.").next().unwrap_or("");
     let public: Vec<String> = admin

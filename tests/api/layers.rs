@@ -31,8 +31,8 @@ fn source_files() -> Vec<SourceFile> {
     for entry in std::fs::read_dir(manifest.join("crates")).expect("crates dir").flatten() {
         let module = match entry.file_name().to_string_lossy().as_ref() {
             "domain" => "model".to_string(),
-            // The service crate's modules are top-level modules of the service.
-            "service" => String::new(),
+            // The service's and the web layer's modules are top-level modules of the service.
+            "service" | "web" => String::new(),
             name => name.to_string(),
         };
         roots.push((entry.path().join("src"), module));

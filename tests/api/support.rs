@@ -61,18 +61,90 @@ pub fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
 
-/// The real router over a simulated origin on a random port, with a clock the test moves.
+/// The production application (`wafuel::app::Application`, as `serve` builds it) on port 0,
+/// over a simulated origin on a random port, with a clock the test moves. Requests go over a
+/// real connection to the public port: the request rules, the front cache, the limits and
+/// telemetry all run as they do in production.
 pub struct TestApp {
     pub sim: SimHandle,
     pub clock: Arc<ManualClock>,
-    /// The router alone, for the event streams (their connections are the server's own).
+    pub server: Server,
+    /// The router alone over the same state, for the event streams read frame by frame.
     pub router: axum::Router,
-    /// The public port as `serve` builds it: the request rules, the front cache, the router
-    /// behind its limits, telemetry. Every other request goes through it.
-    pub site: wafuel::server::Site,
     pub state: wafuel::http::AppState,
     /// Holds the SQLite store's directory for the test's lifetime.
     pub dir: tempfile::TempDir,
+}
+
+/// A running [`wafuel::app::Application`]: its ports, its state, a client kept alive to it.
+/// Dropping it stops the server.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub admin: SocketAddr,
+    pub state: wafuel::http::AppState,
+    client: HttpClient,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+type HttpClient =
+    hyper_util::client::legacy::Client<hyper_util::client::legacy::connect::HttpConnector, axum::body::Body>;
+
+impl Server {
+    /// Build the application from `config` on free loopback ports and serve it until dropped.
+    pub async fn start(config: wafuel::app::AppConfig, limits: wafuel::server::ServerLimits) -> Self {
+        let listen = wafuel::app::Listen { limits, ..wafuel::app::Listen::loopback() };
+        let app = wafuel::app::Application::build(config, listen).await.expect("the application builds");
+        let (addr, admin) = (app.public_addr().expect("bound"), app.admin_addr().expect("bound"));
+        let state = app.state().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(app.run_until(async move {
+            let _ = stopped.await;
+        }));
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
+        Self { addr, admin, state, client, _stop: stop }
+    }
+
+    /// One request to the public port, as sent; the response with its body still streaming.
+    pub async fn request(
+        &self,
+        mut request: axum::http::Request<axum::body::Body>,
+    ) -> axum::http::Response<hyper::body::Incoming> {
+        let target = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+        *request.uri_mut() = format!("http://{}{target}", self.addr).parse().expect("uri");
+        // As every HTTP/1.1 client does (the request rules refuse a request without one).
+        if !request.headers().contains_key(axum::http::header::HOST) {
+            request
+                .headers_mut()
+                .insert(axum::http::header::HOST, axum::http::HeaderValue::from_static("localhost"));
+        }
+        self.client.request(request).await.expect("the server answers")
+    }
+
+    /// One request, its whole response read and its JSON checked against docs/openapi.json.
+    pub async fn send(&self, request: axum::http::Request<axum::body::Body>) -> TestResponse {
+        use http_body_util::BodyExt;
+        let path = request.uri().path().to_string();
+        let response = self.request(request).await;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        let response = TestResponse { status, headers, body };
+        check_against_openapi(&path, &response);
+        response
+    }
+
+    pub async fn call(&self, method: &str, uri: &str, headers: &[(&str, &str)]) -> TestResponse {
+        let mut builder = axum::http::Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            builder = builder.header(*k, *v);
+        }
+        self.send(builder.body(axum::body::Body::empty()).expect("request")).await
+    }
+
+    pub async fn get(&self, uri: &str) -> TestResponse {
+        self.call("GET", uri, &[]).await
+    }
 }
 
 /// A whole response, body read.
@@ -117,53 +189,32 @@ impl TestApp {
         public_origin: Option<&str>,
     ) -> Self {
         let (sim, clock) = origin_at(at, faults).await;
-        let state = app_state(&sim, &clock, store, public_origin);
-        Self::assemble(state, sim, clock, dir)
+        let config = app_config(&sim, &clock, store, public_origin);
+        Self::start(config, sim, clock, dir).await
     }
 
-    /// The app over a state already built: its router and the public port as `serve` builds it.
-    pub fn assemble(
-        state: wafuel::http::AppState,
+    /// The application built from `config` and served, as `serve` builds it.
+    pub async fn start(
+        config: wafuel::app::AppConfig,
         sim: SimHandle,
         clock: Arc<ManualClock>,
         dir: tempfile::TempDir,
     ) -> Self {
-        let site = wafuel::app::public_site(state.clone(), &wafuel::server::ServerLimits::default());
-        Self { router: wafuel::app::build_router(state.clone()), site, state, sim, clock, dir }
+        let server = Server::start(config, wafuel::server::ServerLimits::default()).await;
+        let state = server.state.clone();
+        Self { router: wafuel::app::build_router(state.clone()), state, server, sim, clock, dir }
     }
 
     pub fn source_requests(&self) -> usize {
         self.sim.state.request_count()
     }
 
-    pub async fn send(&self, mut request: axum::http::Request<axum::body::Body>) -> TestResponse {
-        use http_body_util::BodyExt;
-        let path = request.uri().path().to_string();
-        // As every HTTP/1.1 client does (the request rules refuse a request without one).
-        if !request.headers().contains_key(axum::http::header::HOST) {
-            request
-                .headers_mut()
-                .insert(axum::http::header::HOST, axum::http::HeaderValue::from_static("localhost"));
-        }
-        let response = self.site.answer(request).await;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response.into_body().collect().await.expect("body").to_bytes();
-        let response = TestResponse { status, headers, body };
-        check_against_openapi(&path, &response);
-        response
-    }
-
     pub async fn call(&self, method: &str, uri: &str, headers: &[(&str, &str)]) -> TestResponse {
-        let mut builder = axum::http::Request::builder().method(method).uri(uri);
-        for (k, v) in headers {
-            builder = builder.header(*k, *v);
-        }
-        self.send(builder.body(axum::body::Body::empty()).expect("request")).await
+        self.server.call(method, uri, headers).await
     }
 
     pub async fn get(&self, uri: &str) -> TestResponse {
-        self.call("GET", uri, &[]).await
+        self.server.get(uri).await
     }
 }
 
@@ -285,7 +336,7 @@ pub fn app_state(
     store: Arc<dyn wafuel::store::Store>,
     public_origin: Option<&str>,
 ) -> wafuel::http::AppState {
-    app_state_with(sim, clock, store, public_origin, wafuel::snapshot::FillConfig::default())
+    wafuel::app::build_state(app_config(sim, clock, store, public_origin)).expect("state")
 }
 
 pub fn app_state_with(
@@ -295,14 +346,24 @@ pub fn app_state_with(
     public_origin: Option<&str>,
     fill: wafuel::snapshot::FillConfig,
 ) -> wafuel::http::AppState {
+    let config = wafuel::app::AppConfig { fill, ..app_config(sim, clock, store, public_origin) };
+    wafuel::app::build_state(config).expect("state")
+}
+
+/// The application's configuration over a store, talking to `sim` with short client limits,
+/// on the test's clock.
+pub fn app_config(
+    sim: &SimHandle,
+    clock: &Arc<ManualClock>,
+    store: Arc<dyn wafuel::store::Store>,
+    public_origin: Option<&str>,
+) -> wafuel::app::AppConfig {
     let shared: SharedClock = clock.clone();
-    wafuel::app::build_state(wafuel::app::AppConfig {
+    wafuel::app::AppConfig {
         limits: quick_limits(),
-        fill,
         public_origin: public_origin.map(|o| o.parse().expect("origin")),
         ..wafuel::app::AppConfig::new(sim.feed_url().parse().expect("url"), store, shared)
-    })
-    .expect("state")
+    }
 }
 
 /// The PostgreSQL URL for tests. A test that needs it is marked ignored when it is unset (see

@@ -2,7 +2,7 @@
 //! their served representations. Pure: reaches nothing but `model/` and the Perth calendar.
 
 pub(crate) mod asset;
-pub(crate) mod errors;
+pub mod errors;
 pub mod forecast;
 pub mod jsonapi;
 pub(crate) mod legacy;
