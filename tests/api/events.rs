@@ -16,8 +16,9 @@ use crate::support::{Server, TestApp, app_config, p, postgres_url, sqlite_store}
 
 /// Long enough for a reader that polls every second; the test fails, never hangs.
 const ARRIVES: Duration = Duration::from_secs(8);
-/// How long "nothing else comes" is watched.
-const QUIET: Duration = Duration::from_millis(2_500);
+
+/// The day of the first sentinel catalog (see [`sentinel`]): long before any test's prices.
+const SENTINEL_YEAR: &str = "2001-";
 
 /// One event as read off the wire.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,14 +69,43 @@ impl EventStream {
         }
     }
 
-    /// Every event until `wait` passes without one.
-    async fn drain(&mut self, wait: Duration) -> Vec<Received> {
+    /// Every event before the sentinel `until` (see [`sentinel`]), earlier sentinels left
+    /// out: "nothing else came" is read as "the sentinel came next", never as a silence waited
+    /// for. Fails if the sentinel has not come within [`ARRIVES`].
+    async fn until(&mut self, until: i64) -> Vec<Received> {
         let mut all = Vec::new();
-        while let Some(e) = self.next(wait).await {
-            all.push(e);
+        loop {
+            let e =
+                self.next(ARRIVES).await.unwrap_or_else(|| panic!("sentinel {until} never came: {all:?}"));
+            if e.id == until {
+                return all;
+            }
+            if !e.data["date"].as_str().is_some_and(|d| d.starts_with(SENTINEL_YEAR)) {
+                all.push(e);
+            }
         }
-        all
     }
+}
+
+/// Publish a sentinel straight into the store and return its event id: the catalog of
+/// `product` for a day of 2001 (a new day each time, so it is always a `published` event) with
+/// one station in the Pilbara priced at 999.9. Every stream of `product` hears it after all
+/// that was published before it, and no alert of these tests matches it.
+async fn sentinel(store: &Arc<dyn Store>, product: u8) -> i64 {
+    use std::sync::atomic::{AtomicI32, Ordering};
+    static DAYS: AtomicI32 = AtomicI32::new(0);
+    let days = DAYS.fetch_add(1, Ordering::Relaxed);
+    let date = jiff::civil::date(2001, 1, 1).checked_add(jiff::Span::new().days(days)).expect("date");
+    assert!(date.to_string().starts_with(SENTINEL_YEAR));
+    let station = wafuel::model::testing::station("Sentinel", "Independent", "-20.3", "118.6");
+    let key = format!("extract:{product}:{date}");
+    let fetched_at = jiff::Timestamp::now();
+    let expires_at = fetched_at.checked_add(jiff::SignedDuration::from_secs(60)).expect("time");
+    let quotes = Arc::new(vec![wafuel::model::testing::quote(&station, product, 999.9)]);
+    let snapshot = wafuel::store::Snapshot { key: key.clone(), date, fetched_at, expires_at, quotes };
+    assert!(store.claim(&key, "sentinel", fetched_at, expires_at, true).await.expect("claim"));
+    assert!(store.publish(&snapshot, "sentinel", Some(p(product))).await.expect("publish"));
+    store.last_event_id().await.expect("read")
 }
 
 /// Open a stream on a running application's public port, over a real connection.
@@ -122,12 +152,13 @@ async fn publish(app: &TestApp, product: u8) {
     assert_eq!(r.status, 200);
 }
 
-async fn a_publish_reaches_every_replica_once(app: TestApp, b: Server) {
+async fn a_publish_reaches_every_replica_once(app: TestApp, store: Arc<dyn Store>, b: Server) {
     let mut on_a = stream(&app.server, "/v1/events?product=1").await;
     let mut on_b = stream(&b, "/v1/events?product=1").await;
     let mut everything_b = stream(&b, "/v1/events").await;
     publish(&app, 1).await;
-    let a_events = on_a.drain(QUIET.max(ARRIVES / 2)).await;
+    let after_one = sentinel(&store, 1).await;
+    let a_events = on_a.until(after_one).await;
     assert_eq!(a_events.len(), 1, "{a_events:?}");
     let first = &a_events[0];
     assert_eq!(first.kind, "published");
@@ -141,30 +172,32 @@ async fn a_publish_reaches_every_replica_once(app: TestApp, b: Server) {
     // publish reaches only the stream that asked for every product.
     assert_eq!(b.get("/v1?product=1").await.status, 200);
     publish(&app, 4).await;
-    let all = everything_b.drain(QUIET.max(ARRIVES / 2)).await;
+    let after_four = sentinel(&store, 1).await;
+    let all = everything_b.until(after_four).await;
     let kinds: Vec<(i64, &str, &Value)> =
         all.iter().map(|e| (e.id, e.kind.as_str(), &e.data["product"])).collect();
     assert_eq!(
         kinds,
-        vec![(first.id, "published", &Value::from(1)), (first.id + 1, "published", &Value::from(4))]
+        vec![(first.id, "published", &Value::from(1)), (after_one + 1, "published", &Value::from(4))]
     );
-    assert_eq!(on_b.next(QUIET).await, None, "product 4 is not product 1");
-    assert_eq!(on_a.next(QUIET).await, None);
+    assert_eq!(on_b.until(after_four).await, vec![], "product 4 is not product 1");
+    assert_eq!(on_a.until(after_four).await, vec![]);
 }
 
 #[tokio::test]
 async fn sqlite_a_publish_reaches_every_replica_once() {
     let app = TestApp::new().await;
-    let b = replica(&app, sqlite_store(&app.dir).await).await;
-    a_publish_reaches_every_replica_once(app, b).await;
+    let store = sqlite_store(&app.dir).await;
+    let b = replica(&app, store.clone()).await;
+    a_publish_reaches_every_replica_once(app, store, b).await;
 }
 
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn postgres_a_publish_reaches_every_replica_once() {
     let url = postgres_url();
-    let (app, _, b) = postgres_replicas(&url).await;
-    a_publish_reaches_every_replica_once(app, b).await;
+    let (app, store, b) = postgres_replicas(&url).await;
+    a_publish_reaches_every_replica_once(app, store, b).await;
 }
 
 /// Two replicas on one fresh schema: two connections (and LISTENers) to one database. The
@@ -234,17 +267,20 @@ async fn a_republish_with_changed_prices_is_updated_with_the_count() {
     assert_eq!(updated.data["date"], published.data["date"]);
     // The same prices again are no news.
     republish(&store, &key, 1, |_| {}).await;
-    assert_eq!(events.next(QUIET).await, None);
+    let after = sentinel(&store, 1).await;
+    assert_eq!(events.until(after).await, vec![]);
 }
 
 #[tokio::test]
 async fn resume_replays_what_was_missed_and_nothing_else() {
     let app = TestApp::new().await;
+    let store = sqlite_store(&app.dir).await;
     let mut live = stream(&app.server, "/v1/events").await;
     for product in [1, 2, 4] {
         publish(&app, product).await;
     }
-    let seen = live.drain(QUIET.max(ARRIVES / 2)).await;
+    let end = sentinel(&store, 1).await;
+    let seen = live.until(end).await;
     let ids: Vec<i64> = seen.iter().map(|e| e.id).collect();
     assert_eq!(ids.len(), 3, "{seen:?}");
     assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
@@ -252,23 +288,25 @@ async fn resume_replays_what_was_missed_and_nothing_else() {
     let (status, _, mut resumed) =
         open(&app.server, "/v1/events", &[("last-event-id", &ids[0].to_string())]).await;
     assert_eq!(status, 200);
-    assert_eq!(resumed.drain(QUIET).await, seen[1..].to_vec());
+    assert_eq!(resumed.until(end).await, seen[1..].to_vec());
     // `since` does the same (a first connection that knows where it was); the header wins.
     let mut since = stream(&app.server, &format!("/v1/events?since={}", ids[1])).await;
-    assert_eq!(since.drain(QUIET).await, seen[2..].to_vec());
+    assert_eq!(since.until(end).await, seen[2..].to_vec());
     let (_, _, mut both) =
         open(&app.server, &format!("/v1/events?since={}", ids[0]), &[("last-event-id", &ids[2].to_string())])
             .await;
-    assert_eq!(both.drain(QUIET).await, vec![]);
+    assert_eq!(both.until(end).await, vec![]);
     // Filtered by product on replay too.
+    let end_of_two = sentinel(&store, 2).await;
     let mut two = stream(&app.server, &format!("/v1/events?product=2&since={}", ids[0] - 1)).await;
-    assert_eq!(two.drain(QUIET).await, vec![seen[1].clone()]);
+    assert_eq!(two.until(end_of_two).await, vec![seen[1].clone()]);
     // An id this store never gave: start from now with a reset naming the newest id.
     let mut ahead = stream(&app.server, "/v1/events?since=999").await;
     let reset = ahead.next(ARRIVES).await.expect("reset");
-    assert_eq!((reset.kind.as_str(), reset.id), ("reset", ids[2]));
-    assert_eq!(reset.data["lastEventId"], ids[2]);
-    assert_eq!(ahead.next(QUIET).await, None);
+    assert_eq!((reset.kind.as_str(), reset.id), ("reset", end_of_two));
+    assert_eq!(reset.data["lastEventId"], end_of_two);
+    let later = sentinel(&store, 1).await;
+    assert_eq!(ahead.until(later).await, vec![]);
 }
 
 #[tokio::test]
@@ -422,7 +460,8 @@ async fn a_resume_ahead_of_this_replicas_reader_gets_no_repeat() {
     // B's reader broadcasts the event a moment later: the stream that was open gets it, the
     // resumed one, which had it, does not get it again.
     assert_eq!(started.next(ARRIVES).await.map(|e| e.id), Some(newest));
-    assert_eq!(resumed.drain(QUIET).await, vec![], "nothing after {newest} and nothing again");
+    let after = sentinel(&store, 1).await;
+    assert_eq!(resumed.until(after).await, vec![], "nothing after {newest} and nothing again");
 }
 
 /// Events older than the window are pruned; a client asking for them starts again from the
@@ -435,8 +474,8 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
     for product in [1, 2] {
         publish(&app, product).await;
     }
-    let seen = live.drain(QUIET.max(ARRIVES / 2)).await;
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    // Exactly these two (the prune below counts every event stored).
+    let seen = vec![live.next(ARRIVES).await.expect("one"), live.next(ARRIVES).await.expect("two")];
     let later = wafuel::time::Clock::now(&*app.clock)
         .checked_add(jiff::SignedDuration::from_hours(9 * 24))
         .expect("t");
@@ -445,10 +484,11 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
     let mut old = stream(&app.server, &format!("/v1/events?since={}", seen[0].id)).await;
     let reset = old.next(ARRIVES).await.expect("reset");
     assert_eq!((reset.kind.as_str(), reset.id), ("reset", seen[1].id));
-    assert_eq!(old.next(QUIET).await, None);
+    let after = sentinel(&store, 1).await;
+    assert_eq!(old.until(after).await, vec![]);
     // The newest id itself is still a place to resume from: nothing missed, no reset.
     let mut current = stream(&app.server, &format!("/v1/events?since={}", seen[1].id)).await;
-    assert_eq!(current.next(QUIET).await, None);
+    assert_eq!(current.until(after).await, vec![]);
 }
 
 /// A client that does not read falls behind by more than the fan-out keeps (256 events): its
@@ -485,7 +525,8 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     // The client resumes from the last id it had, and gets every event once, in order.
     let (_, _, mut resumed) =
         open(&app.server, "/v1/events?product=1", &[("last-event-id", &first.to_string())]).await;
-    let ids: Vec<i64> = resumed.drain(QUIET).await.iter().map(|e| e.id).collect();
+    let after = sentinel(&store, 1).await;
+    let ids: Vec<i64> = resumed.until(after).await.iter().map(|e| e.id).collect();
     assert_eq!(ids, ((first + 1)..=newest).collect::<Vec<_>>());
 }
 
@@ -606,7 +647,8 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
         q.price += 60.0;
     })
     .await;
-    let a_events = a_near.drain(QUIET.max(ARRIVES / 2)).await;
+    let end = sentinel(&store, 1).await;
+    let a_events = a_near.until(end).await;
     let yesterdays = store.load(&yesterday_key).await.expect("load").expect("yesterday's catalog");
     let repriced = store.load(&today_key).await.expect("load").expect("today's repriced catalog");
     // Events: [today published (before the streams opened, so not seen)], yesterday
@@ -635,9 +677,9 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
             assert!(pair[0].data["stations"][0]["name"].is_string());
         }
     }
-    assert_eq!(b_near.drain(QUIET).await, a_events, "replica B says exactly the same");
+    assert_eq!(b_near.until(end).await, a_events, "replica B says exactly the same");
     // The rise alert: only the raised station, on the update, with yesterday's price.
-    let rises = a_rise.drain(QUIET).await;
+    let rises = a_rise.until(end).await;
     let price_events: Vec<&Received> = rises.iter().filter(|e| e.kind == "price").collect();
     let expected_rise = expected_alert(
         &repriced.quotes,
@@ -652,7 +694,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     assert_eq!(price_events.len(), 1, "{rises:?}");
     assert_eq!(reported(price_events[0]), expected_rise);
     // Nothing matches a price of 1 c/L: the events alone.
-    let silent = b_silent.drain(QUIET).await;
+    let silent = b_silent.until(end).await;
     assert_eq!(silent.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), ["published", "updated"]);
     // Reconnecting to either replica with the id before the first event replays the same.
     let first = a_events[0].id;
@@ -660,11 +702,11 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
         let (status, _, mut again) =
             open(server, &near_alert, &[("last-event-id", &(first - 1).to_string())]).await;
         assert_eq!(status, 200);
-        assert_eq!(again.drain(QUIET).await, a_events, "replayed identically");
+        assert_eq!(again.until(end).await, a_events, "replayed identically");
     }
     // Resuming at a price event's id: that event and its price event were both had.
     let (_, _, mut after) = open(&b, &near_alert, &[("last-event-id", &first.to_string())]).await;
-    let rest = after.drain(QUIET).await;
+    let rest = after.until(end).await;
     assert!(rest.iter().all(|e| e.id > first), "{rest:?}");
     // Two streams with the same alert are one alert to evaluate.
     assert_eq!(app.state.events.alerts(), 2, "near and rise");

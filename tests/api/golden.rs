@@ -40,8 +40,12 @@ async fn describe(app: &TestApp) -> String {
     let mut out = String::new();
     for (uri, method, headers) in cases() {
         let r = app.call(method, &uri, &headers).await;
-        let mut names: Vec<String> =
-            r.headers.keys().map(|k| k.as_str().to_string()).filter(|k| k != "date" && k != "x-request-id").collect();
+        let mut names: Vec<String> = r
+            .headers
+            .keys()
+            .map(|k| k.as_str().to_string())
+            .filter(|k| k != "date" && k != "x-request-id")
+            .collect();
         names.sort();
         names.dedup();
         let headers: Vec<String> = names.iter().map(|n| format!("{n}: {}", r.header(n))).collect();
