@@ -475,7 +475,7 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
         publish(&app, product).await;
     }
     // Exactly these two (the prune below counts every event stored).
-    let seen = vec![live.next(ARRIVES).await.expect("one"), live.next(ARRIVES).await.expect("two")];
+    let seen = [live.next(ARRIVES).await.expect("one"), live.next(ARRIVES).await.expect("two")];
     let later = wafuel::time::Clock::now(&*app.clock)
         .checked_add(jiff::SignedDuration::from_hours(9 * 24))
         .expect("t");

@@ -24,6 +24,22 @@ async fn warm_refreshes_even_fresh_snapshots() {
     assert_eq!(r.json()["meta"]["fetchedAt"], "2026-09-29T10:10:00+08:00");
 }
 
+/// A store that cannot be read fails the warm pass as the store's failure, not the source's,
+/// and the source is never asked (without the lease, no replica may fetch for the store).
+#[tokio::test]
+async fn a_failing_store_fails_the_warm_pass_as_the_store() {
+    use sqlx::Connection;
+    let app = TestApp::new().await;
+    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("sqlite");
+    sqlx::raw_sql("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    let report = warm_pass(app.state.catalog.prices()).await;
+    assert_eq!(report.refreshed, 0);
+    assert_eq!(report.failed.len(), 7, "{:?}", report.failed);
+    assert!(report.failed.iter().all(|(_, code)| *code == "store_unavailable"), "{:?}", report.failed);
+    assert_eq!(app.source_requests(), 0);
+}
+
 #[tokio::test]
 async fn failed_or_empty_replacements_keep_the_old_prices() {
     for faults in [

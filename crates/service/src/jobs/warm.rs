@@ -67,8 +67,8 @@ pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
             Ok(true) => report.refreshed += 1,
             Ok(false) => report.skipped += 1,
             Err(e) => {
-                tracing::warn!(key, code = e.code.as_str(), reason = %e.reason, "warm refresh failed; previous snapshot kept");
-                report.failed.push((key, e.code.as_str()));
+                tracing::warn!(key, code = e.code(), error = %e, "warm refresh failed; previous snapshot kept");
+                report.failed.push((key, e.code()));
             }
         }
     }

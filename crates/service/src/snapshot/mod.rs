@@ -427,16 +427,15 @@ impl PriceService {
     /// Refresh an extract even if fresh (the warm job): readers keep the previous snapshot
     /// meanwhile, and a failed or empty replacement keeps it. Ok(false) when another replica
     /// holds the lease.
-    pub async fn refresh(&self, extract: &Extract) -> Result<bool, SourceError> {
+    pub async fn refresh(&self, extract: &Extract) -> Result<bool, RefreshError> {
         let now = self.clock.now();
         let until = now.saturating_add(signed(self.fill.lease)).unwrap_or(now);
         let owner = format!("{}-warm-{:08x}", self.owner, rand::random::<u32>());
-        let store_err = |e: StoreError| SourceError::unreachable(format!("store: {e}"));
-        let previous = self.store.load(&extract.key).await.map_err(store_err)?;
-        if !self.store.claim(&extract.key, &owner, now, until, true).await.map_err(store_err)? {
+        let previous = self.store.load(&extract.key).await?;
+        if !self.store.claim(&extract.key, &owner, now, until, true).await? {
             return Ok(false);
         }
-        self.fill_leased(extract, previous, &owner).await.map(|_| true)
+        Ok(self.fill_leased(extract, previous, &owner).await.map(|_| true)?)
     }
 
     /// Fetch and validate an extract. An empty answer never replaces published prices.
@@ -459,6 +458,26 @@ impl PriceService {
             expires_at: fetched_at.saturating_add(ttl).unwrap_or(fetched_at),
             quotes: Arc::new(quotes),
         }))
+    }
+}
+
+/// Why a warm refresh failed: the source's answer, or the store it reads the lease and the
+/// previous snapshot from. (A request never sees a store failure: it fetches directly.)
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl RefreshError {
+    /// The code the warm report prints: the source's error code, or `store_unavailable`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Source(e) => e.code.as_str(),
+            Self::Store(_) => "store_unavailable",
+        }
     }
 }
 
