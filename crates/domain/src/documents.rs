@@ -236,3 +236,24 @@ pub struct ForecastDoc {
     /// The replayed accuracy, shared by every answer of one (product, filter, asOf).
     pub accuracy: std::sync::Arc<crate::forecast::Accuracy>,
 }
+
+/// What one alert of the event stream reports for one publish (docs/api.md "Alerts"): the
+/// watched stations that matched, cheapest first, one entry each. Written as the `data` of a
+/// `price` event by `render`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceAlert {
+    /// The day of the catalog published.
+    pub date: Date,
+    pub product: ProductCode,
+    pub stations: Vec<AlertedStation>,
+}
+
+/// One station an alert reports: its price that day, and the day before's when the store has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertedStation {
+    /// The station id (the SHA-256 digest of its key).
+    pub id: String,
+    pub name: String,
+    pub price: f64,
+    pub previous: Option<f64>,
+}

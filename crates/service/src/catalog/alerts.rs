@@ -1,30 +1,16 @@
 //! Alerts on the event stream (docs/api.md "Alerts"): what one alert reports for one publish
 //! — the watched stations whose price that day is at or below `below`, or at least `rise`
-//! above the day before — as the `data` of a `price` event. Computed from the stored catalogs
-//! of the day and the day before, so every replica, live or replaying, says the same. Pure.
+//! above the day before — as a model (`model::documents::PriceAlert`) that `render` writes as
+//! the `data` of a `price` event. Computed from the stored catalogs of the day and the day
+//! before, so every replica, live or replaying, says the same. Pure.
 
 use jiff::civil::Date;
-use serde::Serialize;
 
 use super::day::DayCatalog;
+use crate::model::documents::{AlertedStation, PriceAlert};
 use crate::model::geo::great_circle_m;
 use crate::model::station::{Quote, tenths};
 use crate::query::events::{AlertFilter, Watched};
-
-#[derive(Serialize)]
-struct PriceData<'a> {
-    date: String,
-    product: u8,
-    stations: Vec<Reported<'a>>,
-}
-
-#[derive(Serialize)]
-struct Reported<'a> {
-    id: &'a str,
-    name: &'a str,
-    price: f64,
-    previous: Option<f64>,
-}
 
 /// The watched quotes of a day's catalog, in extract order.
 fn watched<'a>(watched: &Watched, day: &'a DayCatalog) -> Vec<&'a Quote> {
@@ -41,15 +27,15 @@ fn watched<'a>(watched: &Watched, day: &'a DayCatalog) -> Vec<&'a Quote> {
     }
 }
 
-/// The `data` of the `price` event `alert` sends for the catalog of `date` (`day`), with the
-/// day before's catalog when the store has it; `None` when no watched station matches.
+/// What `alert` reports for the catalog of `date` (`day`), with the day before's catalog when
+/// the store has it; `None` when no watched station matches.
 pub fn price_event(
     alert: &AlertFilter,
     date: Date,
     day: &DayCatalog,
     before: Option<&DayCatalog>,
-) -> Option<String> {
-    let mut stations: Vec<Reported<'_>> = watched(&alert.watched, day)
+) -> Option<PriceAlert> {
+    let mut stations: Vec<AlertedStation> = watched(&alert.watched, day)
         .into_iter()
         .filter(|q| q.product == alert.product)
         .filter_map(|q| {
@@ -60,9 +46,9 @@ pub fn price_event(
             let low = alert.below.is_some_and(|below| price <= below);
             let rose = alert.rise.is_some_and(|rise| previous.is_some_and(|p| price - tenths(p) >= rise));
             let any = alert.below.is_none() && alert.rise.is_none();
-            (low || rose || any).then_some(Reported {
-                id: &q.station.digest,
-                name: &q.station.name,
+            (low || rose || any).then(|| AlertedStation {
+                id: q.station.digest.clone(),
+                name: q.station.name.clone(),
                 price: q.price,
                 previous,
             })
@@ -72,10 +58,9 @@ pub fn price_event(
         return None;
     }
     // Cheapest first; one entry per station.
-    stations.sort_by(|a, b| tenths(a.price).cmp(&tenths(b.price)).then_with(|| a.id.cmp(b.id)));
+    stations.sort_by(|a, b| tenths(a.price).cmp(&tenths(b.price)).then_with(|| a.id.cmp(&b.id)));
     stations.dedup_by(|a, b| a.id == b.id);
-    let data = PriceData { date: date.to_string(), product: alert.product.get(), stations };
-    serde_json::to_string(&data).ok()
+    Some(PriceAlert { date, product: alert.product, stations })
 }
 
 #[cfg(test)]
@@ -120,41 +105,32 @@ mod tests {
         let before = day(&[("A", "-31.950", 185.0), ("B", "-31.951", 180.0)]);
         let d = date(2026, 11, 25);
         let near = "product=1&near=-31.95,115.86&radius=2";
-        let json = price_event(&alert(&format!("{near}&below=180")), d, &today, Some(&before)).expect("A");
-        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
-        assert_eq!(v["date"], "2026-11-25");
-        assert_eq!(v["product"], 1);
-        assert_eq!(v["stations"].as_array().map(Vec::len), Some(1), "{v}");
-        assert_eq!(v["stations"][0]["name"], "A");
-        assert_eq!(v["stations"][0]["price"], 179.9);
-        assert_eq!(v["stations"][0]["previous"], 185.0);
+        let a = price_event(&alert(&format!("{near}&below=180")), d, &today, Some(&before)).expect("A");
+        assert_eq!((a.date, a.product.get()), (d, 1));
+        assert_eq!(a.stations.len(), 1, "{a:?}");
+        assert_eq!((a.stations[0].name.as_str(), a.stations[0].price), ("A", 179.9));
+        assert_eq!(a.stations[0].previous, Some(185.0));
         // B rose 15 c/L; C has no price the day before, so no rise can be said of it.
-        let json = price_event(&alert(&format!("{near}&rise=15")), d, &today, Some(&before)).expect("B");
-        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
-        let names: Vec<&str> =
-            v["stations"].as_array().expect("stations").iter().filter_map(|s| s["name"].as_str()).collect();
-        assert_eq!(names, ["B"]);
+        let names = |a: PriceAlert| a.stations.into_iter().map(|s| s.name).collect::<Vec<_>>();
+        let b = price_event(&alert(&format!("{near}&rise=15")), d, &today, Some(&before)).expect("B");
+        assert_eq!(names(b), ["B"]);
         assert!(price_event(&alert(&format!("{near}&rise=15.1")), d, &today, Some(&before)).is_none());
         assert!(price_event(&alert(&format!("{near}&below=179.8")), d, &today, Some(&before)).is_none());
         // Both thresholds: either one reports; cheapest first.
-        let json = price_event(&alert(&format!("{near}&rise=15&below=180")), d, &today, None).expect("A");
-        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
-        assert_eq!(v["stations"].as_array().map(Vec::len), Some(1), "no day before: only below");
-        assert_eq!(v["stations"][0]["previous"], serde_json::Value::Null);
+        let a = price_event(&alert(&format!("{near}&rise=15&below=180")), d, &today, None).expect("A");
+        assert_eq!(a.stations.len(), 1, "no day before: only below");
+        assert_eq!(a.stations[0].previous, None);
         // No threshold: every watched station with a price.
-        let json = price_event(&alert(near), d, &today, None).expect("all three");
-        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
-        let names: Vec<&str> =
-            v["stations"].as_array().expect("stations").iter().filter_map(|s| s["name"].as_str()).collect();
-        assert_eq!(names, ["A", "C", "B"]);
+        let all = price_event(&alert(near), d, &today, None).expect("all three");
+        assert_eq!(names(all), ["A", "C", "B"]);
         // By id: only the stations named.
         let c = today.quotes()[2].station.digest.clone();
         let by_id = alert(&format!("product=1&station={c}&below=181"));
         assert!(
             matches!(&by_id.watched, Watched::Stations(ids) if ids == &[StationId::from_digest(c.clone())])
         );
-        let json = price_event(&by_id, d, &today, Some(&before)).expect("C");
-        assert!(json.contains(&c) && !json.contains("\"A\""));
+        let by_id = price_event(&by_id, d, &today, Some(&before)).expect("C");
+        assert_eq!(by_id.stations.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [c.as_str()]);
         // Another product's catalog says nothing for this alert.
         let other = AlertFilter { product: ProductCode::parse(4).expect("code"), ..alert(near) };
         assert!(price_event(&other, d, &today, None).is_none());

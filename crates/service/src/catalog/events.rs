@@ -19,6 +19,7 @@ use tokio::sync::{broadcast, watch};
 use super::alerts::price_event;
 use super::day::DayCatalog;
 use crate::model::codes::ProductCode;
+use crate::model::documents::PriceAlert;
 use crate::query::events::AlertFilter;
 use crate::snapshot::{PriceService, catalog_key};
 use crate::store::backend::EventWaker;
@@ -49,7 +50,7 @@ const PAGE: i64 = 1_000;
 #[derive(Debug)]
 pub struct Fanned {
     pub event: Arc<Event>,
-    pub prices: HashMap<Arc<AlertFilter>, Option<Arc<str>>>,
+    pub prices: HashMap<Arc<AlertFilter>, Option<Arc<PriceAlert>>>,
 }
 
 /// The replica's event fan-out.
@@ -200,16 +201,16 @@ impl EventHub {
 
     /// The `price` data of `alert` for `event`, read from the stored catalogs (a stream
     /// replaying what it missed, or one whose alert the reader had not yet seen).
-    pub async fn price_for(&self, alert: &AlertFilter, event: &Event) -> Option<Arc<str>> {
+    pub async fn price_for(&self, alert: &AlertFilter, event: &Event) -> Option<Arc<PriceAlert>> {
         if event.product != alert.product {
             return None;
         }
         let (day, before) = self.days(event.product, event.date).await;
-        price_event(alert, event.date, day.as_ref()?, before.as_ref()).map(Arc::from)
+        price_event(alert, event.date, day.as_ref()?, before.as_ref()).map(Arc::new)
     }
 
     /// Every held alert of the event's product, evaluated once against its catalogs.
-    async fn evaluate(&self, event: &Event) -> HashMap<Arc<AlertFilter>, Option<Arc<str>>> {
+    async fn evaluate(&self, event: &Event) -> HashMap<Arc<AlertFilter>, Option<Arc<PriceAlert>>> {
         let alerts: Vec<Arc<AlertFilter>> =
             crate::sync::lock(&self.alerts).keys().filter(|a| a.product == event.product).cloned().collect();
         if alerts.is_empty() {
@@ -221,7 +222,7 @@ impl EventHub {
             .into_iter()
             .map(|alert| {
                 let data = day.as_ref().and_then(|d| price_event(&alert, event.date, d, before.as_ref()));
-                (alert, data.map(Arc::from))
+                (alert, data.map(Arc::new))
             })
             .collect::<HashMap<_, _>>();
         metrics::histogram!("wafuel_alert_evaluation_seconds").record(started.elapsed().as_secs_f64());

@@ -26,6 +26,7 @@ use super::state::AppState;
 use crate::cache_policy::CachePolicy;
 use crate::catalog::events::{AlertSlot, Event, EventHub, Resume, StreamSlot};
 use crate::model::codes::ProductCode;
+use crate::model::documents::PriceAlert;
 use crate::model::error_code::{ErrorCode, detail};
 use crate::query::events::{EventsQuery, event_id, parse_events};
 
@@ -68,7 +69,7 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
     // What a resuming client missed, each event with its `price` event first when it has one
     // (computed once per catalog: a publish and its updates read the same stored prices).
     let mut missed = Vec::new();
-    let mut computed: HashMap<(ProductCode, Date), Option<Arc<str>>> = HashMap::new();
+    let mut computed: HashMap<(ProductCode, Date), Option<Arc<PriceAlert>>> = HashMap::new();
     for event in resume.missed.iter().filter(|e| wanted(&query, e)) {
         if let Some(alert) = &alert {
             let data = match computed.get(&(event.product, event.date)) {
@@ -79,8 +80,8 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
                     data
                 }
             };
-            if let Some(data) = data {
-                missed.push(price_sse(event.id, &data));
+            if let Some(price) = data.and_then(|data| price_sse(event.id, &data)) {
+                missed.push(price);
             }
         }
         missed.push(sse(event));
@@ -194,10 +195,10 @@ async fn next(mut f: Follow) -> Option<(SseEvent, Follow)> {
                             None => f.watching.hub.price_for(&slot.alert, event).await,
                         },
                     };
-                    return Some(match price {
-                        Some(data) => {
+                    return Some(match price.and_then(|data| price_sse(event.id, &data)) {
+                        Some(price) => {
                             f.then = Some(sse(event));
-                            (price_sse(event.id, &data), f)
+                            (price, f)
                         }
                         None => (sse(event), f),
                     });
@@ -229,9 +230,16 @@ fn wanted(query: &EventsQuery, event: &Event) -> bool {
     query.products.contains(&event.product)
 }
 
-/// The `price` event of an alert, with the id of the event it comes before.
-fn price_sse(id: i64, data: &str) -> SseEvent {
-    SseEvent::default().id(id.to_string()).event("price").data(data)
+/// The `price` event of an alert, with the id of the event it comes before (none if it
+/// could not be written, which is a bug, logged: the event itself is still sent).
+fn price_sse(id: i64, alert: &PriceAlert) -> Option<SseEvent> {
+    match crate::render::events::price_alert(alert) {
+        Ok(data) => Some(SseEvent::default().id(id.to_string()).event("price").data(data)),
+        Err(e) => {
+            tracing::error!(error = %e, "price event not written");
+            None
+        }
+    }
 }
 
 fn sse(event: &Event) -> SseEvent {

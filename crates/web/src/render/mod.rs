@@ -3,6 +3,7 @@
 
 pub(crate) mod asset;
 pub mod errors;
+pub mod events;
 pub mod forecast;
 pub mod jsonapi;
 pub(crate) mod legacy;
