@@ -246,10 +246,7 @@ async fn a_failing_store_leaves_the_held_prices_served() {
     let app = TestApp::new().await;
     assert_eq!(app.get("/v1?product=1").await.status, 200);
     assert_eq!(app.source_requests(), 1);
-    use sqlx::Connection;
-    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
-    sqlx::query("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    drop_sqlite_table(&app.dir, "snapshots").await;
     // Past the recheck: the stamp read fails.
     app.clock.advance(Duration::from_secs(2));
     for near in ["-31.95,115.86", "-32.05,115.75", "-31.80,115.80"] {
@@ -271,11 +268,8 @@ async fn a_failing_history_store_is_one_error_everywhere() {
     let app = TestApp::new().await;
     let listed = app.get("/v1/stations?product=1&limit=1").await.json();
     let id = listed["data"][0]["id"].as_str().expect("a station").to_string();
-    use sqlx::Connection;
-    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
-    sqlx::query("DROP TABLE station_months").execute(&mut conn).await.expect("drop");
-    sqlx::query("DROP TABLE history_stations").execute(&mut conn).await.expect("drop");
+    drop_sqlite_table(&app.dir, "station_months").await;
+    drop_sqlite_table(&app.dir, "history_stations").await;
     app.clock.advance(Duration::from_secs(2));
     for uri in [format!("/v1/stations/{id}/history?product=1"), "/v1/stats?product=1".to_string()] {
         let r = app.get(&uri).await;

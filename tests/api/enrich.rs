@@ -321,10 +321,7 @@ async fn a_changed_seed_clears_its_profile() {
 async fn a_broken_enrichment_table_leaves_prices_intact() {
     let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
     assert_eq!(e.pass(&config()).await.matched, 1);
-    use sqlx::Connection;
-    let url = format!("sqlite://{}/wafuel.sqlite3", e.app.dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
-    sqlx::query("DROP TABLE place_profiles").execute(&mut conn).await.expect("drop");
+    drop_sqlite_table(&e.app.dir, "place_profiles").await;
     let r = e.app.get("/v1?product=1").await;
     assert_eq!(r.status, 200);
     let doc = r.json();

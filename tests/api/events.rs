@@ -429,11 +429,8 @@ async fn an_announced_publish_reaches_held_prices_at_once() {
 /// stream that silently skips events.
 #[tokio::test]
 async fn a_resume_the_store_cannot_answer_is_503() {
-    use sqlx::Connection;
     let app = TestApp::new().await;
-    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("sqlite");
-    sqlx::raw_sql("DROP TABLE events").execute(&mut conn).await.expect("drop");
+    crate::support::drop_sqlite_table(&app.dir, "events").await;
     let (status, headers, _) = open(&app.server, "/v1/events?since=0", &[]).await;
     assert_eq!(status, 503);
     assert_eq!(headers["retry-after"], "5");

@@ -287,10 +287,7 @@ async fn a_held_lease_makes_readers_wait_then_busy() {
 #[tokio::test]
 async fn a_broken_store_is_bypassed() {
     let app = TestApp::new().await;
-    use sqlx::Connection;
-    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
-    sqlx::query("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    drop_sqlite_table(&app.dir, "snapshots").await;
     let r = app.get("/v1?product=1,2").await;
     assert_eq!(r.status, 200, "a price request never fails because of the store");
     assert_eq!(r.header("x-fuel-snapshot-cache"), "BYPASS");
@@ -345,10 +342,7 @@ async fn readiness_follows_the_store() {
         (status, String::from_utf8_lossy(&body).to_string())
     };
     assert_eq!(ready(admin.clone()).await.0, 200);
-    use sqlx::Connection;
-    let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("connect");
-    sqlx::query("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    drop_sqlite_table(&dir, "snapshots").await;
     let (status, body) = ready(admin).await;
     assert_eq!(status, 503, "{body}");
     assert!(body.starts_with("not ready"));

@@ -329,6 +329,14 @@ pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel::store::Sto
     wafuel::store::open(&url).await.expect("sqlite store opens")
 }
 
+/// Break a test app's SQLite store by dropping one of its tables (a store that fails).
+pub async fn drop_sqlite_table(dir: &tempfile::TempDir, table: &str) {
+    use sqlx::Connection;
+    let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("sqlite");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP TABLE {table}"))).execute(&mut conn).await.expect("drop");
+}
+
 /// Application state over a store, talking to `sim`, on the test's clock.
 pub fn app_state(
     sim: &SimHandle,

@@ -28,11 +28,8 @@ async fn warm_refreshes_even_fresh_snapshots() {
 /// and the source is never asked (without the lease, no replica may fetch for the store).
 #[tokio::test]
 async fn a_failing_store_fails_the_warm_pass_as_the_store() {
-    use sqlx::Connection;
     let app = TestApp::new().await;
-    let url = format!("sqlite://{}/wafuel.sqlite3", app.dir.path().display());
-    let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("sqlite");
-    sqlx::raw_sql("DROP TABLE snapshots").execute(&mut conn).await.expect("drop");
+    drop_sqlite_table(&app.dir, "snapshots").await;
     let report = warm_pass(app.state.catalog.prices()).await;
     assert_eq!(report.refreshed, 0);
     assert_eq!(report.failed.len(), 7, "{:?}", report.failed);
