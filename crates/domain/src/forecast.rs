@@ -386,18 +386,17 @@ impl Response {
     fn read(market: &Daily, station: &Daily, end: usize) -> Self {
         let lo = (end + 1).saturating_sub(RECENT_DAYS).max(2);
         let station_change = |i: usize| Some(station.get(market.date(i))? - station.get(market.date(i - 1))?);
-        let (mut sxx, mut sxz, mut szz, mut sxy, mut szy, mut syy, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0);
-        for i in lo..=end {
-            let (Some(y), Some(x), Some(z)) = (station_change(i), market.change(i), market.change(i - 1))
-            else {
-                continue;
-            };
+        // (the station's change, the market's that day, the market's the day before)
+        let moves: Vec<(f64, f64, f64)> = (lo..=end)
+            .filter_map(|i| Some((station_change(i)?, market.change(i)?, market.change(i - 1)?)))
+            .collect();
+        let (mut sxx, mut sxz, mut szz, mut sxy, mut szy, mut syy) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        for &(y, x, z) in &moves {
             (sxx, sxz, szz, sxy, szy, syy) =
                 (sxx + x * x, sxz + x * z, szz + z * z, sxy + x * y, szy + z * y, syy + y * y);
-            n += 1;
         }
         let flat = Response::default();
-        if n < MIN_RESPONSE_DAYS {
+        if moves.len() < MIN_RESPONSE_DAYS {
             return flat;
         }
         let det = sxx * szz - sxz * sxz;
@@ -414,6 +413,15 @@ impl Response {
         // that moves on its own (or not at all), better forecast flat than by a noisy fit.
         let explained = 2.0 * (a * sxy + b * szy) - (a * a * sxx + 2.0 * a * b * sxz + b * b * szz);
         if syy <= 0.0 || explained / syy < MIN_EXPLAINED {
+            return flat;
+        }
+        // The fit is by squares, the forecast is judged by absolute errors: a station that
+        // holds its price most days and jumps now and then can be "explained" by the market's
+        // daily drift and still be better forecast standing still. Over the same weeks, the
+        // response must miss the station's daily moves by less than standing still does.
+        let missed: f64 = moves.iter().map(|&(y, x, z)| (y - a * x - b * z).abs()).sum();
+        let stood: f64 = moves.iter().map(|&(y, _, _)| y.abs()).sum();
+        if missed >= stood {
             return flat;
         }
         Response { same_day: a, next_day: b }

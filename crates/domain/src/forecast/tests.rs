@@ -168,6 +168,33 @@ fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
     assert!(checked >= 5, "{checked} hikes checked");
 }
 
+/// A station that follows only every other hike and moves in 4 c/L steps (FuelWatch's sticky
+/// pricers): the market's moves "explain" much of its squared moves, yet standing still misses
+/// its daily moves by less than the fit does, so it is forecast flat, and its day+1 error is
+/// never above its own naive.
+#[test]
+fn a_station_that_follows_every_other_hike_in_steps_is_forecast_flat() {
+    let (market, _) = panel(DAYS);
+    let base = |t: usize| 180.0 + 6.0 * (t as f64 * std::f64::consts::TAU / 120.0).sin();
+    let cycle = |t: usize| {
+        let r = REGIMES.iter().rev().find(|r| t >= r.from).unwrap_or(&REGIMES[0]);
+        (t + r.period * 100 - r.anchor) / r.period
+    };
+    let sticky = Daily::new((0..DAYS).map(|t| {
+        let followed = if cycle(t).is_multiple_of(2) { level(t) - base(t) } else { 0.0 };
+        (day(t), ((base(t) + followed) / 4.0).round() * 4.0)
+    }));
+    // Both weekly regimes (the fortnightly one's few hikes explain too little to be read).
+    for end in [300, 450] {
+        assert_eq!(Response::read(&market, &sticky, end), Response::default(), "read at day {end}");
+        let subject = Subject { market: &market, station: Some(&sticky) };
+        let replay = Replay::run(subject, day(end - 60), day(end));
+        let day1 = mean(&replay.errors[0].iter().map(|e| e.abs()).collect::<Vec<_>>()).expect("errors");
+        let naive = mean(&replay.naive[0]).expect("naive");
+        assert!(day1 <= naive + 1e-9, "day {end}: day+1 MAE {day1:.2} against its naive {naive:.2}");
+    }
+}
+
 #[test]
 fn nothing_after_as_of_is_read() {
     let (market, stations) = panel(DAYS);
