@@ -41,13 +41,12 @@ async fn another_replicas_publish(
     b_store: Arc<dyn wafuel::store::Store>,
 ) {
     let (sim, clock) = origin_at(fixture_morning(), wafuel::sim::Faults::default()).await;
-    let a_state = app_state(&sim, &clock, a_store, None);
-    let a = wafuel::app::build_router(a_state.clone());
-    let b = wafuel::app::build_router(app_state(&sim, &clock, b_store, None));
+    let a = Server::start(app_config(&sim, &clock, a_store, None), Default::default()).await;
+    let b = Server::start(app_config(&sim, &clock, b_store, None), Default::default()).await;
 
-    let first = get(&a, "/v1", None).await;
+    let first = a.get("/v1").await;
     assert_eq!(fetched_at(&first), "2026-09-29T10:00:00+08:00");
-    let held = get(&b, "/v1/stations?product=1&near=-31.96,115.87&limit=3", None).await;
+    let held = b.get("/v1/stations?product=1&near=-31.96,115.87&limit=3").await;
     assert_eq!(fetched_at(&held), "2026-09-29T10:00:00+08:00");
     assert_eq!(held.header("x-fuel-snapshot-cache"), "HIT", "B reads A's publication from the store");
     assert_eq!(sim.state.request_count(), 7);
@@ -56,17 +55,17 @@ async fn another_replicas_publish(
     clock.advance(Duration::from_secs(600));
     for product in [1, 2, 4, 5, 6, 10, 11] {
         let extract = catalog_extract(p(product), Day::Today, date(2026, 9, 29));
-        assert!(a_state.catalog.prices().refresh(&extract).await.expect("refresh"));
+        assert!(a.state.catalog.prices().refresh(&extract).await.expect("refresh"));
     }
     assert_eq!(sim.state.request_count(), 14);
 
     // B notices on its next request (its recheck interval has passed): a point and a
     // station it was never asked for are answered from A's newer snapshot.
-    let moved = get(&b, "/v1/stations?product=1&near=-31.97,115.88&limit=3", None).await;
+    let moved = b.get("/v1/stations?product=1&near=-31.97,115.88&limit=3").await;
     assert_eq!(fetched_at(&moved), "2026-09-29T10:10:00+08:00");
     assert_eq!(moved.header("x-fuel-snapshot-cache"), "HIT");
     let id = moved.json()["data"][0]["id"].as_str().expect("station id").to_string();
-    let one = get(&b, &format!("/v1/stations/{id}"), None).await;
+    let one = b.get(&format!("/v1/stations/{id}")).await;
     assert_eq!(fetched_at(&one), "2026-09-29T10:10:00+08:00");
     assert_eq!(one.json()["data"]["id"], id.as_str());
     assert_eq!(one.header("x-fuel-snapshot-cache"), "HIT");

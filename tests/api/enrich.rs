@@ -379,15 +379,9 @@ async fn the_enrich_command_then_the_api() {
         String::from_utf8_lossy(&out.stdout)
     );
     let clock = wafuel::time::ManualClock::new(jiff::Timestamp::now());
-    let state = app_state(&sim, &clock, wafuel::store::open(&store_url).await.expect("store"), None);
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let response = wafuel::app::build_router(state)
-        .oneshot(axum::http::Request::get("/v1?product=1").body(axum::body::Body::empty()).expect("req"))
-        .await
-        .expect("response");
-    let body = response.into_body().collect().await.expect("body").to_bytes();
-    let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    let store = wafuel::store::open(&store_url).await.expect("store");
+    let server = Server::start(app_config(&sim, &clock, store, None), Default::default()).await;
+    let doc = server.get("/v1?product=1").await.json();
     let enriched: Vec<&serde_json::Value> = doc["data"]
         .as_array()
         .expect("data")

@@ -213,17 +213,13 @@ async fn restart_on_the_same_sqlite_file_needs_no_source_request() {
     assert_eq!(first.status, 200);
     assert_eq!(app.source_requests(), 7);
     // A new process: new state and caches over the same file.
-    let state = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
-    let restarted = wafuel::app::build_router(state);
-    use tower::ServiceExt;
-    let response = restarted
-        .oneshot(axum::http::Request::get("/v1").body(axum::body::Body::empty()).expect("request"))
-        .await
-        .expect("response");
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["x-fuel-cache"], "MISS");
-    assert_eq!(response.headers()["x-fuel-snapshot-cache"], "HIT");
-    assert_eq!(response.headers()["etag"], first.header("etag"));
+    let config = app_config(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
+    let restarted = Server::start(config, Default::default()).await;
+    let response = restarted.get("/v1").await;
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("x-fuel-cache"), "MISS");
+    assert_eq!(response.header("x-fuel-snapshot-cache"), "HIT");
+    assert_eq!(response.header("etag"), first.header("etag"));
     assert_eq!(app.source_requests(), 7, "served from the stored snapshots");
 }
 
@@ -237,24 +233,16 @@ async fn a_held_lease_makes_readers_wait_then_busy() {
         first_poll: std::time::Duration::from_millis(100),
         ..Default::default()
     };
-    let state = app_state_with(&sim, &clock, store.clone(), None, fill);
-    let router = wafuel::app::build_router(state);
+    let config = wafuel::app::AppConfig { fill, ..app_config(&sim, &clock, store.clone(), None) };
+    let server = Server::start(config, Default::default()).await;
     // Another replica holds the fill lease of the product-4 extract.
     let now = clock.now();
     let until = now.checked_add(SignedDuration::from_secs(60)).expect("t");
     assert!(store.claim("extract:4:2026-09-29", "elsewhere", now, until, false).await.expect("claim"));
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let r = router
-        .clone()
-        .oneshot(axum::http::Request::get("/v1?product=4").body(axum::body::Body::empty()).expect("req"))
-        .await
-        .expect("resp");
-    assert_eq!(r.status(), 503);
-    assert_eq!(r.headers()["retry-after"], "2");
-    let body = r.into_body().collect().await.expect("body").to_bytes();
-    let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(doc["errors"][0]["code"], "cache_refresh_busy");
+    let r = server.get("/v1?product=4").await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), "2");
+    assert_eq!(r.json()["errors"][0]["code"], "cache_refresh_busy");
     assert_eq!(sim.state.request_count(), 0, "the lease holder is fetching, not us");
     // The other replica publishes; readers are served its snapshot.
     let quotes = {
@@ -275,12 +263,9 @@ async fn a_held_lease_makes_readers_wait_then_busy() {
         quotes: Arc::new(quotes),
     };
     assert!(store.publish(&published, "elsewhere", None).await.expect("publish"));
-    let r = router
-        .oneshot(axum::http::Request::get("/v1?product=4").body(axum::body::Body::empty()).expect("req"))
-        .await
-        .expect("resp");
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["x-fuel-snapshot-cache"], "HIT");
+    let r = server.get("/v1?product=4").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-fuel-snapshot-cache"), "HIT");
     assert_eq!(sim.state.request_count(), 1, "only the other replica's fetch");
 }
 

@@ -347,17 +347,6 @@ pub fn app_state(
     wafuel::app::build_state(app_config(sim, clock, store, public_origin)).expect("state")
 }
 
-pub fn app_state_with(
-    sim: &SimHandle,
-    clock: &Arc<ManualClock>,
-    store: Arc<dyn wafuel::store::Store>,
-    public_origin: Option<&str>,
-    fill: wafuel::snapshot::FillConfig,
-) -> wafuel::http::AppState {
-    let config = wafuel::app::AppConfig { fill, ..app_config(sim, clock, store, public_origin) };
-    wafuel::app::build_state(config).expect("state")
-}
-
 /// The application's configuration over a store, talking to `sim` with short client limits,
 /// on the test's clock.
 pub fn app_config(
