@@ -310,25 +310,19 @@ async fn a_failed_fill_releases_its_lease() {
     assert!(store.claim("extract:1:2026-09-29", "another-replica", now, until, false).await.expect("claim"));
 }
 
+/// The application's admin port says ready while its store answers, and not ready once it
+/// fails.
 #[tokio::test]
 async fn readiness_follows_the_store() {
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let dir = tempfile::tempdir().expect("dir");
-    let store = sqlite_store(&dir).await;
-    let admin = wafuel::server::admin_router(Arc::new(wafuel::server::StoreReadiness(store)));
-    let ready = |router: axum::Router| async move {
-        let r = router
-            .oneshot(axum::http::Request::get("/readyz").body(axum::body::Body::empty()).expect("req"))
-            .await
-            .expect("resp");
-        let status = r.status().as_u16();
-        let body = r.into_body().collect().await.expect("body").to_bytes();
-        (status, String::from_utf8_lossy(&body).to_string())
+    let app = TestApp::new().await;
+    let ready = || async {
+        let r =
+            http().get(format!("http://{}/readyz", app.server.admin)).send().await.expect("admin answers");
+        (r.status().as_u16(), r.text().await.expect("body"))
     };
-    assert_eq!(ready(admin.clone()).await.0, 200);
-    drop_sqlite_table(&dir, "snapshots").await;
-    let (status, body) = ready(admin).await;
+    assert_eq!(ready().await.0, 200);
+    drop_sqlite_table(&app.dir, "snapshots").await;
+    let (status, body) = ready().await;
     assert_eq!(status, 503, "{body}");
     assert!(body.starts_with("not ready"));
 }
