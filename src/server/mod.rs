@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use crate::telemetry;
 
 /// Request ids, a log line per request inside its span, and metrics by route: one layer.
-pub fn with_observability(router: Router) -> Router {
+fn with_observability(router: Router) -> Router {
     router.layer(axum::middleware::from_fn(telemetry::observe))
 }
 
@@ -35,18 +35,6 @@ pub type Shortcut = Arc<
 pub struct Site {
     pub router: Router,
     pub shortcut: Option<Shortcut>,
-}
-
-impl Site {
-    /// One request answered as the public port answers it (the shortcut, then the router and
-    /// its layers, telemetry around both): the integration tests send every request here.
-    pub async fn answer(&self, request: axum::http::Request<axum::body::Body>) -> axum::response::Response {
-        use hyper::service::Service as _;
-        match SiteService(self.clone()).call(request).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        }
-    }
 }
 
 impl From<Router> for Site {
@@ -263,7 +251,7 @@ pub async fn serve_until(
 
 /// Accept connections and serve HTTP/1.1 on each with header size and read-time limits;
 /// on `shutdown`, stop accepting and let in-flight requests finish (at most 30 s).
-pub async fn serve_connections(
+async fn serve_connections(
     listener: TcpListener,
     app: impl Into<Site>,
     limits: &ServerLimits,

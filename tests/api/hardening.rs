@@ -6,20 +6,19 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use wafuel::server::{ServerLimits, serve_connections};
+use wafuel::server::ServerLimits;
 use wafuel::sim::Faults;
 
 use crate::support::*;
 
-/// A second public port over a test app's state with limits of the test's own, as `serve`
-/// assembles it (`app::public_site`, request ids and log lines), on a random local port. A
-/// test with the default limits uses the application's own port (`app.server.addr`).
+/// A second public port over a test app's state (its caches shared) with limits of the
+/// test's own, served as `serve` serves its ports (`server::serve_until`), on a random local
+/// port. A test with the default limits uses the application's own port (`app.server.addr`).
 pub(crate) async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
     let site = wafuel::app::public_site(app.state.clone(), &limits);
-    let site = wafuel::server::Site { router: wafuel::server::with_observability(site.router), ..site };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { serve_connections(listener, site, &limits, std::future::pending()).await });
+    tokio::spawn(wafuel::server::serve_until(vec![(listener, site)], limits, std::future::pending(), || {}));
     addr
 }
 
