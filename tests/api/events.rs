@@ -35,10 +35,10 @@ struct EventStream {
 }
 
 impl EventStream {
-    /// The next event (comments, heartbeats and `retry:` skipped), or `None` when `wait` ends
-    /// first or the stream does.
-    async fn next(&mut self, wait: Duration) -> Option<Received> {
-        let deadline = tokio::time::Instant::now() + wait;
+    /// The next event (comments, heartbeats and `retry:` skipped), or `None` when the stream
+    /// ends or [`ARRIVES`] passes first.
+    async fn next(&mut self) -> Option<Received> {
+        let deadline = tokio::time::Instant::now() + ARRIVES;
         loop {
             while let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -75,8 +75,7 @@ impl EventStream {
     async fn until(&mut self, until: i64) -> Vec<Received> {
         let mut all = Vec::new();
         loop {
-            let e =
-                self.next(ARRIVES).await.unwrap_or_else(|| panic!("sentinel {until} never came: {all:?}"));
+            let e = self.next().await.unwrap_or_else(|| panic!("sentinel {until} never came: {all:?}"));
             if e.id == until {
                 return all;
             }
@@ -167,7 +166,7 @@ async fn a_publish_reaches_every_replica_once(app: TestApp, store: Arc<dyn Store
     assert!(first.data["stations"].as_u64().is_some_and(|n| n > 0));
     let date = first.data["date"].as_str().expect("date");
     assert_eq!(date.len(), 10);
-    assert_eq!(on_b.next(ARRIVES).await.as_ref(), Some(first), "the same event on the other replica");
+    assert_eq!(on_b.next().await.as_ref(), Some(first), "the same event on the other replica");
     // Replica B reads the stored catalog: no new publish, no event. Another product's
     // publish reaches only the stream that asked for every product.
     assert_eq!(b.get("/v1?product=1").await.status, 200);
@@ -250,7 +249,7 @@ async fn a_republish_with_changed_prices_is_updated_with_the_count() {
     let store = sqlite_store(&app.dir).await;
     let mut events = stream(&app.server, "/v1/events?product=1").await;
     publish(&app, 1).await;
-    let published = events.next(ARRIVES).await.expect("published");
+    let published = events.next().await.expect("published");
     let key = format!("extract:1:{}", published.data["date"].as_str().expect("date"));
     // Two stations repriced and one gone: three changed.
     republish(&store, &key, 1, |quotes| {
@@ -259,7 +258,7 @@ async fn a_republish_with_changed_prices_is_updated_with_the_count() {
         quotes.pop();
     })
     .await;
-    let updated = events.next(ARRIVES).await.expect("updated");
+    let updated = events.next().await.expect("updated");
     assert_eq!(updated.kind, "updated");
     assert_eq!(updated.id, published.id + 1);
     assert_eq!(updated.data["changed"], 3);
@@ -302,7 +301,7 @@ async fn resume_replays_what_was_missed_and_nothing_else() {
     assert_eq!(two.until(end_of_two).await, vec![seen[1].clone()]);
     // An id this store never gave: start from now with a reset naming the newest id.
     let mut ahead = stream(&app.server, "/v1/events?since=999").await;
-    let reset = ahead.next(ARRIVES).await.expect("reset");
+    let reset = ahead.next().await.expect("reset");
     assert_eq!((reset.kind.as_str(), reset.id), ("reset", end_of_two));
     assert_eq!(reset.data["lastEventId"], end_of_two);
     let later = sentinel(&store, 1).await;
@@ -408,7 +407,7 @@ async fn an_announced_publish_reaches_held_prices_at_once() {
     let b = replica(&app, store.clone()).await;
     let mut on_b = stream(&b, "/v1/events?product=1").await;
     publish(&app, 1).await;
-    let published = on_b.next(ARRIVES).await.expect("published");
+    let published = on_b.next().await.expect("published");
     let first = get_json(&b, "/v1/stations?product=1&limit=1").await;
     let station = first["data"][0]["id"].as_str().expect("id").to_string();
     let before = first["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("price");
@@ -418,7 +417,7 @@ async fn an_announced_publish_reaches_held_prices_at_once() {
         q.price += 5.0;
     })
     .await;
-    let updated = on_b.next(ARRIVES).await.expect("updated");
+    let updated = on_b.next().await.expect("updated");
     assert_eq!((updated.kind.as_str(), &updated.data["changed"]), ("updated", &Value::from(1)));
     let after = get_json(&b, &format!("/v1/stations/{station}")).await;
     let now = after["data"]["attributes"]["price"]["products"]["1"].as_f64().expect("price");
@@ -456,7 +455,7 @@ async fn a_resume_ahead_of_this_replicas_reader_gets_no_repeat() {
     assert_eq!(status, 200);
     // B's reader broadcasts the event a moment later: the stream that was open gets it, the
     // resumed one, which had it, does not get it again.
-    assert_eq!(started.next(ARRIVES).await.map(|e| e.id), Some(newest));
+    assert_eq!(started.next().await.map(|e| e.id), Some(newest));
     let after = sentinel(&store, 1).await;
     assert_eq!(resumed.until(after).await, vec![], "nothing after {newest} and nothing again");
 }
@@ -472,14 +471,14 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
         publish(&app, product).await;
     }
     // Exactly these two (the prune below counts every event stored).
-    let seen = [live.next(ARRIVES).await.expect("one"), live.next(ARRIVES).await.expect("two")];
+    let seen = [live.next().await.expect("one"), live.next().await.expect("two")];
     let later = wafuel::time::Clock::now(&*app.clock)
         .checked_add(jiff::SignedDuration::from_hours(9 * 24))
         .expect("t");
     assert_eq!(store.prune_events(later).await.expect("prune"), 2);
     assert_eq!(store.events_pruned_through().await.expect("read"), seen[1].id);
     let mut old = stream(&app.server, &format!("/v1/events?since={}", seen[0].id)).await;
-    let reset = old.next(ARRIVES).await.expect("reset");
+    let reset = old.next().await.expect("reset");
     assert_eq!((reset.kind.as_str(), reset.id), ("reset", seen[1].id));
     let after = sentinel(&store, 1).await;
     assert_eq!(old.until(after).await, vec![]);
