@@ -50,7 +50,23 @@ const PAGE: i64 = 1_000;
 #[derive(Debug)]
 pub struct Fanned {
     pub event: Arc<Event>,
-    pub prices: HashMap<Arc<AlertFilter>, Option<Arc<PriceAlert>>>,
+    pub prices: HashMap<Arc<AlertFilter>, Option<Arc<AlertPrice>>>,
+}
+
+/// What one alert reports for one catalog, with its `data` as the web layer writes it:
+/// written by the first stream that sends it and shared by every other stream with the same
+/// alert, so a thousand streams watching one area serialise it once.
+#[derive(Debug)]
+pub struct AlertPrice {
+    pub report: PriceAlert,
+    /// The written `data`; `None` inside when it could not be written (a bug, logged once).
+    pub written: std::sync::OnceLock<Option<Arc<str>>>,
+}
+
+impl AlertPrice {
+    pub fn new(report: PriceAlert) -> Arc<Self> {
+        Arc::new(Self { report, written: std::sync::OnceLock::new() })
+    }
 }
 
 /// The replica's event fan-out.
@@ -201,16 +217,16 @@ impl EventHub {
 
     /// The `price` data of `alert` for `event`, read from the stored catalogs (a stream
     /// replaying what it missed, or one whose alert the reader had not yet seen).
-    pub async fn price_for(&self, alert: &AlertFilter, event: &Event) -> Option<Arc<PriceAlert>> {
+    pub async fn price_for(&self, alert: &AlertFilter, event: &Event) -> Option<Arc<AlertPrice>> {
         if event.product != alert.product {
             return None;
         }
         let (day, before) = self.days(event.product, event.date).await;
-        price_event(alert, event.date, day.as_ref()?, before.as_ref()).map(Arc::new)
+        price_event(alert, event.date, day.as_ref()?, before.as_ref()).map(AlertPrice::new)
     }
 
     /// Every held alert of the event's product, evaluated once against its catalogs.
-    async fn evaluate(&self, event: &Event) -> HashMap<Arc<AlertFilter>, Option<Arc<PriceAlert>>> {
+    async fn evaluate(&self, event: &Event) -> HashMap<Arc<AlertFilter>, Option<Arc<AlertPrice>>> {
         let alerts: Vec<Arc<AlertFilter>> =
             crate::sync::lock(&self.alerts).keys().filter(|a| a.product == event.product).cloned().collect();
         if alerts.is_empty() {
@@ -222,7 +238,7 @@ impl EventHub {
             .into_iter()
             .map(|alert| {
                 let data = day.as_ref().and_then(|d| price_event(&alert, event.date, d, before.as_ref()));
-                (alert, data.map(Arc::new))
+                (alert, data.map(AlertPrice::new))
             })
             .collect::<HashMap<_, _>>();
         metrics::histogram!("wafuel_alert_evaluation_seconds").record(started.elapsed().as_secs_f64());

@@ -24,9 +24,8 @@ use super::errors::{ApiError, Flavor};
 use super::negotiate::accepts_event_stream;
 use super::state::AppState;
 use crate::cache_policy::CachePolicy;
-use crate::catalog::events::{AlertSlot, Event, EventHub, Resume, StreamSlot};
+use crate::catalog::events::{AlertPrice, AlertSlot, Event, EventHub, Resume, StreamSlot};
 use crate::model::codes::ProductCode;
-use crate::model::documents::PriceAlert;
 use crate::model::error_code::{ErrorCode, detail};
 use crate::query::events::{EventsQuery, event_id, parse_events};
 
@@ -69,7 +68,7 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
     // What a resuming client missed, each event with its `price` event first when it has one
     // (computed once per catalog: a publish and its updates read the same stored prices).
     let mut missed = Vec::new();
-    let mut computed: HashMap<(ProductCode, Date), Option<Arc<PriceAlert>>> = HashMap::new();
+    let mut computed: HashMap<(ProductCode, Date), Option<Arc<AlertPrice>>> = HashMap::new();
     for event in resume.missed.iter().filter(|e| wanted(&query, e)) {
         if let Some(alert) = &alert {
             let data = match computed.get(&(event.product, event.date)) {
@@ -230,18 +229,44 @@ fn wanted(query: &EventsQuery, event: &Event) -> bool {
     query.products.contains(&event.product)
 }
 
-/// The `price` event of an alert, with the id of the event it comes before (none if it
-/// could not be written, which is a bug, logged: the event itself is still sent).
-fn price_sse(id: i64, alert: &PriceAlert) -> Option<SseEvent> {
-    match crate::render::events::price_alert(alert) {
-        Ok(data) => Some(SseEvent::default().id(id.to_string()).event("price").data(data)),
+/// The `price` event of an alert, with the id of the event it comes before; its `data` is
+/// written once for every stream with the alert (none if it could not be written, which is a
+/// bug, logged: the event itself is still sent).
+fn price_sse(id: i64, price: &AlertPrice) -> Option<SseEvent> {
+    let data = price.written.get_or_init(|| match crate::render::events::price_alert(&price.report) {
+        Ok(data) => Some(Arc::from(data)),
         Err(e) => {
             tracing::error!(error = %e, "price event not written");
             None
         }
-    }
+    });
+    data.as_deref().map(|data| SseEvent::default().id(id.to_string()).event("price").data(data))
 }
 
 fn sse(event: &Event) -> SseEvent {
     SseEvent::default().id(event.id.to_string()).event(event.kind.as_str()).data(event.data.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::documents::{AlertedStation, PriceAlert};
+
+    #[test]
+    fn a_price_is_written_once_for_every_stream_with_its_alert() {
+        let station = AlertedStation { id: "a1".into(), name: "A".into(), price: 179.9, previous: None };
+        let report = PriceAlert {
+            date: jiff::civil::date(2026, 11, 25),
+            product: ProductCode::UNLEADED,
+            stations: vec![station],
+        };
+        let price = AlertPrice::new(report);
+        assert!(price.written.get().is_none(), "nothing is written before a stream sends it");
+        assert!(price_sse(7, &price).is_some());
+        let first = price.written.get().cloned().flatten().expect("written by the first stream");
+        assert!(first.contains("\"a1\""), "{first}");
+        assert!(price_sse(8, &price).is_some());
+        let again = price.written.get().cloned().flatten().expect("still written");
+        assert!(Arc::ptr_eq(&first, &again), "the second stream sends the same text");
+    }
 }
