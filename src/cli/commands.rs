@@ -237,7 +237,8 @@ async fn serve_api(
 
 /// `wafuel import-history`: archive files, or downloaded months, into the history store.
 pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyhow::Result<ExitCode> {
-    use crate::archive::import::{DownloadLimits, Importer, Plan, import_paths};
+    use crate::archive::download::DownloadLimits;
+    use crate::archive::import::{Importer, Plan, import_paths};
     use std::io::IsTerminal;
     let store = store::open(&args.store.store).await?;
     let mut importer = Importer::new(store.clone()).await?;

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use jiff::civil::date;
-use wafuel::archive::import::{ImportError, Importer, Plan, import_months, import_paths};
+use wafuel::archive::ImportError;
+use wafuel::archive::import::{Importer, Plan, import_months, import_paths};
 use wafuel::model::key::sha256_hex;
 use wafuel::store::Store;
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::Connection;
-use wafuel::archive::import::{ImportError, Importer, Plan};
+use wafuel::archive::ImportError;
+use wafuel::archive::import::{Importer, Plan};
 use wafuel::store::Store;
 
 use crate::support::*;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::error::ImportError;
+use crate::ImportError;
 use crate::list::ListedFile;
 
 /// Limits of an archive download.

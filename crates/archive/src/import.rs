@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use super::list::ListedFile;
 use super::{ArchiveError, ArchiveSite, ReadTally, SiteKey, read_prices};
+use crate::ImportError;
 use crate::download::download;
-pub use crate::download::{DownloadLimits, download_month, http_client, read_list};
-pub use crate::error::ImportError;
+use crate::download::{DownloadLimits, download_month, http_client, read_list};
 use crate::model::codes::ProductCode;
 use crate::store::archive::{
     ArchiveMove, ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,

@@ -9,7 +9,11 @@
 pub mod download;
 mod error;
 pub mod import;
-pub mod list; // The domain and the layers below under the names the service uses for them.
+pub mod list;
+
+pub use error::ImportError;
+
+// The domain and the layers below under the names the service uses for them.
 use wafuel_domain as model;
 use wafuel_source as source;
 use wafuel_store as store;
