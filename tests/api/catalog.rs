@@ -97,7 +97,7 @@ async fn another_replicas_publish_is_served_without_a_restart_postgres() {
 async fn never_repeated_queries_stay_within_the_byte_bounds() {
     const BOUND: u64 = 256 * 1024;
     let app = TestApp::new().await;
-    let mut state = app.state.clone();
+    let mut state = app.server.state.clone();
     state.rendered = wafuel::http::rendered::new_cache(BOUND);
     state.front = Default::default();
     let router = wafuel::app::build_router(state.clone());
@@ -159,7 +159,7 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
 async fn a_point_search_is_kept_from_its_second_ask() {
     let app = TestApp::new().await;
     let held = || async {
-        let docs = app.state.rendered.docs();
+        let docs = app.server.state.rendered.docs();
         docs.run_pending_tasks().await;
         docs.entry_count()
     };
@@ -190,7 +190,7 @@ async fn statistics_follow_a_history_write_by_another_replica() {
     let day = date(2026, 9, 29);
     let sel =
         wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", app.clock.now()).expect("q");
-    let data = app.state.catalog.prices().selection(&sel).await.expect("extract");
+    let data = app.server.state.catalog.prices().selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
     let brand = quotes[0].station.brand;
     let stats = |extra: &str| format!("/v1/stats?product=1&from=2026-09-29&to=2026-09-29{extra}");

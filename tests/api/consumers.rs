@@ -618,7 +618,8 @@ async fn enrich_some(app: &TestApp) -> PlacesHandle {
         ..EnrichConfig::default()
     };
     let store = sqlite_store(&app.dir).await;
-    let report = enrich_pass(app.state.catalog.prices(), &store, &client, &config).await.expect("pass");
+    let report =
+        enrich_pass(app.server.state.catalog.prices(), &store, &client, &config).await.expect("pass");
     assert!(report.matched > 50, "enrichment present on some stations: {report:?}");
     places
 }

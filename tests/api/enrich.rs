@@ -62,7 +62,7 @@ impl Enrich {
     }
 
     async fn pass(&self, config: &EnrichConfig) -> EnrichReport {
-        enrich_pass(self.app.state.catalog.prices(), &self.store, &self.client(KEY), config)
+        enrich_pass(self.app.server.state.catalog.prices(), &self.store, &self.client(KEY), config)
             .await
             .expect("pass")
     }
@@ -265,7 +265,7 @@ async fn refusals_pause_a_day_and_rate_limits_an_hour() {
     }
     // A wrong key is a refusal by the provider too.
     let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-w")]).await;
-    let report = enrich_pass(e.app.state.catalog.prices(), &e.store, &e.client("wrong"), &config())
+    let report = enrich_pass(e.app.server.state.catalog.prices(), &e.store, &e.client("wrong"), &config())
         .await
         .expect("pass");
     assert_eq!(report.failed, 1);

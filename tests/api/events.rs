@@ -379,7 +379,7 @@ async fn streams_past_the_limit_are_refused_with_503() {
 async fn shutdown_ends_streams_with_a_comment() {
     let app = TestApp::new().await;
     let (_, _, s) = open(&app.server, "/v1/events", &[]).await;
-    app.state.events.close();
+    app.server.state.events.close();
     let rest = tokio::time::timeout(ARRIVES, s.body.collect()).await.expect("the stream ends").expect("body");
     let text = String::from_utf8(rest.to_bytes().to_vec()).expect("utf8");
     assert!(text.contains(": server shutting down; reconnect with Last-Event-ID"), "{text:?}");
@@ -496,12 +496,13 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     // Read in process: over a socket, the kernel's buffers would read for the idle client.
     use tower::ServiceExt;
     let request = axum::http::Request::get("/v1/events?product=1").body(Body::empty()).expect("request");
-    let response = app.router.clone().oneshot(request).await.expect("infallible");
+    let response =
+        wafuel::app::build_router(app.server.state.clone()).oneshot(request).await.expect("infallible");
     assert_eq!(response.status(), 200);
     let idle = response.into_body();
     publish(&app, 1).await;
     let first = store.last_event_id().await.expect("read");
-    let key = format!("extract:1:{}", app.state.catalog.now().to_zoned(wafuel::time::perth()).date());
+    let key = format!("extract:1:{}", app.server.state.catalog.now().to_zoned(wafuel::time::perth()).date());
     // Five stations, then one repriced at a time: 300 `updated` events, cheap to write.
     republish(&store, &key, 1, |quotes| quotes.truncate(5)).await;
     for _ in 1..300 {
@@ -511,7 +512,7 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     assert_eq!(newest, first + 300);
     // Once the reader has fanned all of them out, the idle stream is read: it ends.
     let deadline = tokio::time::Instant::now() + ARRIVES;
-    while app.state.events.read_through() < newest {
+    while app.server.state.events.read_through() < newest {
         assert!(tokio::time::Instant::now() < deadline, "the reader never caught up");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -628,7 +629,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     // hears it late.
     let published = store.last_event_id().await.expect("read");
     until("both readers read today's publish", || {
-        app.state.events.read_through() >= published && b.state.events.read_through() >= published
+        app.server.state.events.read_through() >= published && b.state.events.read_through() >= published
     })
     .await;
     let mut a_near = stream(&app.server, &near_alert).await;
@@ -705,9 +706,9 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     let rest = after.until(end).await;
     assert!(rest.iter().all(|e| e.id > first), "{rest:?}");
     // Two streams with the same alert are one alert to evaluate.
-    assert_eq!(app.state.events.alerts(), 2, "near and rise");
+    assert_eq!(app.server.state.events.alerts(), 2, "near and rise");
     let _twin = stream(&app.server, &near_alert).await;
-    assert_eq!(app.state.events.alerts(), 2, "the same near alert again");
+    assert_eq!(app.server.state.events.alerts(), 2, "the same near alert again");
 }
 
 /// Ask replica A for a day's product-1 catalog (published into the store if new).

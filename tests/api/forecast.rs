@@ -200,7 +200,7 @@ async fn after_publication_tomorrow_is_known_and_is_the_published_median() {
     let app = TestApp::at(date(2026, 9, 29).at(15, 0, 0, 0)).await;
     seed(&app, date(2026, 9, 29), 80).await;
     // The warm pass publishes today and tomorrow, and writes both into the history.
-    let report = wafuel::jobs::warm::warm_pass(app.state.catalog.prices()).await;
+    let report = wafuel::jobs::warm::warm_pass(app.server.state.catalog.prices()).await;
     assert!(report.refreshed >= 14, "{report:?}");
     let a = attrs(&app.get("/v1/forecast?product=1&horizon=3").await);
     let days = a["days"].as_array().expect("days");

@@ -15,7 +15,7 @@ use crate::support::*;
 /// test's own, served as `serve` serves its ports (`server::serve_until`), on a random local
 /// port. A test with the default limits uses the application's own port (`app.server.addr`).
 pub(crate) async fn listen(app: &TestApp, limits: ServerLimits) -> SocketAddr {
-    let site = wafuel::app::public_site(app.state.clone(), &limits);
+    let site = wafuel::app::public_site(app.server.state.clone(), &limits);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(wafuel::server::serve_until(vec![(listener, site)], limits, std::future::pending(), || {}));
@@ -382,10 +382,10 @@ async fn event_streams_on_their_own_connections() {
     let (size, chunk) = body.split_once("\r\n").expect("a chunk");
     let size = usize::from_str_radix(size, 16).expect("a chunk size");
     assert!(chunk.len() >= size && chunk[..size].starts_with("retry: 3000"), "{body:?}");
-    assert_eq!(app.state.events.streams(), 1);
+    assert_eq!(app.server.state.events.streams(), 1);
     drop(s);
     let gone = Instant::now();
-    while app.state.events.streams() > 0 {
+    while app.server.state.events.streams() > 0 {
         assert!(gone.elapsed() < Duration::from_secs(5), "the closed stream was never given back");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -457,7 +457,7 @@ async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
         app.clock.now()
     })
     .expect("q");
-    let data = app.state.catalog.prices().selection(&sel).await.expect("extract");
+    let data = app.server.state.catalog.prices().selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
     let d = date(2026, 9, 29);
     let first = store.record(&one(d, &quotes)).await.expect("record");

@@ -68,10 +68,8 @@ pub fn http() -> reqwest::Client {
 pub struct TestApp {
     pub sim: SimHandle,
     pub clock: Arc<ManualClock>,
+    /// The running application; its state is `server.state`.
     pub server: Server,
-    /// The router alone over the same state, for the event streams read frame by frame.
-    pub router: axum::Router,
-    pub state: wafuel::http::AppState,
     /// Holds the SQLite store's directory for the test's lifetime.
     pub dir: tempfile::TempDir,
 }
@@ -201,8 +199,7 @@ impl TestApp {
         dir: tempfile::TempDir,
     ) -> Self {
         let server = Server::start(config, wafuel::server::ServerLimits::default()).await;
-        let state = server.state.clone();
-        Self { router: wafuel::app::build_router(state.clone()), state, server, sim, clock, dir }
+        Self { server, sim, clock, dir }
     }
 
     pub fn source_requests(&self) -> usize {

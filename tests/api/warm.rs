@@ -14,7 +14,7 @@ async fn warm_refreshes_even_fresh_snapshots() {
     assert_eq!(app.get("/v1").await.status, 200);
     assert_eq!(app.source_requests(), 7);
     app.clock.advance(Duration::from_secs(600));
-    let report = warm_pass(app.state.catalog.prices()).await;
+    let report = warm_pass(app.server.state.catalog.prices()).await;
     assert_eq!(report.refreshed, 7);
     assert!(report.failed.is_empty());
     assert_eq!(app.source_requests(), 14);
@@ -30,7 +30,7 @@ async fn warm_refreshes_even_fresh_snapshots() {
 async fn a_failing_store_fails_the_warm_pass_as_the_store() {
     let app = TestApp::new().await;
     drop_sqlite_table(&app.dir, "snapshots").await;
-    let report = warm_pass(app.state.catalog.prices()).await;
+    let report = warm_pass(app.server.state.catalog.prices()).await;
     assert_eq!(report.refreshed, 0);
     assert_eq!(report.failed.len(), 7, "{:?}", report.failed);
     assert!(report.failed.iter().all(|(_, code)| *code == "store_unavailable"), "{:?}", report.failed);
@@ -48,7 +48,7 @@ async fn failed_or_empty_replacements_keep_the_old_prices() {
         assert_eq!(app.get("/v1").await.status, 200);
         app.sim.state.set_faults(faults.clone());
         app.clock.advance(Duration::from_secs(600));
-        let report = warm_pass(app.state.catalog.prices()).await;
+        let report = warm_pass(app.server.state.catalog.prices()).await;
         assert_eq!(report.failed.len(), 7, "{faults:?}");
         let r = app.get("/v1?product=1&brand=5").await;
         assert_eq!(r.status, 200, "{faults:?}");
@@ -60,7 +60,7 @@ async fn failed_or_empty_replacements_keep_the_old_prices() {
 #[tokio::test]
 async fn warm_before_six_covers_yesterday_and_today() {
     let app = TestApp::at(jiff::civil::date(2026, 9, 29).at(5, 0, 0, 0)).await;
-    let report = warm_pass(app.state.catalog.prices()).await;
+    let report = warm_pass(app.server.state.catalog.prices()).await;
     assert_eq!(report.refreshed, 14);
     let days: std::collections::BTreeSet<String> = app
         .sim
