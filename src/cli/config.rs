@@ -50,7 +50,8 @@ pub enum Command {
     /// load tests, other replicas and failure drills.
     SimulateSource(SimulateArgs),
     /// Run one warm pass over the store (refresh the catalog extracts), then exit; non-zero
-    /// if any extract failed.
+    /// if any extract failed, each printed with why: the source's error code (for example
+    /// `upstream_unavailable`), or `store_unavailable` when the store could not be read.
     Warm(WarmArgs),
     /// Run one enrichment pass (Google Places), then exit.
     Enrich(EnrichArgs),
