@@ -200,70 +200,47 @@ where
     Ok(out)
 }
 
-// The two implementations below are the only code that names a database's connection type.
-#[async_trait::async_trait]
-impl Conn for sqlx::SqliteConnection {
-    async fn execute(&mut self, s: Statement) -> Result<u64, StoreError> {
-        let (text, args) = s.parts::<sqlx::Sqlite>()?;
-        Ok(sqlx::query_with(text, args).execute(self).await?.rows_affected())
-    }
+/// `Conn` for one sqlx connection type: the two backends differ only in the types, so the
+/// implementation is written once. These two expansions are the only code that names a
+/// database's connection type.
+macro_rules! conn_for {
+    ($connection:ty, $database:ty) => {
+        #[async_trait::async_trait]
+        impl Conn for $connection {
+            async fn execute(&mut self, s: Statement) -> Result<u64, StoreError> {
+                let (text, args) = s.parts::<$database>()?;
+                Ok(sqlx::query_with(text, args).execute(self).await?.rows_affected())
+            }
 
-    async fn fetch_all<R: Record>(&mut self, s: Statement) -> Result<Vec<R>, StoreError> {
-        let (text, args) = s.parts::<sqlx::Sqlite>()?;
-        Ok(sqlx::query_as_with::<_, R, _>(text, args).fetch_all(self).await?)
-    }
+            async fn fetch_all<R: Record>(&mut self, s: Statement) -> Result<Vec<R>, StoreError> {
+                let (text, args) = s.parts::<$database>()?;
+                Ok(sqlx::query_as_with::<_, R, _>(text, args).fetch_all(self).await?)
+            }
 
-    async fn fetch_optional<R: Record>(&mut self, s: Statement) -> Result<Option<R>, StoreError> {
-        let (text, args) = s.parts::<sqlx::Sqlite>()?;
-        Ok(sqlx::query_as_with::<_, R, _>(text, args).fetch_optional(self).await?)
-    }
+            async fn fetch_optional<R: Record>(&mut self, s: Statement) -> Result<Option<R>, StoreError> {
+                let (text, args) = s.parts::<$database>()?;
+                Ok(sqlx::query_as_with::<_, R, _>(text, args).fetch_optional(self).await?)
+            }
 
-    async fn fetch_each<R: Record>(
-        &mut self,
-        s: Statement,
-        each: &mut (dyn FnMut(R) + Send),
-    ) -> Result<(), StoreError> {
-        use futures::TryStreamExt;
-        let (text, args) = s.parts::<sqlx::Sqlite>()?;
-        let mut rows = sqlx::query_as_with::<_, R, _>(text, args).fetch(self);
-        while let Some(row) = rows.try_next().await? {
-            each(row);
+            async fn fetch_each<R: Record>(
+                &mut self,
+                s: Statement,
+                each: &mut (dyn FnMut(R) + Send),
+            ) -> Result<(), StoreError> {
+                use futures::TryStreamExt;
+                let (text, args) = s.parts::<$database>()?;
+                let mut rows = sqlx::query_as_with::<_, R, _>(text, args).fetch(self);
+                while let Some(row) = rows.try_next().await? {
+                    each(row);
+                }
+                Ok(())
+            }
         }
-        Ok(())
-    }
+    };
 }
 
-#[async_trait::async_trait]
-impl Conn for sqlx::PgConnection {
-    async fn execute(&mut self, s: Statement) -> Result<u64, StoreError> {
-        let (text, args) = s.parts::<sqlx::Postgres>()?;
-        Ok(sqlx::query_with(text, args).execute(self).await?.rows_affected())
-    }
-
-    async fn fetch_all<R: Record>(&mut self, s: Statement) -> Result<Vec<R>, StoreError> {
-        let (text, args) = s.parts::<sqlx::Postgres>()?;
-        Ok(sqlx::query_as_with::<_, R, _>(text, args).fetch_all(self).await?)
-    }
-
-    async fn fetch_optional<R: Record>(&mut self, s: Statement) -> Result<Option<R>, StoreError> {
-        let (text, args) = s.parts::<sqlx::Postgres>()?;
-        Ok(sqlx::query_as_with::<_, R, _>(text, args).fetch_optional(self).await?)
-    }
-
-    async fn fetch_each<R: Record>(
-        &mut self,
-        s: Statement,
-        each: &mut (dyn FnMut(R) + Send),
-    ) -> Result<(), StoreError> {
-        use futures::TryStreamExt;
-        let (text, args) = s.parts::<sqlx::Postgres>()?;
-        let mut rows = sqlx::query_as_with::<_, R, _>(text, args).fetch(self);
-        while let Some(row) = rows.try_next().await? {
-            each(row);
-        }
-        Ok(())
-    }
-}
+conn_for!(sqlx::SqliteConnection, sqlx::Sqlite);
+conn_for!(sqlx::PgConnection, sqlx::Postgres);
 
 #[cfg(test)]
 mod tests {
