@@ -184,8 +184,22 @@ fn ids(doc: &Value) -> Vec<String> {
 }
 
 /// A port free now, for a server that must come back on the same address after a restart.
+/// It is taken below the range the kernel hands out for port 0 and for outgoing connections
+/// (`net.ipv4.ip_local_port_range`): every other test listens on port 0, so a port from that
+/// range could be taken by another test's server between this check and the demo's bind.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("addr").port()
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let below = 10_000..low.max(10_001);
+    // A start that differs between runs and processes, then the first port that binds.
+    let start = (std::process::id() as u64 ^ jiff::Timestamp::now().subsec_nanosecond() as u64)
+        % u64::from(below.end - below.start);
+    (0..u64::from(below.end - below.start))
+        .map(|k| below.start + ((start + k) % u64::from(below.end - below.start)) as u16)
+        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .expect("a free port below the ephemeral range")
 }
 
 /// libfaketime, preloaded straight into `wafuel` (the `faketime` wrapper forks, and killing it
