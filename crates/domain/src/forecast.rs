@@ -59,6 +59,16 @@ pub const WAIT_MIN_SAVING: f64 = 1.0;
 pub const LIKELY: f64 = 0.5;
 /// An error within this (c/L) counts as close, for the accuracy said in words.
 pub const CLOSE_CENTS: f64 = 2.0;
+/// Cycles the cycle profile is averaged over.
+const PROFILE_CYCLES: usize = 5;
+/// The profile's period for a series without a cycle: retail prices' week.
+const WEEK: usize = 7;
+/// How much each older replayed error weighs against the one after it, in the blend.
+const BLEND_DECAY: f64 = 0.95;
+/// Replayed errors a horizon day needs before they choose the blend.
+const BLEND_MIN_ERRORS: usize = 14;
+/// The cycle model's share of a forecast before the replay has chosen one.
+const UNPROVEN_SHARE: f64 = 0.5;
 
 fn days(n: i64) -> Span {
     Span::new().days(n)
@@ -449,6 +459,70 @@ pub struct Outlook {
     pub next_hike: Option<Date>,
     /// The most likely days between hikes, when there is a cycle.
     pub period_days: Option<usize>,
+    /// Per day after the basis: the cycle profile's price ([`cycle_profile`]).
+    pub profile: Vec<f64>,
+    /// The cycle model's forecast is flat (no cycle, or a station that does not follow it).
+    pub flat: bool,
+}
+
+impl Outlook {
+    /// The forecast price `step + 1` days after the basis: the cycle model's median and the
+    /// cycle profile, mixed as `blend` says.
+    pub fn median(&self, step: usize, blend: &[Option<f64>]) -> Option<f64> {
+        let (model, profile) = self.parts(step)?;
+        // Before the replay has a say: an even mix where the model sees a cycle (the profile
+        // steadies its timing and size), the model alone where it sees none (a flat pricer's
+        // own weeks are noise until shown otherwise).
+        let unproven = if self.flat { 1.0 } else { UNPROVEN_SHARE };
+        let w = blend.get(step).copied().flatten().unwrap_or(unproven);
+        Some(mix(w, model, profile))
+    }
+
+    /// The two forecasts mixed for day `step + 1`: the cycle model's median and the weekly
+    /// profile.
+    fn parts(&self, step: usize) -> Option<(f64, f64)> {
+        let (model, _) = *self.days.get(step)?;
+        Some((model, self.profile.get(step).copied().unwrap_or(model)))
+    }
+}
+
+/// The forecast that gives the cycle model a share `w` and the cycle profile the rest.
+fn mix(w: f64, model: f64, profile: f64) -> f64 {
+    w * model + (1.0 - w) * profile
+}
+
+/// The model's shares the blend chooses from: 0, 0.1, … 1.
+const MIXES: usize = 11;
+
+fn mix_share(i: usize) -> f64 {
+    i as f64 / (MIXES - 1) as f64
+}
+
+/// The series' cycle profile from `anchor` (its price on the basis day, index `end`): per
+/// day ahead, the mean change over the same days of its last [`PROFILE_CYCLES`] cycles of
+/// `period` days, with those cycles' net drift taken out, then a share ([`TREND_KEPT`]) of
+/// that drift put back. It is the "one cycle ago" naive made steadier: several cycles instead
+/// of one, and a trend only partly carried (the level wanders with wholesale prices). Without
+/// a cycle of prices to read, the anchor.
+fn cycle_profile(series: &Daily, end: usize, anchor: f64, steps: usize, period: usize) -> Vec<f64> {
+    let period = period.max(1);
+    let cycle_change = |to: usize| Some(series.at(to)? - series.at(to.checked_sub(period)?)?);
+    let drifts: Vec<f64> =
+        (0..PROFILE_CYCLES).filter_map(|j| cycle_change(end.checked_sub(period * j)?)).collect();
+    let drift = mean(&drifts).unwrap_or(0.0) / period as f64;
+    (1..=steps)
+        .map(|k| {
+            // Cycles far enough back that day `k` after their start is known.
+            let first = k.div_ceil(period);
+            let changes: Vec<f64> = (first..first + PROFILE_CYCLES)
+                .filter_map(|j| {
+                    let from = end.checked_sub(period * j)?;
+                    Some(series.at(from + k)? - series.at(from)? - drift * k as f64)
+                })
+                .collect();
+            anchor + mean(&changes).unwrap_or(0.0) + TREND_KEPT * drift * k as f64
+        })
+        .collect()
 }
 
 impl Subject<'_> {
@@ -540,8 +614,20 @@ impl Subject<'_> {
             now,
             days: out,
             days_since_hike: phase,
+            // A station that does not answer the market is forecast flat, whatever the cycle.
+            flat: pattern.is_none() || own.is_some_and(|(_, r)| r == Response::default()),
             next_hike,
             period_days: pattern.as_ref().map(Pattern::period),
+            profile: {
+                let period = pattern.as_ref().map_or(WEEK, Pattern::period);
+                match self.station {
+                    Some(station) => match station.index(basis) {
+                        Some(i) => cycle_profile(station, i, now, steps, period),
+                        None => vec![now; steps],
+                    },
+                    None => cycle_profile(self.market, end, now, steps, period),
+                }
+            },
         })
     }
 }
@@ -680,6 +766,12 @@ pub struct Replay {
     pub advice: (usize, f64, f64),
     /// Origins that were hike days, and how many of them were told to wait.
     pub hike_days: (usize, usize),
+    /// Per horizon day, the replayed errors of each mix of the cycle model and the weekly
+    /// profile ([`mix_share`]), summed with the newest weighing most ([`BLEND_DECAY`]), and
+    /// how many days were scored.
+    pub blend_errors: Vec<([f64; MIXES], usize)>,
+    /// Forecasts whose day has not come by the origin replayed: (day, step, model, profile).
+    pending: Vec<(Date, usize, (f64, f64))>,
 }
 
 /// The accuracy an answer shows, per horizon day (day+1 first).
@@ -699,6 +791,9 @@ pub struct Accuracy {
     pub hindsight_saving: Option<f64>,
     /// The 10th and 90th percentiles of the signed errors (the 80 % interval), per day.
     pub bands: Vec<Option<(f64, f64)>>,
+    /// Per day after the basis, the cycle model's share of the forecast (the rest is the
+    /// cycle profile's), as the replayed errors chose it; `None` before they can.
+    pub blend: Vec<Option<f64>>,
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -724,6 +819,7 @@ impl Replay {
             naive: vec![Vec::new(); MAX_HORIZON],
             cycle_ago: vec![Vec::new(); MAX_HORIZON],
             weekly: vec![Vec::new(); MAX_HORIZON],
+            blend_errors: vec![([0.0; MIXES], 0); MAX_HORIZON],
             ..Replay::default()
         };
         let mut origin = first;
@@ -732,10 +828,52 @@ impl Replay {
             let Ok(next) = origin.tomorrow() else { break };
             origin = next;
         }
+        r.score(subject, last);
         r
     }
 
+    /// Scores the pending forecasts whose day has come by `known` (its price is known).
+    fn score(&mut self, subject: Subject<'_>, known: Date) {
+        let pending = std::mem::take(&mut self.pending);
+        for (day, step, parts) in pending {
+            if day > known {
+                self.pending.push((day, step, parts));
+                continue;
+            }
+            let (Some(actual), Some(errors)) = (subject.actual(day), self.blend_errors.get_mut(step)) else {
+                continue;
+            };
+            let (model, profile) = parts;
+            for (i, sum) in errors.0.iter_mut().enumerate() {
+                *sum = BLEND_DECAY * *sum + (actual - mix(mix_share(i), model, profile)).abs();
+            }
+            errors.1 += 1;
+        }
+    }
+
+    /// The cycle model's share per horizon day: of the mixes 0, 0.1, … 1 of it and the weekly
+    /// profile, the one whose replayed errors were least (the newest weighing most); none
+    /// until a day has [`BLEND_MIN_ERRORS`] errors ([`Outlook::median`] then decides).
+    fn blend(&self) -> Vec<Option<f64>> {
+        (0..MAX_HORIZON)
+            .map(|step| match self.blend_errors.get(step) {
+                Some((errors, n)) if *n >= BLEND_MIN_ERRORS => {
+                    // The highest share among equals: the model, unless the profile helps.
+                    let mut best = MIXES - 1;
+                    for (i, e) in errors.iter().enumerate().rev() {
+                        if *e < errors[best] - 1e-9 {
+                            best = i;
+                        }
+                    }
+                    Some(mix_share(best))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     fn add(&mut self, subject: Subject<'_>, origin: Date, last: Date) {
+        self.score(subject, origin);
         if subject.market.days_before(origin) < MIN_HISTORY_DAYS {
             return;
         }
@@ -744,10 +882,15 @@ impl Replay {
         self.days += 1;
         let period = detected_period(subject.market, origin);
         let date = |h: usize| origin.checked_add(days(h as i64)).ok();
+        let blend = self.blend();
         let mut forecast_days = Vec::with_capacity(MAX_HORIZON);
-        for (k, &(median, probability)) in outlook.days.iter().enumerate() {
+        for (k, &(model, probability)) in outlook.days.iter().enumerate() {
             let h = k + 1;
             let Some(day) = date(h).filter(|d| *d <= last) else { break };
+            let median = outlook.median(k, &blend).unwrap_or(model);
+            if let Some(parts) = outlook.parts(k) {
+                self.pending.push((day, k, parts));
+            }
             forecast_days.push(ForecastDay {
                 date: day,
                 median,
@@ -829,6 +972,7 @@ impl Replay {
                     (!sorted.is_empty()).then(|| (quantile(&sorted, 0.1), quantile(&sorted, 0.9)))
                 })
                 .collect(),
+            blend: self.blend(),
         }
     }
 
@@ -905,7 +1049,8 @@ pub fn forecast(
     }
     for h in (out.len() + 1)..=horizon {
         let step = usize::try_from(gap + h as i64 - 1).ok();
-        let Some(&(median, probability)) = step.and_then(|s| outlook.days.get(s)) else { break };
+        let Some(&(_, probability)) = step.and_then(|s| outlook.days.get(s)) else { break };
+        let Some(median) = step.and_then(|s| outlook.median(s, &accuracy.blend)) else { break };
         let date = as_of.checked_add(days(h as i64)).unwrap_or(as_of);
         let (lo, hi) = accuracy.bands.get(h - 1).copied().flatten().unwrap_or_else(|| {
             // No replayed error yet: a hike's size a day, wide and honest.

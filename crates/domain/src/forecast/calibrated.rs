@@ -233,6 +233,9 @@ fn on_the_calibrated_market_the_forecast_keeps_the_real_targets() {
     let (model, last): (Vec<f64>, Vec<f64>) =
         (0..MAX_HORIZON).map(|k| (mean_abs(&replay.errors[k]), mean_abs(&replay.naive[k]))).unzip();
     assert!(model[0] <= 0.7 * last[0], "day+1 {model:?} against {last:?}");
+    // The cycle profile in the blend: day+1 at least as good as the weekly-seasonal naive.
+    let weekly: Vec<f64> = (0..MAX_HORIZON).map(|k| mean_abs(&replay.weekly[k])).collect();
+    assert!(model[0] <= weekly[0], "day+1 {model:?} against the weekly-seasonal {weekly:?}");
     assert!(model.iter().zip(&last).all(|(m, l)| m <= l), "{model:?} against {last:?}");
     let (hikes, hit) = replay.hikes;
     let (alarms, false_alarms) = replay.alarms;
@@ -256,7 +259,7 @@ fn on_the_calibrated_market_stations_beat_their_own_price() {
             worst = worst.max(m / n);
         }
     }
-    // Real Metro sites, pooled: 0.74 (docs/forecast.md).
-    assert!(model <= 0.75 * naive, "stations day+1 {:.2}", model / naive);
+    // Real Metro sites, pooled: 0.66 (docs/forecast.md); here 0.70.
+    assert!(model <= 0.72 * naive, "stations day+1 {:.2}", model / naive);
     assert!(worst <= 1.2, "worst station {worst:.2}");
 }

@@ -245,11 +245,25 @@ fn a_series_without_a_cycle_is_forecast_flat() {
     let subject = market_only(&diesel);
     let accuracy = Replay::run(subject, day(0), day(299)).accuracy();
     let f = forecast(subject, day(299), 7, false, &accuracy).expect("forecast");
-    let last = (diesel.get(day(299)).expect("price") * 10.0).round() / 10.0;
-    assert!(f.days.iter().all(|d| d.median == last && d.hike_probability == 0.0), "{:?}", f.days);
+    let last = diesel.get(day(299)).expect("price");
+    // The cycle model is flat; the weekly profile (no cycle: the week), carrying a little of the slow drift, is
+    // mixed in only as far as the replay found it missing less than that.
+    assert!(
+        f.days.iter().all(|d| (d.median - last).abs() < 1.0 && d.hike_probability == 0.0),
+        "{:?}",
+        f.days
+    );
     assert_eq!((f.period_days, f.days_since_hike, f.next_hike), (None, None, None));
     assert_eq!(f.advice.action, Action::Either);
     assert!(accuracy.mae[0].expect("mae") < 1.5);
+    for (mae, naive) in accuracy.mae.iter().zip(&accuracy.naive_mae) {
+        assert!(
+            mae.expect("mae") <= naive.expect("naive") + 0.05,
+            "{:?} {:?}",
+            accuracy.mae,
+            accuracy.naive_mae
+        );
+    }
 }
 
 /// Diesel unwinding a shock: down 12 c/L a week, no cycle. Half that pace is carried on, and
