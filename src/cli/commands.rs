@@ -309,7 +309,7 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
 /// `wafuel backtest`: the forecast replayed on a store's history, as a table.
 pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<ExitCode> {
     use crate::catalog::forecast::market_series;
-    use crate::model::forecast::{RECENT_DAYS, REPLAY_DAYS, Replay, Subject};
+    use crate::model::forecast::{REPLAY_DAYS, Replay, Subject};
     let store = store::open(&args.store).await?;
     let history: &dyn crate::store::history::HistoryStore = store.as_ref();
     let newest =
@@ -320,7 +320,7 @@ pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<
     let to = args.to.unwrap_or(newest.date);
     let from = args.from.unwrap_or_else(|| to.checked_sub(jiff::Span::new().days(REPLAY_DAYS)).unwrap_or(to));
     anyhow::ensure!(from < to, "--from {from} is not before --to {to}");
-    let first = from.checked_sub(jiff::Span::new().days(RECENT_DAYS as i64)).unwrap_or(from);
+    let first = Replay::reads_from(from);
     let market = market_series(history, args.product, args.region.as_deref(), (first, to)).await?;
     let replay = Replay::run(Subject { market: &market, station: None }, from, to);
     let name = crate::model::codes::product(args.product.get()).map_or("", |p| p.name);

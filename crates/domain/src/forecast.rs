@@ -67,6 +67,9 @@ const WEEK: usize = 7;
 const BLEND_DECAY: f64 = 0.95;
 /// Replayed errors a horizon day needs before they choose the blend.
 const BLEND_MIN_ERRORS: usize = 14;
+/// Days before the first replayed origin whose forecasts are scored for the blend only (so
+/// the blend has its evidence from the first reported day on), not for the accuracy.
+pub const BLEND_LEAD_DAYS: i64 = 91;
 /// The cycle model's share of a forecast before the replay has chosen one.
 const UNPROVEN_SHARE: f64 = 0.5;
 
@@ -822,9 +825,13 @@ impl Replay {
             blend_errors: vec![([0.0; MIXES], 0); MAX_HORIZON],
             ..Replay::default()
         };
-        let mut origin = first;
+        let mut origin = first.checked_sub(days(BLEND_LEAD_DAYS)).unwrap_or(first);
         while origin < last {
-            r.add(subject, origin, last);
+            if origin < first {
+                r.lead(subject, origin);
+            } else {
+                r.add(subject, origin, last);
+            }
             let Ok(next) = origin.tomorrow() else { break };
             origin = next;
         }
@@ -870,6 +877,28 @@ impl Replay {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The first day a replay from `first` reads: its lead-in's origins and the weeks each
+    /// of them reads.
+    pub fn reads_from(first: Date) -> Date {
+        first.checked_sub(days(BLEND_LEAD_DAYS + RECENT_DAYS as i64)).unwrap_or(Date::MIN)
+    }
+
+    /// An origin before the replayed ones: its forecasts only wait to be scored for the blend.
+    fn lead(&mut self, subject: Subject<'_>, origin: Date) {
+        self.score(subject, origin);
+        if subject.market.days_before(origin) < MIN_HISTORY_DAYS || subject.actual(origin).is_none() {
+            return;
+        }
+        let Some(outlook) = subject.outlook(origin, MAX_HORIZON) else { return };
+        for k in 0..MAX_HORIZON {
+            let (Some(day), Some(parts)) = (origin.checked_add(days(k as i64 + 1)).ok(), outlook.parts(k))
+            else {
+                continue;
+            };
+            self.pending.push((day, k, parts));
+        }
     }
 
     fn add(&mut self, subject: Subject<'_>, origin: Date, last: Date) {

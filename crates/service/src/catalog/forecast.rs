@@ -11,7 +11,7 @@ use super::market::{StationFilter, market};
 use super::{Catalog, CatalogError};
 use crate::model::codes::{ProductCode, RegionCode};
 use crate::model::documents::ForecastDoc;
-use crate::model::forecast::{Accuracy, Daily, RECENT_DAYS, REPLAY_DAYS, Replay, Subject, forecast};
+use crate::model::forecast::{Accuracy, Daily, REPLAY_DAYS, Replay, Subject, forecast};
 use crate::model::station::cents;
 use crate::query::forecast::ForecastQuery;
 use crate::store::StoreError;
@@ -29,10 +29,10 @@ pub fn accuracies() -> Accuracies {
     moka::sync::Cache::new(KEPT_ACCURACIES)
 }
 
-/// The first day a forecast at `as_of` reads: its replays' year and the weeks each replay
-/// reads before its origin.
+/// The first day a forecast at `as_of` reads: its replays' year, their lead-in and the weeks
+/// each replay reads before its origin.
 pub fn first_day(as_of: Date) -> Date {
-    as_of.checked_sub(Span::new().days(REPLAY_DAYS + RECENT_DAYS as i64)).unwrap_or(Date::MIN)
+    Replay::reads_from(first_origin(as_of))
 }
 
 /// The first replayed origin of a forecast at `as_of`.
