@@ -429,3 +429,20 @@ fn a_cycle_that_lengthens_is_not_split() {
     let longer = pattern_of(&lengthened);
     assert!(longer.intervals[14] > 0.0, "{:?}", longer.intervals);
 }
+
+/// A replay over a short window still opens with a chosen blend: the forecasts of the 91
+/// days before its first origin are scored for the blend (not for the accuracy).
+#[test]
+fn a_short_replay_has_its_blend_from_the_days_before_it() {
+    let (market, _) = panel(DAYS);
+    let replay = Replay::run(market_only(&market), day(DAYS - 10), day(DAYS - 1));
+    assert_eq!(replay.days, 9, "only the window's origins are counted");
+    let accuracy = replay.accuracy();
+    assert!(accuracy.blend.iter().all(Option::is_some), "{:?}", accuracy.blend);
+    // A market whose history only just reaches the window's first origin has no days before
+    // it to score: nine origins are too few to choose, and the prior decides.
+    let young = Daily::new((DAYS - 66..DAYS).filter_map(|t| Some((day(t), market.at(t)?))));
+    let replay = Replay::run(market_only(&young), day(DAYS - 10), day(DAYS - 1));
+    assert_eq!(replay.days, 9);
+    assert!(replay.accuracy().blend.iter().all(Option::is_none), "{:?}", replay.accuracy().blend);
+}
