@@ -12,6 +12,11 @@
 //! (a hazard per day since the last hike, from those intervals), each with its probability;
 //! a day's forecast is the median over them. A series with fewer than [`MIN_EPISODES`]
 //! episodes in the window has no cycle: its forecast is flat.
+//!
+//! Beside that cycle model, the *cycle profile*: the last five cycles' average change from
+//! the same day on. Each horizon day's forecast mixes the two in the share whose replayed
+//! errors were least (the replay keeps each forecast until its day is known, so every
+//! replayed day chooses from errors known by then).
 
 use jiff::Span;
 use jiff::civil::Date;
@@ -481,7 +486,7 @@ impl Outlook {
         Some(mix(w, model, profile))
     }
 
-    /// The two forecasts mixed for day `step + 1`: the cycle model's median and the weekly
+    /// The two forecasts mixed for day `step + 1`: the cycle model's median and the cycle
     /// profile.
     fn parts(&self, step: usize) -> Option<(f64, f64)> {
         let (model, _) = *self.days.get(step)?;
@@ -769,10 +774,10 @@ pub struct Replay {
     pub advice: (usize, f64, f64),
     /// Origins that were hike days, and how many of them were told to wait.
     pub hike_days: (usize, usize),
-    /// Per horizon day, the replayed errors of each mix of the cycle model and the weekly
+    /// Per horizon day, the replayed errors of each mix of the cycle model and the cycle
     /// profile ([`mix_share`]), summed with the newest weighing most ([`BLEND_DECAY`]), and
     /// how many days were scored.
-    pub blend_errors: Vec<([f64; MIXES], usize)>,
+    blend_errors: Vec<([f64; MIXES], usize)>,
     /// Forecasts whose day has not come by the origin replayed: (day, step, model, profile).
     pending: Vec<(Date, usize, (f64, f64))>,
 }
@@ -858,7 +863,7 @@ impl Replay {
         }
     }
 
-    /// The cycle model's share per horizon day: of the mixes 0, 0.1, … 1 of it and the weekly
+    /// The cycle model's share per horizon day: of the mixes 0, 0.1, … 1 of it and the cycle
     /// profile, the one whose replayed errors were least (the newest weighing most); none
     /// until a day has [`BLEND_MIN_ERRORS`] errors ([`Outlook::median`] then decides).
     fn blend(&self) -> Vec<Option<f64>> {
