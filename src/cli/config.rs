@@ -66,7 +66,9 @@ pub enum Command {
     /// ("same as the last known day", "same as one cycle ago", weekly-seasonal: the last price
     /// plus the same days' change a week earlier) and against the best of them, the mean over
     /// the horizon against each day's best, the hike hit and false-alarm rates, and what
-    /// following the advice saved against what hindsight would have. `--to D` replays exactly what
+    /// following the advice saved against what hindsight would have. The forecasts of the 91
+    /// days before --from are replayed too, unreported, to choose how the cycle model and the
+    /// cycle profile mix from the first day on. `--to D` replays exactly what
     /// `/v1/forecast?asOf=D` reports as its accuracy.
     Backtest(BacktestArgs),
 }

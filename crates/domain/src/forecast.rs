@@ -74,7 +74,7 @@ const BLEND_DECAY: f64 = 0.95;
 const BLEND_MIN_ERRORS: usize = 14;
 /// Days before the first replayed origin whose forecasts are scored for the blend only (so
 /// the blend has its evidence from the first reported day on), not for the accuracy.
-pub const BLEND_LEAD_DAYS: i64 = 91;
+const BLEND_LEAD_DAYS: i64 = 91;
 /// The cycle model's share of a forecast before the replay has chosen one.
 const UNPROVEN_SHARE: f64 = 0.5;
 
@@ -833,7 +833,8 @@ impl Replay {
         let mut origin = first.checked_sub(days(BLEND_LEAD_DAYS)).unwrap_or(first);
         while origin < last {
             if origin < first {
-                r.lead(subject, origin);
+                // The lead-in: scored for the blend only.
+                r.step(subject, origin, last);
             } else {
                 r.add(subject, origin, last);
             }
@@ -846,21 +847,19 @@ impl Replay {
 
     /// Scores the pending forecasts whose day has come by `known` (its price is known).
     fn score(&mut self, subject: Subject<'_>, known: Date) {
-        let pending = std::mem::take(&mut self.pending);
-        for (day, step, parts) in pending {
+        let blend_errors = &mut self.blend_errors;
+        self.pending.retain(|&(day, step, (model, profile))| {
             if day > known {
-                self.pending.push((day, step, parts));
-                continue;
+                return true;
             }
-            let (Some(actual), Some(errors)) = (subject.actual(day), self.blend_errors.get_mut(step)) else {
-                continue;
-            };
-            let (model, profile) = parts;
-            for (i, sum) in errors.0.iter_mut().enumerate() {
-                *sum = BLEND_DECAY * *sum + (actual - mix(mix_share(i), model, profile)).abs();
+            if let (Some(actual), Some((sums, n))) = (subject.actual(day), blend_errors.get_mut(step)) {
+                for (i, sum) in sums.iter_mut().enumerate() {
+                    *sum = BLEND_DECAY * *sum + (actual - mix(mix_share(i), model, profile)).abs();
+                }
+                *n += 1;
             }
-            errors.1 += 1;
-        }
+            false
+        });
     }
 
     /// The cycle model's share per horizon day: of the mixes 0, 0.1, … 1 of it and the cycle
@@ -869,15 +868,10 @@ impl Replay {
     fn blend(&self) -> Vec<Option<f64>> {
         (0..MAX_HORIZON)
             .map(|step| match self.blend_errors.get(step) {
+                // `min_by` keeps the first of equals: the highest share, so the model alone
+                // unless the profile helps.
                 Some((errors, n)) if *n >= BLEND_MIN_ERRORS => {
-                    // The highest share among equals: the model, unless the profile helps.
-                    let mut best = MIXES - 1;
-                    for (i, e) in errors.iter().enumerate().rev() {
-                        if *e < errors[best] - 1e-9 {
-                            best = i;
-                        }
-                    }
-                    Some(mix_share(best))
+                    (0..MIXES).rev().min_by(|a, b| errors[*a].total_cmp(&errors[*b])).map(mix_share)
                 }
                 _ => None,
             })
@@ -890,41 +884,42 @@ impl Replay {
         first.checked_sub(days(BLEND_LEAD_DAYS + RECENT_DAYS as i64)).unwrap_or(Date::MIN)
     }
 
-    /// An origin before the replayed ones: its forecasts only wait to be scored for the blend.
-    fn lead(&mut self, subject: Subject<'_>, origin: Date) {
+    /// The outlook from `origin` with the origin's price, once the forecasts whose day has
+    /// come are scored; its days up to `last` wait to be scored for the blend. `None` when
+    /// the origin has too little history or no price.
+    fn step(&mut self, subject: Subject<'_>, origin: Date, last: Date) -> Option<(f64, Outlook)> {
         self.score(subject, origin);
-        if subject.market.days_before(origin) < MIN_HISTORY_DAYS || subject.actual(origin).is_none() {
-            return;
+        if subject.market.days_before(origin) < MIN_HISTORY_DAYS {
+            return None;
         }
-        let Some(outlook) = subject.outlook(origin, MAX_HORIZON) else { return };
+        let today = subject.actual(origin)?;
+        let outlook = subject.outlook(origin, MAX_HORIZON)?;
         for k in 0..MAX_HORIZON {
             let (Some(day), Some(parts)) = (origin.checked_add(days(k as i64 + 1)).ok(), outlook.parts(k))
             else {
                 continue;
             };
-            self.pending.push((day, k, parts));
+            if day <= last {
+                self.pending.push((day, k, parts));
+            }
         }
+        Some((today, outlook))
     }
 
+    /// A replayed origin: its forecasts are scored for the accuracy, with the blend chosen so
+    /// far ([`Replay::step`] keeps them for the blend too).
     fn add(&mut self, subject: Subject<'_>, origin: Date, last: Date) {
-        self.score(subject, origin);
-        if subject.market.days_before(origin) < MIN_HISTORY_DAYS {
-            return;
-        }
-        let Some(today) = subject.actual(origin) else { return };
-        let Some(outlook) = subject.outlook(origin, MAX_HORIZON) else { return };
+        let Some((today, outlook)) = self.step(subject, origin, last) else { return };
+        // Chosen from the errors known by the origin (`step` has just scored them).
+        let blend = self.blend();
         self.days += 1;
         let period = detected_period(subject.market, origin);
         let date = |h: usize| origin.checked_add(days(h as i64)).ok();
-        let blend = self.blend();
         let mut forecast_days = Vec::with_capacity(MAX_HORIZON);
         for (k, &(model, probability)) in outlook.days.iter().enumerate() {
             let h = k + 1;
             let Some(day) = date(h).filter(|d| *d <= last) else { break };
             let median = outlook.median(k, &blend).unwrap_or(model);
-            if let Some(parts) = outlook.parts(k) {
-                self.pending.push((day, k, parts));
-            }
             forecast_days.push(ForecastDay {
                 date: day,
                 median,

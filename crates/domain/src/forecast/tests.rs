@@ -166,6 +166,11 @@ fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
         }
     }
     assert!(checked >= 5, "{checked} hikes checked");
+    // The answer too (the blend mixes the model with the station's own profile, flat here).
+    let subject = Subject { market: &market, station: Some(&flat) };
+    let accuracy = Replay::run(subject, day(DAYS - 366), day(DAYS - 1)).accuracy();
+    let f = forecast(subject, day(DAYS - 1), 7, false, &accuracy).expect("forecast");
+    assert!(f.days.iter().all(|d| d.median == 163.9), "{:?}", f.days);
 }
 
 /// A station that follows only every other hike and moves in 4 c/L steps (FuelWatch's sticky
@@ -237,7 +242,7 @@ fn a_known_tomorrow_is_the_published_price() {
 }
 
 #[test]
-fn a_series_without_a_cycle_is_forecast_flat() {
+fn a_series_without_a_cycle_has_no_hike_and_no_day_worse_than_holding_its_price() {
     // Diesel: a slow drift and noise, no hikes.
     let diesel = Daily::new(
         (0..300).map(|t| (day(t), 190.0 + 4.0 * (t as f64 / 20.0).sin() + noise(7, t as u64) * 0.8)),
@@ -246,8 +251,8 @@ fn a_series_without_a_cycle_is_forecast_flat() {
     let accuracy = Replay::run(subject, day(0), day(299)).accuracy();
     let f = forecast(subject, day(299), 7, false, &accuracy).expect("forecast");
     let last = diesel.get(day(299)).expect("price");
-    // The cycle model is flat; the weekly profile (no cycle: the week), carrying a little of the slow drift, is
-    // mixed in only as far as the replay found it missing less than that.
+    // The cycle model is flat; the weekly profile, carrying a little of the slow drift, is
+    // mixed in only as far as the replay found it missing less than holding the price.
     assert!(
         f.days.iter().all(|d| (d.median - last).abs() < 1.0 && d.hike_probability == 0.0),
         "{:?}",
