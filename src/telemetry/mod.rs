@@ -96,18 +96,27 @@ pub fn metrics_handle() -> PrometheusHandle {
 }
 
 /// A new request id: a per-process random prefix and a counter, cheap and unique enough to
-/// join the log lines of one request.
+/// join the log lines of one request (`4eea2259-3170367`). Made for every answer to a client
+/// that sends none, so written without the formatting machinery.
 fn new_request_id() -> HeaderValue {
-    static PREFIX: OnceLock<u32> = OnceLock::new();
+    static PREFIX: OnceLock<[u8; 9]> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let prefix = *PREFIX.get_or_init(rand::random);
+    let prefix = PREFIX.get_or_init(|| {
+        let mut prefix = *b"00000000-";
+        let random: u32 = rand::random();
+        for (i, digit) in prefix[..8].iter_mut().enumerate() {
+            *digit = b"0123456789abcdef"[((random >> (28 - 4 * i)) & 0xf) as usize];
+        }
+        prefix
+    });
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut text = [0u8; 32];
-    let mut cursor = std::io::Cursor::new(&mut text[..]);
-    // 8 hex digits, a dash and at most 20 digits always fit in 32 bytes.
-    let _ = std::io::Write::write_fmt(&mut cursor, format_args!("{prefix:08x}-{n}"));
-    let len = usize::try_from(cursor.position()).unwrap_or(0);
-    HeaderValue::from_bytes(&text[..len]).unwrap_or(HeaderValue::from_static("-"))
+    let mut number = itoa::Buffer::new();
+    let digits = number.format(n).as_bytes();
+    // 9 bytes of prefix and at most 20 digits.
+    let mut text = [0u8; 29];
+    text[..9].copy_from_slice(prefix);
+    text[9..9 + digits.len()].copy_from_slice(digits);
+    HeaderValue::from_bytes(&text[..9 + digits.len()]).unwrap_or(HeaderValue::from_static("-"))
 }
 
 /// Route labels: the router's public and admin path patterns (`http::routes`), then "other"
@@ -322,40 +331,59 @@ mod tests {
         value
     }
 
-    /// The fast path's line is the line `observe` logs through its span, field for field.
+    /// The fast path's line is the line `observe` logs through its span, field for field:
+    /// for text that needs escaping and text that is written whole.
     #[test]
     fn a_direct_request_line_is_the_line_the_span_gives() {
-        let id = HeaderValue::from_static("client \"7\"");
-        let path = "/v1/stations/ab\\cd";
-        let started = Instant::now();
-        let spanned = crate::telemetry::json_log::tests::logged(|| {
-            record(
-                started,
-                1,
-                0,
-                axum::http::StatusCode::NOT_MODIFIED,
-                &request_span(&id, &axum::http::Method::GET, path),
-            );
-        });
-        // The latency the span's line measured (a second reading could fall in the next ms).
-        let latency = without_timestamp(spanned.trim_end())["latency"].as_str().map(str::to_string);
-        let latency_ms = latency.and_then(|l| l.strip_suffix(" ms")?.parse().ok()).expect("latency in ms");
-        let mut direct = String::new();
-        let fields = crate::telemetry::json_log::RequestLine {
-            request_id: "client \"7\"",
-            method: "GET",
-            path,
-            status: 304,
-            latency_ms,
+        for (id, path) in [("client \"7\"", "/v1/stations/ab\\cd"), ("4eea2259-3170367", "/v1")] {
+            let header = HeaderValue::from_str(id).expect("header");
+            let started = Instant::now();
+            let spanned = crate::telemetry::json_log::tests::logged(|| {
+                record(
+                    started,
+                    1,
+                    0,
+                    axum::http::StatusCode::NOT_MODIFIED,
+                    &request_span(&header, &axum::http::Method::GET, path),
+                );
+            });
+            // The latency the span's line measured (a second reading could fall in the next ms).
+            let latency = without_timestamp(spanned.trim_end())["latency"].as_str().map(str::to_string);
+            let latency_ms =
+                latency.and_then(|l| l.strip_suffix(" ms")?.parse().ok()).expect("latency in ms");
+            let mut direct = String::new();
+            let fields = crate::telemetry::json_log::RequestLine {
+                request_id: id,
+                method: "GET",
+                path,
+                status: 304,
+                latency_ms,
+            };
+            crate::telemetry::json_log::request_line(&mut direct, LOG_TARGET, &fields).expect("written");
+            assert!(direct.ends_with('\n') && direct.matches('\n').count() == 1, "one line: {direct}");
+            assert_eq!(without_timestamp(&direct), without_timestamp(spanned.trim_end()));
+            // Same order of keys, too (serde_json's map sorts them, so compare the text).
+            let keys = |line: &str| -> Vec<String> {
+                line.split("\":").filter_map(|part| part.rsplit('"').next().map(str::to_string)).collect()
+            };
+            assert_eq!(keys(&direct), keys(&spanned));
+        }
+    }
+
+    #[test]
+    fn made_request_ids_are_a_process_prefix_and_a_rising_count() {
+        let (first, second) = (new_request_id(), new_request_id());
+        let parts = |id: &HeaderValue| -> (String, u64) {
+            let text = id.to_str().expect("ascii");
+            let (prefix, count) = text.split_once('-').expect("a dash");
+            assert_eq!(prefix.len(), 8, "{text}");
+            assert!(prefix.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{text}");
+            (prefix.to_string(), count.parse().expect("a count"))
         };
-        crate::telemetry::json_log::request_line(&mut direct, LOG_TARGET, &fields).expect("written");
-        assert!(direct.ends_with('\n') && direct.matches('\n').count() == 1, "one line: {direct}");
-        assert_eq!(without_timestamp(&direct), without_timestamp(spanned.trim_end()));
-        // Same order of keys, too (serde_json's map sorts them, so compare the text).
-        let keys = |line: &str| -> Vec<String> {
-            line.split("\":").filter_map(|part| part.rsplit('"').next().map(str::to_string)).collect()
-        };
-        assert_eq!(keys(&direct), keys(&spanned));
+        let ((prefix, a), (same_prefix, b)) = (parts(&first), parts(&second));
+        assert_eq!(prefix, same_prefix);
+        assert!(b > a && a > 0, "{a} then {b}");
+        assert!(acceptable_request_id(first.as_bytes()), "a made id passes the check a client's does");
     }
 
     #[test]
