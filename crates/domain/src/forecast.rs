@@ -248,8 +248,13 @@ impl Pattern {
         if tail < 1e-9 {
             // Longer than any interval seen: a rise too small to see (or a day without prices)
             // most likely restarted the cycle on time, so the usual timing holds from there.
+            // Phases count 1 ..= period within each unseen cycle: a whole number of periods
+            // since the last hike seen is a hike's day (`period`), not the day of one (0).
             let period = self.period();
-            return if period > 0 { self.hazard(phase % period) } else { OVERDUE_HAZARD };
+            return match phase.checked_sub(1) {
+                Some(before) if period > 0 => self.hazard(before % period + 1),
+                _ => OVERDUE_HAZARD,
+            };
         }
         self.intervals.get(phase).copied().unwrap_or(0.0) / tail
     }
@@ -699,9 +704,12 @@ pub fn advise(today: f64, days: &[ForecastDay]) -> Advice {
         }
     };
     let first_rise = days.iter().enumerate().position(|(i, d)| rises(i, d));
-    // The cheapest predicted day of the horizon, the earliest of equals (waiting across an
-    // expected hike is right when the fall after it goes lower still).
-    let cheapest = days.iter().fold(None::<&ForecastDay>, |best, d| match best {
+    // The cheapest predicted day before the first expected rise, the earliest of equals.
+    // Never the days after it: a fall below today's price after a hike is a trend carried
+    // past the hike, and the hike is when trends turn (FuelWatch's July 2026: the first hike
+    // after a falling month held, and waiting for the forecast fall cost 15 c/L).
+    let before_rise = &days[..first_rise.unwrap_or(days.len())];
+    let cheapest = before_rise.iter().fold(None::<&ForecastDay>, |best, d| match best {
         Some(b) if b.median <= d.median => Some(b),
         _ => Some(d),
     });

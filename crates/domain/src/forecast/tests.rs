@@ -348,6 +348,11 @@ fn the_advice_rule() {
     let a = advise(190.0, &days);
     assert_eq!((a.action, a.until, a.saving), (Action::FillNow, Some(d(1)), Some(-14.0)));
     assert_eq!(a.reason, "Prices are likely to rise about 14 c/L on Thursday 26 November.");
+    // A hike tomorrow and a fall below today's price after it: the fall is not waited for
+    // (the hike is when a trend turns), fill now.
+    let days = [predicted(d(1), 204.0, 0.9), predicted(d(2), 196.0, 0.0), predicted(d(3), 185.0, 0.0)];
+    let a = advise(190.0, &days);
+    assert_eq!((a.action, a.until), (Action::FillNow, Some(d(1))));
     // Nothing moves: either.
     let days = [predicted(d(1), 190.2, 0.0), predicted(d(2), 189.5, 0.0)];
     let a = advise(190.0, &days);
@@ -413,6 +418,21 @@ fn an_interval_across_missing_days_is_not_a_cycle() {
     let outlook = market_only(&series).outlook(day(96), 3).expect("outlook");
     assert_eq!(outlook.period_days, Some(7));
     assert!(outlook.days[1].1 >= LIKELY, "{:?}", outlook.days);
+}
+
+/// FuelWatch's June 2026 gap, seen from its first day back: the hikes of the missing weeks
+/// are unseen, and the day a whole number of weeks after the last hike seen is a hike's day.
+#[test]
+fn a_hike_due_a_whole_number_of_cycles_after_the_last_seen_is_expected() {
+    let rises = vec![8.0; 14];
+    // Hikes on days 56, 63, 70, 77: those of 63 and 70 fall in the gap.
+    let missing: Vec<usize> = (57..76).collect();
+    let series = weekly(&rises, &missing);
+    let outlook = market_only(&series).outlook(day(76), 3).expect("outlook");
+    assert_eq!(outlook.period_days, Some(7));
+    let p: Vec<f64> = outlook.days.iter().map(|d| d.1).collect();
+    assert!(p[0] >= LIKELY && p[1] < 0.2, "day 77 is three weeks after day 56: {p:?}");
+    assert!(outlook.days[0].0 > outlook.now + HIKE_CENTS, "{:?}", outlook.days);
 }
 
 /// A cycle that really lengthens (no rise where the old hike was due) is read as longer,
