@@ -26,6 +26,11 @@ struct Escaped<'a, W: fmt::Write>(&'a mut W);
 
 impl<W: fmt::Write> fmt::Write for Escaped<'_, W> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
+        // Ids, methods, paths and messages almost never need escaping: one pass the compiler
+        // can vectorise (no early exit) decides, and such text is written whole.
+        if text.bytes().fold(true, |plain, b| plain & (b >= 0x20 && b != b'"' && b != b'\\')) {
+            return self.0.write_str(text);
+        }
         let mut start = 0;
         for (i, b) in text.bytes().enumerate() {
             let escape = match b {
@@ -52,14 +57,7 @@ impl<W: fmt::Write> fmt::Write for Escaped<'_, W> {
 /// Write `text` as a JSON string (quoted, escaped).
 fn write_str(w: &mut impl fmt::Write, text: &str) -> fmt::Result {
     w.write_char('"')?;
-    // Ids, methods and paths almost never need escaping: one pass that the compiler can
-    // vectorise (no early exit) decides, and such text is written whole.
-    let plain = text.bytes().fold(true, |plain, b| plain & (b >= 0x20 && b != b'"' && b != b'\\'));
-    if plain {
-        w.write_str(text)?;
-    } else {
-        Escaped(w).write_str(text)?;
-    }
+    Escaped(w).write_str(text)?;
     w.write_char('"')
 }
 
@@ -229,13 +227,10 @@ fn write_timestamp(w: &mut impl fmt::Write, at: jiff::Timestamp) -> fmt::Result 
         static SECOND: std::cell::RefCell<(i64, String)> = const { std::cell::RefCell::new((i64::MIN, String::new())) };
     }
     let (second, micros) = (at.as_second(), at.subsec_microsecond());
-    let Ok(mut micros) = u32::try_from(micros) else {
+    let (Ok(mut micros), false) = (u32::try_from(micros), second < 0) else {
         // Before 1970 the parts count differently; never on a running clock.
         return write!(w, "{at:.6}");
     };
-    if second < 0 {
-        return write!(w, "{at:.6}");
-    }
     let mut fraction = *b".000000Z";
     for digit in fraction[1..7].iter_mut().rev() {
         *digit = b'0' + (micros % 10) as u8;

@@ -99,24 +99,19 @@ pub fn metrics_handle() -> PrometheusHandle {
 /// join the log lines of one request (`4eea2259-3170367`). Made for every answer to a client
 /// that sends none, so written without the formatting machinery.
 fn new_request_id() -> HeaderValue {
-    static PREFIX: OnceLock<[u8; 9]> = OnceLock::new();
+    /// Eight hex digits and a dash, formatted once per process.
+    static PREFIX: OnceLock<String> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let prefix = PREFIX.get_or_init(|| {
-        let mut prefix = *b"00000000-";
-        let random: u32 = rand::random();
-        for (i, digit) in prefix[..8].iter_mut().enumerate() {
-            *digit = b"0123456789abcdef"[((random >> (28 - 4 * i)) & 0xf) as usize];
-        }
-        prefix
-    });
+    let prefix = PREFIX.get_or_init(|| format!("{:08x}-", rand::random::<u32>())).as_bytes();
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let mut number = itoa::Buffer::new();
     let digits = number.format(n).as_bytes();
     // 9 bytes of prefix and at most 20 digits.
     let mut text = [0u8; 29];
-    text[..9].copy_from_slice(prefix);
-    text[9..9 + digits.len()].copy_from_slice(digits);
-    HeaderValue::from_bytes(&text[..9 + digits.len()]).unwrap_or(HeaderValue::from_static("-"))
+    let len = prefix.len() + digits.len();
+    text[..prefix.len()].copy_from_slice(prefix);
+    text[prefix.len()..len].copy_from_slice(digits);
+    HeaderValue::from_bytes(&text[..len]).unwrap_or(HeaderValue::from_static("-"))
 }
 
 /// Route labels: the router's public and admin path patterns (`http::routes`), then "other"

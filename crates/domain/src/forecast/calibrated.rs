@@ -263,3 +263,29 @@ fn on_the_calibrated_market_stations_beat_their_own_price() {
     assert!(model <= 0.72 * naive, "stations day+1 {:.2}", model / naive);
     assert!(worst <= 1.2, "worst station {worst:.2}");
 }
+
+/// The advice against the plain rule it replaced, "wait for the cheapest predicted day of
+/// the horizon" (even past an expected hike), on the same forecasts of the calibrated
+/// market's last year. Here the plain rule saves a little more (the advice keeps 95 % of
+/// it: this market's level drifts on across hikes); on FuelWatch's real 2026 prices, where
+/// the hike is when the trend turned, the advice keeps 78 % of hindsight against the plain
+/// rule's 67 % (docs/forecast.md). Held here: the advice never falls far behind it.
+#[test]
+fn on_the_calibrated_market_the_advice_keeps_up_with_the_cheapest_predicted_day() {
+    let (market, _) = panel();
+    let subject = Subject { market: &market, station: None };
+    let accuracy = Replay::run(subject, day(DAYS - 366), day(DAYS - 1)).accuracy();
+    let paid = |today: f64, wait_for: Option<Date>| wait_for.and_then(|d| market.get(d)).unwrap_or(today);
+    let (mut advised, mut plain, mut days) = (0.0, 0.0, 0);
+    for t in DAYS - 366..DAYS - MAX_HORIZON {
+        let f = forecast(subject, day(t), MAX_HORIZON, false, &accuracy).expect("a forecast");
+        let today = market.at(t).expect("a price");
+        let until = (f.advice.action == Action::Wait).then_some(f.advice.until).flatten();
+        advised += today - paid(today, until);
+        let cheapest = f.days.iter().min_by(|a, b| a.median.total_cmp(&b.median)).expect("days");
+        plain += today - paid(today, (today - cheapest.median >= WAIT_MIN_SAVING).then_some(cheapest.date));
+        days += 1;
+    }
+    assert!(days > 300);
+    assert!(advised >= 0.9 * plain, "saved {advised:.1} c/L against the plain rule's {plain:.1}");
+}
