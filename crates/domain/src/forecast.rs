@@ -372,6 +372,19 @@ fn paths(pattern: Option<&Pattern>, phase: Option<usize>, steps: usize, drift: f
     live.into_iter().map(|(probability, _, _, deltas, events)| Path { probability, deltas, events }).collect()
 }
 
+/// A path's cumulative changes split into its hikes' running sum and its other moves' ([`split`]).
+fn hikes_and_drifts(deltas: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (mut hikes, mut drifts) = (Vec::with_capacity(deltas.len()), Vec::with_capacity(deltas.len()));
+    let (mut hike_sum, mut drift_sum, mut before) = (0.0, 0.0, 0.0);
+    for &delta in deltas {
+        let (hike, drift) = split(delta - before);
+        (hike_sum, drift_sum, before) = (hike_sum + hike, drift_sum + drift, delta);
+        hikes.push(hike_sum);
+        drifts.push(drift_sum);
+    }
+    (hikes, drifts)
+}
+
 /// The value at which the cumulative probability first reaches one half.
 fn weighted_median(mut values: Vec<(f64, f64)>) -> f64 {
     values.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -387,15 +400,19 @@ fn weighted_median(mut values: Vec<(f64, f64)>) -> f64 {
 }
 
 /// How a station's own price answers the market's moves, read from its recent weeks: its
-/// daily change against the market's change the same day (`same_day`) and the day before
-/// (`next_day`, a station that follows a hike a day late), by least squares without an
-/// intercept, each kept within 0..=1.5. A station that does not follow the cycle (a country
-/// or independent site, a flat pricer) reads about 0 and 0: its forecast stays at its own
-/// price.
+/// daily change against the market's hikes (rises of [`HIKE_CENTS`] or more) the same day
+/// (`hike`) and the day before (`hike_next_day`, a station that follows a hike a day late),
+/// and against the market's other moves the same day (`drift`), without an intercept, each
+/// kept within 0..=1.5. Hikes and the days between are read apart because Perth's stations
+/// answer them apart: many follow every hike and then hold their price in steps while the
+/// market slides, so one response to both would move them a little every day. A station that
+/// does not follow the cycle (a country or independent site, a flat pricer) reads about 0:
+/// its forecast stays at its own price.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Response {
-    same_day: f64,
-    next_day: f64,
+    hike: f64,
+    hike_next_day: f64,
+    drift: f64,
 }
 
 /// Pairs of days a station's response needs; fewer read as no response (flat).
@@ -404,51 +421,133 @@ const MIN_RESPONSE_DAYS: usize = 14;
 const MAX_RESPONSE: f64 = 1.5;
 /// Least share of a station's squared daily moves its response must explain to be used.
 const MIN_EXPLAINED: f64 = 0.4;
+/// Rounds of the reweighted fit ([`least_absolute`]); real stations settle within a few
+/// dozen.
+const FIT_ROUNDS: usize = 50;
+/// A day missed by less than this (c/L) weighs in the fit as if missed by this much:
+/// FuelWatch's prices step by a tenth of a cent, so a smaller miss is an exact fit.
+const FIT_FLOOR: f64 = 0.1;
+
+/// A market's change split into its hike part and its other part: (hike, drift).
+fn split(change: f64) -> (f64, f64) {
+    if change >= HIKE_CENTS { (change, 0.0) } else { (0.0, change) }
+}
+
+/// One day of a station against the market: the station's change, and the market's hike the
+/// same day, its hike the day before, and its other move the same day.
+type Move = (f64, [f64; 3]);
 
 impl Response {
     fn read(market: &Daily, station: &Daily, end: usize) -> Self {
         let lo = (end + 1).saturating_sub(RECENT_DAYS).max(2);
         let station_change = |i: usize| Some(station.get(market.date(i))? - station.get(market.date(i - 1))?);
-        // (the station's change, the market's that day, the market's the day before)
-        let moves: Vec<(f64, f64, f64)> = (lo..=end)
-            .filter_map(|i| Some((station_change(i)?, market.change(i)?, market.change(i - 1)?)))
+        let moves: Vec<Move> = (lo..=end)
+            .filter_map(|i| {
+                let (hike, drift) = split(market.change(i)?);
+                let (hike_before, _) = split(market.change(i - 1)?);
+                Some((station_change(i)?, [hike, hike_before, drift]))
+            })
             .collect();
-        let (mut sxx, mut sxz, mut szz, mut sxy, mut szy, mut syy) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        for &(y, x, z) in &moves {
-            (sxx, sxz, szz, sxy, szy, syy) =
-                (sxx + x * x, sxz + x * z, szz + z * z, sxy + x * y, szy + z * y, syy + y * y);
-        }
         let flat = Response::default();
         if moves.len() < MIN_RESPONSE_DAYS {
             return flat;
         }
-        let det = sxx * szz - sxz * sxz;
-        let (a, b) = if det.abs() > 1e-9 * (sxx * szz).max(1e-9) {
-            ((sxy * szz - szy * sxz) / det, (szy * sxx - sxy * sxz) / det)
-        } else if sxx > 0.0 {
-            (sxy / sxx, 0.0)
-        } else {
-            return flat;
-        };
-        let keep = |v: f64| if v.is_finite() { v.clamp(0.0, MAX_RESPONSE) } else { 0.0 };
-        let (a, b) = (keep(a), keep(b));
+        let fit = least_absolute(&moves);
+        let missed = |m: &Move| m.0 - dot(&fit, &m.1);
         // How much of the station's own moves the market's explain: little means a station
         // that moves on its own (or not at all), better forecast flat than by a noisy fit.
-        let explained = 2.0 * (a * sxy + b * szy) - (a * a * sxx + 2.0 * a * b * sxz + b * b * szz);
-        if syy <= 0.0 || explained / syy < MIN_EXPLAINED {
+        let syy: f64 = moves.iter().map(|m| m.0 * m.0).sum();
+        let unexplained: f64 = moves.iter().map(|m| missed(m).powi(2)).sum();
+        if syy <= 0.0 || 1.0 - unexplained / syy < MIN_EXPLAINED {
             return flat;
         }
-        // The fit is by squares, the forecast is judged by absolute errors: a station that
-        // holds its price most days and jumps now and then can be "explained" by the market's
-        // daily drift and still be better forecast standing still. Over the same weeks, the
-        // response must miss the station's daily moves by less than standing still does.
-        let missed: f64 = moves.iter().map(|&(y, x, z)| (y - a * x - b * z).abs()).sum();
-        let stood: f64 = moves.iter().map(|&(y, _, _)| y.abs()).sum();
-        if missed >= stood {
+        // Over the same weeks, the response must miss the station's daily moves by less than
+        // standing still does.
+        let by_response: f64 = moves.iter().map(|m| missed(m).abs()).sum();
+        let by_standing: f64 = moves.iter().map(|m| m.0.abs()).sum();
+        if by_response >= by_standing {
             return flat;
         }
-        Response { same_day: a, next_day: b }
+        let [hike, hike_next_day, drift] = fit;
+        Response { hike, hike_next_day, drift }
     }
+
+    /// The station's change from its anchor after a market path whose cumulative hikes and
+    /// other moves are `hikes` and `drifts` up to the day (index `step`); `last_hike` is the
+    /// market's hike the day before the basis.
+    fn moved(&self, hikes: &[f64], drifts: &[f64], step: usize, last_hike: f64) -> f64 {
+        let hikes_before = if step == 0 { 0.0 } else { hikes[step - 1] };
+        self.hike * hikes[step] + self.hike_next_day * (hikes_before + last_hike) + self.drift * drifts[step]
+    }
+}
+
+fn dot(a: &[f64; 3], b: &[f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// The response, each part within 0..=[`MAX_RESPONSE`], that misses the station's daily
+/// moves by the least in absolute terms: least squares reweighted by each day's miss until it
+/// settles, and standing still where that misses less. The forecast is judged by absolute
+/// errors, so the fit is too: squares would trade a station's usual day (no move) for a small
+/// move every day to halve a rare large miss.
+fn least_absolute(moves: &[Move]) -> [f64; 3] {
+    let missed = |fit: &[f64; 3]| moves.iter().map(|(y, x)| (y - dot(fit, x)).abs()).sum::<f64>();
+    let mut fit = weighted_fit(moves, |_| 1.0);
+    let mut best = ([0.0; 3], missed(&[0.0; 3]));
+    for _ in 0..FIT_ROUNDS {
+        let m = missed(&fit);
+        if m < best.1 {
+            best = (fit, m);
+        }
+        let before = fit;
+        fit = weighted_fit(moves, |(y, x)| 1.0 / (y - dot(&before, x)).abs().max(FIT_FLOOR));
+        if fit.iter().zip(&before).map(|(a, b)| (a - b).abs()).sum::<f64>() < 1e-4 {
+            break;
+        }
+    }
+    if missed(&fit) < best.1 {
+        best = (fit, missed(&fit));
+    }
+    best.0
+}
+
+/// Weighted least squares of the station's change on the market's three parts, each kept
+/// within 0..=[`MAX_RESPONSE`]. A part the weeks never show (no hike at all) reads 0: a
+/// vanishing ridge keeps the equations solvable.
+fn weighted_fit(moves: &[Move], weight: impl Fn(&Move) -> f64) -> [f64; 3] {
+    // The normal equations, each row [xᵀWx | xᵀWy].
+    let mut a = [[0.0f64; 4]; 3];
+    for m in moves {
+        let w = weight(m);
+        let (y, x) = m;
+        for (row, xr) in a.iter_mut().zip(x) {
+            for (cell, xc) in row.iter_mut().zip(x.iter().chain([y])) {
+                *cell += w * xr * xc;
+            }
+        }
+    }
+    let scale = (0..3).map(|i| a[i][i]).fold(0.0, f64::max);
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] += 1e-9 * scale + 1e-12;
+    }
+    // Gaussian elimination with partial pivoting.
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&p, &q| a[p][col].abs().total_cmp(&a[q][col].abs())).unwrap_or(col);
+        a.swap(col, pivot);
+        let pivot_row = a[col];
+        for row in a.iter_mut().skip(col + 1) {
+            let f = row[col] / pivot_row[col];
+            for (cell, p) in row.iter_mut().zip(pivot_row).skip(col) {
+                *cell -= f * p;
+            }
+        }
+    }
+    let mut x = [0.0; 3];
+    for r in (0..3).rev() {
+        let rest: f64 = (r + 1..3).map(|c| a[r][c] * x[c]).sum();
+        x[r] = (a[r][3] - rest) / a[r][r];
+    }
+    x.map(|v| if v.is_finite() { v.clamp(0.0, MAX_RESPONSE) } else { 0.0 })
 }
 
 /// What is forecast: the market's series, and one station's when the forecast is its own.
@@ -568,15 +667,14 @@ impl Subject<'_> {
             }
             None => None,
         };
-        // The market's move the day before the basis, for a station that follows a day late.
-        let last_move = end.checked_sub(1).and_then(|i| self.market.at(i)).map_or(0.0, |m| market_now - m);
-        // The subject's price after `step + 1` days on a path whose market moves are `deltas`.
-        let price = |deltas: &[f64], step: usize| match own {
+        // The market's hike the day before the basis, for a station that follows a day late.
+        let last_hike =
+            end.checked_sub(1).and_then(|i| self.market.at(i)).map_or(0.0, |m| split(market_now - m).0);
+        // The subject's price after `step + 1` days on a path whose market moves are `deltas`
+        // (its hikes and other moves summed apart in `parts`, for a station's response).
+        let price = |deltas: &[f64], parts: &(Vec<f64>, Vec<f64>), step: usize| match own {
             None => market_now + deltas[step],
-            Some((latest, r)) => {
-                let before = if step == 0 { 0.0 } else { deltas[step - 1] };
-                latest + r.same_day * deltas[step] + r.next_day * (before + last_move)
-            }
+            Some((latest, r)) => latest + r.moved(&parts.0, &parts.1, step, last_hike),
         };
         let now = match self.station {
             Some(s) => s.get(basis).or(own.map(|(latest, _)| latest)).unwrap_or(market_now),
@@ -592,10 +690,17 @@ impl Subject<'_> {
             _ => 0.0,
         };
         let all = paths(pattern.as_ref(), phase, steps, drift);
+        let split_paths: Vec<(Vec<f64>, Vec<f64>)> = match own {
+            Some(_) => all.iter().map(|p| hikes_and_drifts(&p.deltas)).collect(),
+            None => vec![(Vec::new(), Vec::new()); all.len()],
+        };
         let mut out = Vec::with_capacity(steps);
         for step in 0..steps {
-            let values: Vec<(f64, f64)> =
-                all.iter().map(|p| (price(&p.deltas, step), p.probability)).collect();
+            let values: Vec<(f64, f64)> = all
+                .iter()
+                .zip(&split_paths)
+                .map(|(p, parts)| (price(&p.deltas, parts, step), p.probability))
+                .collect();
             let hike: f64 = match (own, pattern.as_ref()) {
                 // The market hikes on an event day as often as its recent events were hikes.
                 (None, Some(pattern)) => {
@@ -605,12 +710,13 @@ impl Subject<'_> {
                 }
                 _ => all
                     .iter()
+                    .zip(&split_paths)
                     .zip(&values)
-                    .filter(|(p, (v, _))| {
-                        let before = if step == 0 { now } else { price(&p.deltas, step - 1) };
+                    .filter(|((p, parts), (v, _))| {
+                        let before = if step == 0 { now } else { price(&p.deltas, parts, step - 1) };
                         v - before >= HIKE_CENTS
                     })
-                    .map(|(p, _)| p.probability)
+                    .map(|((p, _), _)| p.probability)
                     .sum(),
             };
             out.push((weighted_median(values), hike.clamp(0.0, 1.0)));

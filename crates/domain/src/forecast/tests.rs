@@ -147,7 +147,7 @@ fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
     let end = DAYS - 1;
     let (flat_fit, late_fit) = (Response::read(&market, &flat, end), Response::read(&market, &late, end));
     assert_eq!(flat_fit, Response::default());
-    assert!(late_fit.same_day < 0.2 && late_fit.next_day > 0.8, "{late_fit:?}");
+    assert!(late_fit.hike < 0.2 && late_fit.hike_next_day > 0.8, "{late_fit:?}");
     // On the days the market hikes (by the generated cycle), the flat station's forecast is
     // its own price; the late one's hike is forecast for the day after.
     let mut checked = 0;
@@ -171,6 +171,39 @@ fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
     let accuracy = Replay::run(subject, day(DAYS - 366), day(DAYS - 1)).accuracy();
     let f = forecast(subject, day(DAYS - 1), 7, false, &accuracy).expect("forecast");
     assert!(f.days.iter().all(|d| d.median == 163.9), "{:?}", f.days);
+}
+
+/// A station that follows every hike the same day and then holds its price while the market
+/// slides, dropping to the market only the day before the next hike (Perth's "hold, then
+/// drop" pricers): its response reads a full hike and no drift, so between hikes it is
+/// forecast to hold, not to slide a little every day as one response to both moves would say.
+#[test]
+fn a_station_that_follows_hikes_and_holds_between_them_is_forecast_to_hold() {
+    let (market, _) = panel(DAYS);
+    let hiked = |t: usize| market.change(t).is_some_and(|c| c >= HIKE_CENTS);
+    let mut prices = vec![level(0)];
+    for t in 1..DAYS {
+        let held = prices[t - 1];
+        prices.push(match market.change(t) {
+            Some(c) if hiked(t) => held + c,
+            _ if hiked(t + 1) => level(t),
+            _ => held,
+        });
+    }
+    let holder = Daily::new(prices.iter().enumerate().map(|(t, p)| (day(t), *p)));
+    let end = 450;
+    let fit = Response::read(&market, &holder, end);
+    assert!(fit.hike > 0.8 && fit.drift < 0.2, "{fit:?}");
+    let subject = Subject { market: &market, station: Some(&holder) };
+    let mut held_days = 0;
+    for (t, price) in prices.iter().enumerate().take(end).skip(end - 60) {
+        let Some((tomorrow, probability)) = subject.outlook(day(t), 1).map(|o| o.days[0]) else { continue };
+        if probability < LIKELY && !hiked(t + 1) && !hiked(t + 2) {
+            assert!((tomorrow - price).abs() < 0.5, "day {t}: {price} → {tomorrow:.1}");
+            held_days += 1;
+        }
+    }
+    assert!(held_days >= 20, "{held_days} days checked");
 }
 
 /// A station that follows only every other hike and moves in 4 c/L steps (FuelWatch's sticky
