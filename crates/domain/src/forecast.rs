@@ -421,6 +421,8 @@ const MIN_RESPONSE_DAYS: usize = 14;
 const MAX_RESPONSE: f64 = 1.5;
 /// Least share of a station's squared daily moves its response must explain to be used.
 const MIN_EXPLAINED: f64 = 0.4;
+/// One in this many of the newest days checks a response fitted on the days before them.
+const HOLDOUT_SHARE: usize = 3;
 /// Rounds of the reweighted fit ([`least_absolute`]); real stations settle within a few
 /// dozen.
 const FIT_ROUNDS: usize = 50;
@@ -461,10 +463,13 @@ impl Response {
         if syy <= 0.0 || 1.0 - unexplained / syy < MIN_EXPLAINED {
             return flat;
         }
-        // Over the same weeks, the response must miss the station's daily moves by less than
-        // standing still does.
-        let by_response: f64 = moves.iter().map(|m| missed(m).abs()).sum();
-        let by_standing: f64 = moves.iter().map(|m| m.0.abs()).sum();
+        // The fit always misses the weeks it was read from by less than standing still (that
+        // is one of the answers it weighs), so it is checked on weeks it did not read: fitted
+        // on the older days, it must miss the newest ones by less than standing still does.
+        let (older, newest) = moves.split_at(moves.len() - moves.len() / HOLDOUT_SHARE);
+        let earlier = least_absolute(older);
+        let by_response: f64 = newest.iter().map(|m| (m.0 - dot(&earlier, &m.1)).abs()).sum();
+        let by_standing: f64 = newest.iter().map(|m| m.0.abs()).sum();
         if by_response >= by_standing {
             return flat;
         }
