@@ -97,25 +97,15 @@ pub struct PriceRow {
 /// Group quotes by station, prices in product order, rows by suburb, name, then id
 /// (docs/api.md "`/v1`: the price document").
 pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -> Vec<PriceRow> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut rows: Vec<PriceRow> = Vec::new();
-    for q in quotes {
-        match index.get(q.station.digest.as_str()) {
-            Some(&i) => rows[i].prices.push((q.product, q.price)),
-            None => {
-                index.insert(q.station.digest.as_str(), rows.len());
-                rows.push(PriceRow {
-                    station: q.station.clone(),
-                    id: station_id(date, &q.station.digest),
-                    prices: vec![(q.product, q.price)],
-                });
-            }
-        }
-    }
-    for row in &mut rows {
-        row.prices.sort_by_key(|(p, _)| *p);
-        row.prices.dedup_by_key(|(p, _)| *p);
-    }
+    let quotes: Vec<&Quote> = quotes.into_iter().collect();
+    let mut rows: Vec<PriceRow> = grouped_prices(&quotes)
+        .into_iter()
+        .map(|(q, prices)| PriceRow {
+            station: q.station.clone(),
+            id: station_id(date, &q.station.digest),
+            prices,
+        })
+        .collect();
     rows.sort_by(|a, b| {
         a.station
             .suburb
@@ -124,6 +114,29 @@ pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -
             .then_with(|| a.id.cmp(&b.id))
     });
     rows
+}
+
+/// The quotes grouped by station, in the order of each station's first quote (which stands
+/// for the station), with its prices in product order, one per product.
+pub fn grouped_prices<'q>(quotes: &[&'q Quote]) -> Vec<(&'q Quote, Vec<(ProductCode, f64)>)> {
+    // Digests are the service's own SHA-256 hex, never a client's text: a fast hash is safe.
+    let mut index: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(quotes.len(), Default::default());
+    let mut groups: Vec<(&'q Quote, Vec<(ProductCode, f64)>)> = Vec::with_capacity(quotes.len());
+    for &q in quotes {
+        match index.get(q.station.digest.as_str()) {
+            Some(&i) => groups[i].1.push((q.product, q.price)),
+            None => {
+                index.insert(q.station.digest.as_str(), groups.len());
+                groups.push((q, vec![(q.product, q.price)]));
+            }
+        }
+    }
+    for (_, prices) in &mut groups {
+        prices.sort_by_key(|(p, _)| *p);
+        prices.dedup_by_key(|(p, _)| *p);
+    }
+    groups
 }
 
 /// A `/v1` price document.

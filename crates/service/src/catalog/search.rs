@@ -7,11 +7,16 @@ use std::collections::HashMap;
 
 use super::day::RouteCover;
 use crate::model::codes::ProductCode;
-use crate::model::documents::{StationExtra, StationRow, price_rows};
+use crate::model::documents::{PriceRow, StationExtra, StationRow, grouped_prices};
 use crate::model::geo::Point;
 use crate::model::geo::great_circle_m;
+use crate::model::key::station_id;
 use crate::model::station::{Quote, cents, tenths};
 use crate::query::stations::{Sort, StationsQuery};
+
+/// The following day's prices by station digest (the service's own SHA-256 hex, never a
+/// client's text: a fast hash is safe).
+type NextPrices<'q> = HashMap<&'q str, Vec<(ProductCode, f64)>, foldhash::fast::RandomState>;
 
 /// Stations of the base day's quotes (already filtered to the selection), with distance,
 /// next-day prices and change, sorted, ranked and limited as the query asks. `next` is the
@@ -23,9 +28,19 @@ pub fn station_rows(
     next: Option<&[&Quote]>,
 ) -> Vec<StationRow> {
     let date = query.selection.date.to_string();
-    let next_prices: Option<HashMap<&str, Vec<(ProductCode, f64)>>> = next.map(|quotes| {
-        let mut by_station: HashMap<&str, Vec<(ProductCode, f64)>> = HashMap::new();
-        for q in quotes {
+    // Quotes outside the radius are dropped before any row is made of them: a nearby search
+    // reads the grid cells around the point, about three times the circle's area, and each
+    // row costs its id, its prices and a place in the sorts.
+    let from = |q: &Quote| {
+        query
+            .near
+            .map(|p| great_circle_m((p.latitude, p.longitude), (q.station.latitude, q.station.longitude)))
+    };
+    let within = |q: &&Quote| from(q).is_none_or(|d| d <= query.radius_m);
+    let base: Vec<&Quote> = base.iter().copied().filter(within).collect();
+    let next_prices: Option<NextPrices> = next.map(|quotes| {
+        let mut by_station = NextPrices::default();
+        for q in quotes.iter().copied().filter(within) {
             if query.selection.products.contains(&q.product) {
                 by_station.entry(q.station.digest.as_str()).or_default().push((q.product, q.price));
             }
@@ -36,85 +51,112 @@ pub fn station_rows(
         }
         by_station
     });
-    let mut out: Vec<StationRow> = Vec::new();
-    for row in price_rows(base.iter().copied(), &date) {
-        let distance = query.near.map(|p| {
-            great_circle_m((p.latitude, p.longitude), (row.station.latitude, row.station.longitude))
-        });
-        if distance.is_some_and(|d| d > query.radius_m) {
-            continue;
-        }
-        let at = Point { latitude: row.station.latitude, longitude: row.station.longitude };
+    // Rows are made whole (id, next day's prices, change) only for the stations the answer
+    // keeps: a nearby search sorts every station in the circle to show the first ten.
+    let mut found: Vec<Found> = Vec::with_capacity(base.len());
+    for (quote, prices) in grouped_prices(&base) {
+        let distance = from(quote).map(|d| d.round() as i64);
+        let at = Point { latitude: quote.station.latitude, longitude: quote.station.longitude };
         let placed = match cover.map(|cover| cover.place(at)) {
             // Outside the route's corridor.
             Some(None) => continue,
             placed => placed.flatten(),
         };
-        let distance = distance.map(|d| d.round() as i64);
         let detour = placed.map(|p| p.detour.round() as i64);
         // The stop's cost from the whole metres the answer shows, so a client can check it.
         let cost = query.stop.and_then(|stop| {
-            let (_, price) = row.prices.first()?;
+            let (_, price) = prices.first()?;
             Some(stop.cents(tenths(*price), distance.or(detour).unwrap_or(0)))
         });
-        let next = next_prices.as_ref().and_then(|m| m.get(row.station.digest.as_str())).cloned();
-        let change = next
-            .as_ref()
-            .map(|n| {
-                row.prices
-                    .iter()
-                    .filter_map(|(p, base)| {
-                        let (_, next) = n.iter().find(|(np, _)| np == p)?;
-                        Some((*p, cents(tenths(*next) - tenths(*base))))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let extra = StationExtra {
-            next,
-            change,
-            distance,
-            detour,
-            along: placed.map(|p| p.along.round() as i64),
-            cost,
-            rank: None,
-        };
-        out.push(StationRow { row, extra });
+        let along = placed.map(|p| p.along.round() as i64);
+        found.push(Found { quote, prices, distance, detour, along, cost, rank: None });
     }
-    let price = |r: &StationRow| r.row.prices.first().map_or(i64::MAX, |(_, p)| tenths(*p));
+    let price = |r: &Found| r.prices.first().map_or(i64::MAX, |(_, p)| tenths(*p));
     // Metres off the search: from `near`, or off the route.
-    let distance = |r: &StationRow| r.extra.distance.or(r.extra.detour).unwrap_or(0);
-    let cost = |r: &StationRow| r.extra.cost.unwrap_or(i64::MAX);
-    let along = |r: &StationRow| r.extra.along.unwrap_or(0);
-    let by = |key: &dyn Fn(&StationRow) -> i64, a: &StationRow, b: &StationRow| {
-        key(a).cmp(&key(b)).then_with(|| a.row.id.cmp(&b.row.id))
+    let distance = |r: &Found| r.distance.or(r.detour).unwrap_or(0);
+    let cost = |r: &Found| r.cost.unwrap_or(i64::MAX);
+    let along = |r: &Found| r.along.unwrap_or(0);
+    // Ids are `<date>:<digest>` with one date: the digest orders them.
+    fn digest<'a>(r: &'a Found) -> &'a str {
+        r.quote.station.digest.as_str()
+    }
+    let by = |key: &dyn Fn(&Found) -> i64, a: &Found, b: &Found| {
+        key(a).cmp(&key(b)).then_with(|| digest(a).cmp(digest(b)))
     };
     match query.sort {
-        Sort::Suburb => {}
-        Sort::Distance | Sort::Detour => out.sort_by(|a, b| by(&distance, a, b)),
-        Sort::Along => out.sort_by(|a, b| by(&along, a, b)),
-        Sort::Name => out.sort_by(|a, b| {
-            a.row.station.name.cmp(&b.row.station.name).then_with(|| a.row.id.cmp(&b.row.id))
+        Sort::Suburb => found.sort_by(|a, b| {
+            let (x, y) = (&a.quote.station, &b.quote.station);
+            x.suburb.cmp(&y.suburb).then_with(|| x.name.cmp(&y.name)).then_with(|| digest(a).cmp(digest(b)))
+        }),
+        Sort::Distance | Sort::Detour => found.sort_by(|a, b| by(&distance, a, b)),
+        Sort::Along => found.sort_by(|a, b| by(&along, a, b)),
+        Sort::Name => found.sort_by(|a, b| {
+            a.quote.station.name.cmp(&b.quote.station.name).then_with(|| digest(a).cmp(digest(b)))
         }),
         Sort::Price => {
-            out.sort_by(|a, b| price(a).cmp(&price(b)).then_with(|| by(&distance, a, b)));
-            rank_by(&mut out, price);
+            found.sort_by(|a, b| price(a).cmp(&price(b)).then_with(|| by(&distance, a, b)));
+            rank_by(&mut found, price);
         }
         Sort::Cost => {
-            out.sort_by(|a, b| {
+            found.sort_by(|a, b| {
                 cost(a).cmp(&cost(b)).then_with(|| price(a).cmp(&price(b))).then_with(|| by(&distance, a, b))
             });
-            rank_by(&mut out, cost);
+            rank_by(&mut found, cost);
         }
     }
     if let Some(limit) = query.limit {
-        out.truncate(limit);
+        found.truncate(limit);
     }
-    out
+    found
+        .into_iter()
+        .map(|f| {
+            let station = &f.quote.station;
+            let next = next_prices.as_ref().and_then(|m| m.get(station.digest.as_str())).cloned();
+            let change = next
+                .as_ref()
+                .map(|n| {
+                    f.prices
+                        .iter()
+                        .filter_map(|(p, base)| {
+                            let (_, next) = n.iter().find(|(np, _)| np == p)?;
+                            Some((*p, cents(tenths(*next) - tenths(*base))))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let extra = StationExtra {
+                next,
+                change,
+                distance: f.distance,
+                detour: f.detour,
+                along: f.along,
+                cost: f.cost,
+                rank: f.rank,
+            };
+            let row = PriceRow {
+                station: station.clone(),
+                id: station_id(&date, &station.digest),
+                prices: f.prices,
+            };
+            StationRow { row, extra }
+        })
+        .collect()
+}
+
+/// A station of the search before its row is made: its first quote (for the station), its
+/// selected prices in product order, and what the sorts read.
+struct Found<'q> {
+    quote: &'q Quote,
+    prices: Vec<(ProductCode, f64)>,
+    distance: Option<i64>,
+    detour: Option<i64>,
+    along: Option<i64>,
+    cost: Option<i64>,
+    rank: Option<usize>,
 }
 
 /// Competition ranking of sorted rows by `key`: equal keys share a rank ("1, 2, 2, 4").
-fn rank_by(rows: &mut [StationRow], key: impl Fn(&StationRow) -> i64) {
+fn rank_by(rows: &mut [Found], key: impl Fn(&Found) -> i64) {
     let mut rank = 0;
     let mut last = None;
     for (i, r) in rows.iter_mut().enumerate() {
@@ -123,7 +165,7 @@ fn rank_by(rows: &mut [StationRow], key: impl Fn(&StationRow) -> i64) {
             rank = i + 1;
             last = Some(k);
         }
-        r.extra.rank = Some(rank);
+        r.rank = Some(rank);
     }
 }
 
