@@ -233,6 +233,27 @@ fn a_station_that_follows_every_other_hike_in_steps_is_forecast_flat() {
     }
 }
 
+/// A station that followed the market for two months and then stopped, holding one price for
+/// its newest four weeks (as some of Perth's cycling stations held through early June 2026):
+/// over the whole 91 days the market still explains half its squared moves, and a fit by
+/// absolute errors reads a full response (most days say so), so only the check on the newest
+/// weeks, which the older response misses by more than standing still, keeps its forecast at
+/// its price.
+#[test]
+fn a_station_that_stopped_following_the_market_is_forecast_flat() {
+    let (market, _) = panel(DAYS);
+    let (end, stopped) = (450, 425);
+    let held = level(stopped);
+    let quitter = Daily::new((0..=end).map(|t| (day(t), if t < stopped { level(t) } else { held })));
+    let all_days = Response::read(&market, &quitter, stopped - 1);
+    assert!(all_days.hike > 0.8 && all_days.drift > 0.8, "while it followed: {all_days:?}");
+    assert_eq!(Response::read(&market, &quitter, end), Response::default());
+    let subject = Subject { market: &market, station: Some(&quitter) };
+    let outlook = subject.outlook(day(end), MAX_HORIZON).expect("outlook");
+    assert!(outlook.flat, "{outlook:?}");
+    assert!(outlook.days.iter().all(|(median, _)| (median - held).abs() < 1e-9), "{:?}", outlook.days);
+}
+
 #[test]
 fn nothing_after_as_of_is_read() {
     let (market, stations) = panel(DAYS);
