@@ -49,6 +49,13 @@ const MIN_HIKE_SHARE: f64 = 0.6;
 const MISSED_RISE: f64 = 1.0;
 /// Share of the recent cycles' net drift carried into the forecast.
 const TREND_KEPT: f64 = 0.5;
+/// Share of the last week's move carried into the forecast of a series without a cycle, once
+/// that move is a hike's worth or more. More than of a cycle's drift: the move is the level's
+/// own, with no hike's size in it (a cycle's net drift is a hike against the falls after it,
+/// as uneven as the hikes). On FuelWatch's diesel of April–August 2026, half left its climbing
+/// weeks at up to 1.41× the weekly-seasonal naive at day+7 (docs/forecast.md); all of it
+/// overshoots where a climb turns.
+const RUN_KEPT: f64 = 0.75;
 /// Share of an interval's weight given to the day either side (hikes move by a day).
 const NEIGHBOUR_WEIGHT: f64 = 0.1;
 /// The chance of an event on each day once every interval seen has passed, for a pattern
@@ -687,10 +694,10 @@ impl Subject<'_> {
         };
         // Without a cycle the forecast is flat, unless the last week moved a hike's worth or
         // more (diesel unwinding a shock, or climbing into one): that drift is carried
-        // forward, only partly (as a cycle's), since such runs end without warning.
+        // forward, only partly ([`RUN_KEPT`]), since such runs end without warning.
         let drift = match end.checked_sub(7).and_then(|i| self.market.at(i)) {
             Some(week_ago) if pattern.is_none() && (market_now - week_ago).abs() >= HIKE_CENTS => {
-                TREND_KEPT * (market_now - week_ago) / 7.0
+                RUN_KEPT * (market_now - week_ago) / 7.0
             }
             _ => 0.0,
         };
