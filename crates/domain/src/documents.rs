@@ -97,8 +97,7 @@ pub struct PriceRow {
 /// Group quotes by station, prices in product order, rows by suburb, name, then id
 /// (docs/api.md "`/v1`: the price document").
 pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -> Vec<PriceRow> {
-    let quotes: Vec<&Quote> = quotes.into_iter().collect();
-    let mut rows: Vec<PriceRow> = grouped_prices(&quotes)
+    let mut rows: Vec<PriceRow> = grouped_prices(quotes)
         .into_iter()
         .map(|(q, prices)| PriceRow {
             station: q.station.clone(),
@@ -106,24 +105,28 @@ pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -
             prices,
         })
         .collect();
-    rows.sort_by(|a, b| {
-        a.station
-            .suburb
-            .cmp(&b.station.suburb)
-            .then_with(|| a.station.name.cmp(&b.station.name))
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    rows.sort_by(|a, b| document_order(&a.station, &b.station));
     rows
+}
+
+/// The order of a price document's rows: suburb, name, then id. The ids of one document
+/// share its date, so the digest orders them.
+pub fn document_order(a: &Station, b: &Station) -> std::cmp::Ordering {
+    a.suburb.cmp(&b.suburb).then_with(|| a.name.cmp(&b.name)).then_with(|| a.digest.cmp(&b.digest))
 }
 
 /// The quotes grouped by station, in the order of each station's first quote (which stands
 /// for the station), with its prices in product order, one per product.
-pub fn grouped_prices<'q>(quotes: &[&'q Quote]) -> Vec<(&'q Quote, Vec<(ProductCode, f64)>)> {
+pub fn grouped_prices<'q>(
+    quotes: impl IntoIterator<Item = &'q Quote>,
+) -> Vec<(&'q Quote, Vec<(ProductCode, f64)>)> {
+    let quotes = quotes.into_iter();
+    let expected = quotes.size_hint().0;
     // Digests are the service's own SHA-256 hex, never a client's text: a fast hash is safe.
     let mut index: HashMap<&str, usize, foldhash::fast::RandomState> =
-        HashMap::with_capacity_and_hasher(quotes.len(), Default::default());
-    let mut groups: Vec<(&'q Quote, Vec<(ProductCode, f64)>)> = Vec::with_capacity(quotes.len());
-    for &q in quotes {
+        HashMap::with_capacity_and_hasher(expected, Default::default());
+    let mut groups: Vec<(&'q Quote, Vec<(ProductCode, f64)>)> = Vec::with_capacity(expected);
+    for q in quotes {
         match index.get(q.station.digest.as_str()) {
             Some(&i) => groups[i].1.push((q.product, q.price)),
             None => {

@@ -325,8 +325,8 @@ fn a_series_without_a_cycle_has_no_hike_and_no_day_worse_than_holding_its_price(
     }
 }
 
-/// Diesel unwinding a shock: down 12 c/L a week, no cycle. Three quarters of that pace is carried on, and
-/// over the replay it beats holding the last price at every horizon day.
+/// Diesel unwinding a shock: down 12 c/L a week, no cycle. Three quarters of that pace is
+/// carried on, and over the replay it beats holding the last price at every horizon day.
 #[test]
 fn a_strong_drift_without_a_cycle_is_carried_at_three_quarters_pace() {
     let falling =

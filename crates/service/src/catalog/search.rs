@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::day::RouteCover;
 use crate::model::codes::ProductCode;
-use crate::model::documents::{PriceRow, StationExtra, StationRow, grouped_prices};
+use crate::model::documents::{PriceRow, StationExtra, StationRow, document_order, grouped_prices};
 use crate::model::geo::Point;
 use crate::model::geo::great_circle_m;
 use crate::model::key::station_id;
@@ -53,8 +53,9 @@ pub fn station_rows(
     });
     // Rows are made whole (id, next day's prices, change) only for the stations the answer
     // keeps: a nearby search sorts every station in the circle to show the first ten.
-    let mut found: Vec<Found> = Vec::with_capacity(base.len());
-    for (quote, prices) in grouped_prices(&base) {
+    let groups = grouped_prices(base);
+    let mut found: Vec<Found> = Vec::with_capacity(groups.len());
+    for (quote, prices) in groups {
         let distance = from(quote).map(|d| d.round() as i64);
         let at = Point { latitude: quote.station.latitude, longitude: quote.station.longitude };
         let placed = match cover.map(|cover| cover.place(at)) {
@@ -84,10 +85,7 @@ pub fn station_rows(
         key(a).cmp(&key(b)).then_with(|| digest(a).cmp(digest(b)))
     };
     match query.sort {
-        Sort::Suburb => found.sort_by(|a, b| {
-            let (x, y) = (&a.quote.station, &b.quote.station);
-            x.suburb.cmp(&y.suburb).then_with(|| x.name.cmp(&y.name)).then_with(|| digest(a).cmp(digest(b)))
-        }),
+        Sort::Suburb => found.sort_by(|a, b| document_order(&a.quote.station, &b.quote.station)),
         Sort::Distance | Sort::Detour => found.sort_by(|a, b| by(&distance, a, b)),
         Sort::Along => found.sort_by(|a, b| by(&along, a, b)),
         Sort::Name => found.sort_by(|a, b| {
@@ -213,5 +211,39 @@ mod tests {
         let rows = station_rows(&limited, None, &base_refs, None);
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["A", "B"], "nearest first, then the limit");
+    }
+
+    /// Rows are made only for the stations kept, after the sort and rank: each kept row has
+    /// its own id, next-day prices and change; without `near`, rows come in the price
+    /// document's order, with the same prices.
+    #[test]
+    fn kept_rows_carry_their_own_next_day_and_the_list_keeps_the_documents_order() {
+        let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let base = [
+            quote("D", "-31.951", 1, 179.9),
+            quote("C", "-31.952", 1, 169.9),
+            quote("B", "-31.953", 1, 169.9),
+            quote("A", "-31.954", 1, 159.9),
+            quote("A", "-31.954", 2, 171.9),
+        ];
+        let next = [quote("B", "-31.953", 1, 165.0), quote("D", "-31.951", 1, 181.0)];
+        let base_refs: Vec<&Quote> = base.iter().collect();
+        let next_refs: Vec<&Quote> = next.iter().collect();
+        let q =
+            parse_stations("near=-31.95,115.86&radius=5&product=1&sort=price&limit=3", now).expect("query");
+        let rows = station_rows(&q, None, &base_refs, Some(&next_refs));
+        let kept: Vec<(&str, Option<usize>)> =
+            rows.iter().map(|r| (r.row.station.name.as_str(), r.extra.rank)).collect();
+        assert_eq!(kept, [("A", Some(1)), ("C", Some(2)), ("B", Some(2))], "C is nearer than B");
+        assert_eq!(rows[2].extra.change, vec![(ProductCode::UNLEADED, -4.9)]);
+        assert!(rows[0].extra.next.is_none() && rows[1].extra.next.is_none());
+        assert!(rows.iter().all(|r| r.row.id == station_id("2026-09-29", &r.row.station.digest)));
+        let list = parse_stations("product=1,2", now).expect("query");
+        let rows = station_rows(&list, None, &base_refs, None);
+        let ids: Vec<&str> = rows.iter().map(|r| r.row.id.as_str()).collect();
+        let document = crate::model::documents::price_rows(base_refs.iter().copied(), "2026-09-29");
+        let document_ids: Vec<&str> = document.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, document_ids);
+        assert_eq!(rows[0].row.prices, document[0].prices);
     }
 }
