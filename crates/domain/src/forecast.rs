@@ -811,8 +811,10 @@ pub struct ForecastDay {
     pub hike_probability: f64,
 }
 
-/// The advice for a driver who could fill today at `today` (c/L), given the next days.
-pub fn advise(today: f64, days: &[ForecastDay]) -> Advice {
+/// The advice for a driver who could fill today at `today` (c/L), given the next days;
+/// `waiting_pays` is false where waiting as advised has not saved on the replayed days
+/// ([`Accuracy::waiting_pays`]): then no wait is advised.
+pub fn advise(today: f64, days: &[ForecastDay], waiting_pays: bool) -> Advice {
     let rises = |i: usize, d: &ForecastDay| {
         if d.known {
             let before = if i == 0 { today } else { days[i - 1].median };
@@ -832,7 +834,8 @@ pub fn advise(today: f64, days: &[ForecastDay]) -> Advice {
         _ => Some(d),
     });
     let about = |x: f64| format!("{:.0}", x.abs().max(1.0));
-    if let Some(best) = cheapest.filter(|b| today - b.median >= WAIT_MIN_SAVING) {
+    let fall = cheapest.filter(|b| today - b.median >= WAIT_MIN_SAVING);
+    if let Some(best) = fall.filter(|_| waiting_pays) {
         let saving = round1(today - best.median);
         return Advice {
             action: Action::Wait,
@@ -858,15 +861,16 @@ pub fn advise(today: f64, days: &[ForecastDay]) -> Advice {
             ),
         };
     }
-    Advice {
-        action: Action::Either,
-        until: None,
-        saving: None,
-        reason: format!(
+    let reason = match fall {
+        Some(_) => {
+            "A fall is forecast, but waiting for the forecast falls has not saved on recent days.".into()
+        }
+        None => format!(
             "No move of {WAIT_MIN_SAVING:.0} c/L or more is expected in the next {} days.",
             days.len()
         ),
-    }
+    };
+    Advice { action: Action::Either, until: None, saving: None, reason }
 }
 
 /// "Wednesday 2 December".
@@ -900,6 +904,12 @@ pub struct Replay {
     pub advice: (usize, f64, f64),
     /// Origins that were hike days, and how many of them were told to wait.
     pub hike_days: (usize, usize),
+    /// Waits the advice's rule gave (guard aside) whose day has not come: (the day waited
+    /// for, the price on the day asked).
+    waits: Vec<(Date, f64)>,
+    /// What those waits saved once their day came (today's price − the price on the day
+    /// waited for), the newest weighing most ([`BLEND_DECAY`]): (sum, weights, how many).
+    wait_record: (f64, f64, usize),
     /// Per horizon day, the replayed errors of each mix of the cycle model and the cycle
     /// profile ([`mix_share`]), summed with the newest weighing most ([`BLEND_DECAY`]), and
     /// how many days were scored.
@@ -925,6 +935,10 @@ pub struct Accuracy {
     pub hindsight_saving: Option<f64>,
     /// The 10th and 90th percentiles of the signed errors (the 80 % interval), per day.
     pub bands: Vec<Option<(f64, f64)>>,
+    /// Whether waiting as the advice's rule says has saved on the replayed days (false once
+    /// at least [`BLEND_MIN_ERRORS`] waits are known and they saved nothing on average, the
+    /// newest weighing most): where it has not, no wait is advised.
+    pub waiting_pays: bool,
     /// Per day after the basis, the cycle model's share of the forecast (the rest is the
     /// cycle profile's), as the replayed errors chose it; `None` before they can.
     pub blend: Vec<Option<f64>>,
@@ -959,8 +973,26 @@ impl Replay {
         let mut origin = first.checked_sub(days(BLEND_LEAD_DAYS)).unwrap_or(first);
         while origin < last {
             if origin < first {
-                // The lead-in: scored for the blend only.
-                r.step(subject, origin, last);
+                // The lead-in: scored for the blend and the advice's record only.
+                if let Some((today, outlook)) = r.step(subject, origin, last) {
+                    let blend = r.blend();
+                    let predicted: Vec<ForecastDay> = (0..MAX_HORIZON)
+                        .map_while(|k| {
+                            let day = origin.checked_add(days(k as i64 + 1)).ok().filter(|d| *d <= last)?;
+                            let (model, probability) = *outlook.days.get(k)?;
+                            let median = outlook.median(k, &blend).unwrap_or(model);
+                            Some(ForecastDay {
+                                date: day,
+                                median,
+                                low: median,
+                                high: median,
+                                known: false,
+                                hike_probability: probability,
+                            })
+                        })
+                        .collect();
+                    r.record_wait(today, &predicted);
+                }
             } else {
                 r.add(subject, origin, last);
             }
@@ -971,8 +1003,21 @@ impl Replay {
         r
     }
 
-    /// Scores the pending forecasts whose day has come by `known` (its price is known).
+    /// Scores the pending forecasts and waits whose day has come by `known` (its price is
+    /// known).
     fn score(&mut self, subject: Subject<'_>, known: Date) {
+        let record = &mut self.wait_record;
+        self.waits.retain(|&(until, today)| {
+            if until > known {
+                return true;
+            }
+            if let Some(then) = subject.actual(until) {
+                record.0 = BLEND_DECAY * record.0 + (today - then);
+                record.1 = BLEND_DECAY * record.1 + 1.0;
+                record.2 += 1;
+            }
+            false
+        });
         let blend_errors = &mut self.blend_errors;
         self.pending.retain(|&(day, step, (model, profile))| {
             if day > known {
@@ -1002,6 +1047,24 @@ impl Replay {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The advice's rule on `predicted` days, its wait (if any) kept to be scored once its
+    /// day comes. The rule's own advice is recorded whatever the guard says, so a rule that
+    /// starts paying again is trusted again.
+    fn record_wait(&mut self, today: f64, predicted: &[ForecastDay]) -> Advice {
+        let ruled = advise(today, predicted, true);
+        if let (Action::Wait, Some(until)) = (ruled.action, ruled.until) {
+            self.waits.push((until, today));
+        }
+        ruled
+    }
+
+    /// Whether the waits the advice's rule gave have saved so far (see
+    /// [`Accuracy::waiting_pays`]).
+    fn waiting_pays(&self) -> bool {
+        let (saved, weights, n) = self.wait_record;
+        n < BLEND_MIN_ERRORS || saved / weights > 0.0
     }
 
     /// The first day a replay from `first` reads: its lead-in's origins and the weeks each
@@ -1081,7 +1144,8 @@ impl Replay {
                 }
             }
         }
-        let advice = advise(today, &forecast_days);
+        let ruled = self.record_wait(today, &forecast_days);
+        let advice = if self.waiting_pays() { ruled } else { advise(today, &forecast_days, false) };
         let yesterday = origin.yesterday().ok().and_then(|d| subject.actual(d));
         if yesterday.is_some_and(|y| today - y >= HIKE_CENTS) {
             self.hike_days.0 += 1;
@@ -1128,6 +1192,7 @@ impl Replay {
                 })
                 .collect(),
             blend: self.blend(),
+            waiting_pays: self.waiting_pays(),
         }
     }
 
@@ -1221,7 +1286,7 @@ pub fn forecast(
             hike_probability: round_probability(probability),
         });
     }
-    let advice = advise(round1(today), &out);
+    let advice = advise(round1(today), &out, accuracy.waiting_pays);
     // Days since the last hike, counted at `asOf` (a hike on the known tomorrow is not yet).
     let days_since_hike = outlook.days_since_hike.and_then(|d| usize::try_from(d as i64 + gap).ok());
     Ok(Forecast {

@@ -394,27 +394,73 @@ fn the_advice_rule() {
         predicted(d(3), 184.0, 0.2),
         predicted(d(4), 199.0, 0.9),
     ];
-    let a = advise(190.0, &days);
+    let a = advise(190.0, &days, true);
     assert_eq!((a.action, a.until, a.saving), (Action::Wait, Some(d(3)), Some(6.0)));
     assert_eq!(a.reason, "Prices are expected to fall about 6 c/L by Saturday 28 November.");
     // A hike tomorrow: fill now.
     let days = [predicted(d(1), 204.0, 0.8), predicted(d(2), 202.0, 0.0)];
-    let a = advise(190.0, &days);
+    let a = advise(190.0, &days, true);
     assert_eq!((a.action, a.until, a.saving), (Action::FillNow, Some(d(1)), Some(-14.0)));
     assert_eq!(a.reason, "Prices are likely to rise about 14 c/L on Thursday 26 November.");
     // A hike tomorrow and a fall below today's price after it: the fall is not waited for
     // (the hike is when a trend turns), fill now.
     let days = [predicted(d(1), 204.0, 0.9), predicted(d(2), 196.0, 0.0), predicted(d(3), 185.0, 0.0)];
-    let a = advise(190.0, &days);
+    let a = advise(190.0, &days, true);
     assert_eq!((a.action, a.until), (Action::FillNow, Some(d(1))));
     // Nothing moves: either.
     let days = [predicted(d(1), 190.2, 0.0), predicted(d(2), 189.5, 0.0)];
-    let a = advise(190.0, &days);
+    let a = advise(190.0, &days, true);
     assert_eq!((a.action, a.until, a.saving), (Action::Either, None, None));
     // A known rise counts as one whatever its probability says.
     let mut known = predicted(d(1), 200.0, 1.0);
     known.known = true;
-    assert_eq!(advise(190.0, &[known]).action, Action::FillNow);
+    assert_eq!(advise(190.0, &[known], true).action, Action::FillNow);
+}
+
+#[test]
+fn a_fall_is_not_waited_for_where_waiting_has_not_saved() {
+    let d = |n: i64| date(2026, 11, 25).checked_add(Span::new().days(n)).expect("date");
+    let falling = [predicted(d(1), 188.0, 0.0), predicted(d(2), 184.0, 0.1), predicted(d(3), 199.0, 0.9)];
+    assert_eq!(advise(190.0, &falling, true).action, Action::Wait);
+    // The same days, where the replayed waits saved nothing: the hike after the fall is
+    // still worth filling before.
+    let a = advise(190.0, &falling, false);
+    assert_eq!((a.action, a.until), (Action::FillNow, Some(d(3))));
+    // A fall with no rise after it: neither, and the answer says why.
+    let a = advise(190.0, &falling[..2], false);
+    assert_eq!((a.action, a.until, a.saving), (Action::Either, None, None));
+    assert_eq!(
+        a.reason,
+        "A fall is forecast, but waiting for the forecast falls has not saved on recent days."
+    );
+}
+
+/// The replay keeps the record of the rule's own waits: on a market whose cycle the method
+/// reads, they save, and waiting is advised; where the record shows they saved nothing, the
+/// same forecast advises no wait, and the replayed advice too.
+#[test]
+fn the_replay_keeps_the_record_of_its_waits() {
+    let (market, _) = panel(DAYS);
+    let subject = market_only(&market);
+    let (first, last) = (day(DAYS - 120), day(DAYS - 1));
+    let replay = Replay::run(subject, first, last);
+    let (saved, weights, waits) = replay.wait_record;
+    assert!(waits >= BLEND_MIN_ERRORS && saved / weights > 0.0, "{:?}", replay.wait_record);
+    let accuracy = replay.accuracy();
+    assert!(accuracy.waiting_pays);
+    let as_of = (DAYS - 60..DAYS - 1)
+        .map(day)
+        .find(|d| forecast(subject, *d, 7, false, &accuracy).is_ok_and(|f| f.advice.action == Action::Wait))
+        .expect("a day the forecast says wait");
+    let mut losing = replay.clone();
+    losing.wait_record = (-weights, weights, waits);
+    let guarded = losing.accuracy();
+    assert!(!guarded.waiting_pays);
+    let advice = forecast(subject, as_of, 7, false, &guarded).expect("forecast").advice;
+    assert_ne!(advice.action, Action::Wait, "{advice:?}");
+    // Within 14 recorded waits, the record has no say.
+    losing.wait_record = (-weights, weights, BLEND_MIN_ERRORS - 1);
+    assert!(losing.accuracy().waiting_pays);
 }
 
 #[test]
