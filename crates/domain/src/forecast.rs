@@ -602,6 +602,19 @@ impl Outlook {
         Some(mix(w, model, profile))
     }
 
+    /// The days a replay forecasts from this outlook's basis, up to `last`: the medians as
+    /// `blend` mixes them, without intervals (the replay is what makes them).
+    fn replayed_days(&self, last: Date, blend: &[Option<f64>]) -> Vec<ForecastDay> {
+        (0..self.days.len())
+            .map_while(|k| {
+                let date = self.basis.checked_add(days(k as i64 + 1)).ok().filter(|d| *d <= last)?;
+                let (model, hike_probability) = *self.days.get(k)?;
+                let median = self.median(k, blend).unwrap_or(model);
+                Some(ForecastDay { date, median, low: median, high: median, known: false, hike_probability })
+            })
+            .collect()
+    }
+
     /// The two forecasts mixed for day `step + 1`: the cycle model's median and the cycle
     /// profile.
     fn parts(&self, step: usize) -> Option<(f64, f64)> {
@@ -975,22 +988,7 @@ impl Replay {
             if origin < first {
                 // The lead-in: scored for the blend and the advice's record only.
                 if let Some((today, outlook)) = r.step(subject, origin, last) {
-                    let blend = r.blend();
-                    let predicted: Vec<ForecastDay> = (0..MAX_HORIZON)
-                        .map_while(|k| {
-                            let day = origin.checked_add(days(k as i64 + 1)).ok().filter(|d| *d <= last)?;
-                            let (model, probability) = *outlook.days.get(k)?;
-                            let median = outlook.median(k, &blend).unwrap_or(model);
-                            Some(ForecastDay {
-                                date: day,
-                                median,
-                                low: median,
-                                high: median,
-                                known: false,
-                                hike_probability: probability,
-                            })
-                        })
-                        .collect();
+                    let predicted = outlook.replayed_days(last, &r.blend());
                     r.record_wait(today, &predicted);
                 }
             } else {
@@ -1104,19 +1102,10 @@ impl Replay {
         self.days += 1;
         let period = detected_period(subject.market, origin);
         let date = |h: usize| origin.checked_add(days(h as i64)).ok();
-        let mut forecast_days = Vec::with_capacity(MAX_HORIZON);
-        for (k, &(model, probability)) in outlook.days.iter().enumerate() {
-            let h = k + 1;
-            let Some(day) = date(h).filter(|d| *d <= last) else { break };
-            let median = outlook.median(k, &blend).unwrap_or(model);
-            forecast_days.push(ForecastDay {
-                date: day,
-                median,
-                low: median,
-                high: median,
-                known: false,
-                hike_probability: probability,
-            });
+        let forecast_days = outlook.replayed_days(last, &blend);
+        for (k, predicted) in forecast_days.iter().enumerate() {
+            let (h, day, median, probability) =
+                (k + 1, predicted.date, predicted.median, predicted.hike_probability);
             let Some(actual) = subject.actual(day) else { continue };
             self.errors[k].push(actual - median);
             self.naive[k].push((actual - today).abs());
