@@ -824,6 +824,14 @@ pub struct ForecastDay {
     pub hike_probability: f64,
 }
 
+/// `days` with their hike probabilities scaled by `scale` ([`Accuracy::hike_scale`]).
+fn scaled(mut days: Vec<ForecastDay>, scale: f64) -> Vec<ForecastDay> {
+    for d in &mut days {
+        d.hike_probability *= scale;
+    }
+    days
+}
+
 /// The advice for a driver who could fill today at `today` (c/L), given the next days;
 /// `waiting_pays` is false where waiting as advised has not saved on the replayed days
 /// ([`Accuracy::waiting_pays`]): then no wait is advised.
@@ -923,6 +931,12 @@ pub struct Replay {
     /// What those waits saved once their day came (today's price − the price on the day
     /// waited for), the newest weighing most ([`BLEND_DECAY`]): (sum, weights, how many).
     wait_record: (f64, f64, usize),
+    /// Days the model gave a hike probability of [`LIKELY`] or more at horizons 1–3 whose
+    /// day has not come: (that day, its raw probability, whether it hiked).
+    alarms_pending: Vec<(Date, f64, bool)>,
+    /// Those days once come, the newest weighing most ([`BLEND_DECAY`]): (hikes, summed
+    /// probabilities, weights, how many).
+    alarm_record: (f64, f64, f64, usize),
     /// Per horizon day, the replayed errors of each mix of the cycle model and the cycle
     /// profile ([`mix_share`]), summed with the newest weighing most ([`BLEND_DECAY`]), and
     /// how many days were scored.
@@ -952,6 +966,10 @@ pub struct Accuracy {
     /// at least [`BLEND_MIN_ERRORS`] waits are known and they saved nothing on average, the
     /// newest weighing most): where it has not, no wait is advised.
     pub waiting_pays: bool,
+    /// The factor (at most 1) the model's hike probabilities are scaled by: the share of its
+    /// replayed likely hikes that came, over their mean probability, once at least
+    /// [`BLEND_MIN_ERRORS`] are known; 1 before, and where they came as often as said.
+    pub hike_scale: f64,
     /// Per day after the basis, the cycle model's share of the forecast (the rest is the
     /// cycle profile's), as the replayed errors chose it; `None` before they can.
     pub blend: Vec<Option<f64>>,
@@ -989,7 +1007,9 @@ impl Replay {
                 // The lead-in: scored for the blend and the advice's record only.
                 if let Some((today, outlook)) = r.step(subject, origin, last) {
                     let predicted = outlook.replayed_days(last, &r.blend());
-                    r.record_wait(today, &predicted);
+                    r.record_alarms(subject, today, &predicted);
+                    let scale = r.hike_scale();
+                    r.record_wait(today, &scaled(predicted, scale));
                 }
             } else {
                 r.add(subject, origin, last);
@@ -1004,6 +1024,17 @@ impl Replay {
     /// Scores the pending forecasts and waits whose day has come by `known` (its price is
     /// known).
     fn score(&mut self, subject: Subject<'_>, known: Date) {
+        let alarms = &mut self.alarm_record;
+        self.alarms_pending.retain(|&(day, probability, hiked)| {
+            if day > known {
+                return true;
+            }
+            alarms.0 = BLEND_DECAY * alarms.0 + f64::from(u8::from(hiked));
+            alarms.1 = BLEND_DECAY * alarms.1 + probability;
+            alarms.2 = BLEND_DECAY * alarms.2 + 1.0;
+            alarms.3 += 1;
+            false
+        });
         let record = &mut self.wait_record;
         self.waits.retain(|&(until, today)| {
             if until > known {
@@ -1058,6 +1089,27 @@ impl Replay {
         ruled
     }
 
+    /// The model's likely hikes at horizons 1–3 among `predicted` (raw probabilities), kept to
+    /// be scored once their day comes; whether each hiked is read from `subject` (the
+    /// record takes it only once the day is known by the origin replayed).
+    fn record_alarms(&mut self, subject: Subject<'_>, today: f64, predicted: &[ForecastDay]) {
+        for (k, d) in predicted.iter().enumerate().take(3) {
+            if d.hike_probability < LIKELY {
+                continue;
+            }
+            let before = if k == 0 { Some(today) } else { subject.actual(predicted[k - 1].date) };
+            let Some(actual) = subject.actual(d.date) else { continue };
+            let hiked = before.is_some_and(|b| actual - b >= HIKE_CENTS);
+            self.alarms_pending.push((d.date, d.hike_probability, hiked));
+        }
+    }
+
+    /// See [`Accuracy::hike_scale`].
+    fn hike_scale(&self) -> f64 {
+        let (hikes, probabilities, _, n) = self.alarm_record;
+        if n < BLEND_MIN_ERRORS || probabilities <= 0.0 { 1.0 } else { (hikes / probabilities).min(1.0) }
+    }
+
     /// Whether the waits the advice's rule gave have saved so far (see
     /// [`Accuracy::waiting_pays`]).
     fn waiting_pays(&self) -> bool {
@@ -1102,7 +1154,9 @@ impl Replay {
         self.days += 1;
         let period = detected_period(subject.market, origin);
         let date = |h: usize| origin.checked_add(days(h as i64)).ok();
-        let forecast_days = outlook.replayed_days(last, &blend);
+        let raw = outlook.replayed_days(last, &blend);
+        self.record_alarms(subject, today, &raw);
+        let forecast_days = scaled(raw, self.hike_scale());
         for (k, predicted) in forecast_days.iter().enumerate() {
             let (h, day, median, probability) =
                 (k + 1, predicted.date, predicted.median, predicted.hike_probability);
@@ -1182,6 +1236,7 @@ impl Replay {
                 .collect(),
             blend: self.blend(),
             waiting_pays: self.waiting_pays(),
+            hike_scale: self.hike_scale(),
         }
     }
 
@@ -1272,7 +1327,7 @@ pub fn forecast(
             low: round1(median + lo.min(0.0)),
             high: round1(median + hi.max(0.0)),
             known: false,
-            hike_probability: round_probability(probability),
+            hike_probability: round_probability(probability * accuracy.hike_scale),
         });
     }
     let advice = advise(round1(today), &out, accuracy.waiting_pays);

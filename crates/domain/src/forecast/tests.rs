@@ -463,6 +463,41 @@ fn the_replay_keeps_the_record_of_its_waits() {
     assert!(losing.accuracy().waiting_pays);
 }
 
+/// Hike probabilities are calibrated on the replay: on a market whose likely hikes came, they
+/// stand; where a third as many came as their probabilities said, each is scaled to a third.
+#[test]
+fn hike_probabilities_are_scaled_by_how_often_the_likely_hikes_came() {
+    let (market, _) = panel(DAYS);
+    let subject = market_only(&market);
+    let replay = Replay::run(subject, day(DAYS - 120), day(DAYS - 1));
+    let (hikes, probabilities, _, alarms) = replay.alarm_record;
+    assert!(alarms >= BLEND_MIN_ERRORS && hikes >= 0.9 * probabilities, "{:?}", replay.alarm_record);
+    let accuracy = replay.accuracy();
+    assert!(accuracy.hike_scale > 0.9, "{}", accuracy.hike_scale);
+    let as_of = (DAYS - 60..DAYS - 1)
+        .map(day)
+        .find(|d| {
+            forecast(subject, *d, 3, false, &accuracy)
+                .is_ok_and(|f| f.days.iter().any(|d| d.hike_probability >= LIKELY))
+        })
+        .expect("a day with a likely hike ahead");
+    let said = forecast(subject, as_of, 3, false, &accuracy).expect("forecast");
+    let mut overconfident = replay.clone();
+    overconfident.alarm_record = (probabilities / 3.0, probabilities, probabilities, alarms);
+    let scaled = overconfident.accuracy();
+    assert!((scaled.hike_scale - 1.0 / 3.0).abs() < 1e-9);
+    let now = forecast(subject, as_of, 3, false, &scaled).expect("forecast");
+    for (before, after) in said.days.iter().zip(&now.days) {
+        let expected = before.hike_probability * scaled.hike_scale / accuracy.hike_scale;
+        assert!((after.hike_probability - expected).abs() <= 0.011, "{before:?} → {after:?}");
+        assert_eq!(after.median, before.median, "the medians do not depend on it");
+    }
+    assert!(now.days.iter().all(|d| d.hike_probability < LIKELY), "{:?}", now.days);
+    // Within 14 of them, the record has no say.
+    overconfident.alarm_record.3 = BLEND_MIN_ERRORS - 1;
+    assert_eq!(overconfident.accuracy().hike_scale, 1.0);
+}
+
 #[test]
 fn a_probability_is_never_rounded_across_likely() {
     assert_eq!(round_probability(0.4996), 0.49);
