@@ -663,6 +663,13 @@ fn cycle_profile(series: &Daily, end: usize, anchor: f64, steps: usize, period: 
 }
 
 impl Subject<'_> {
+    /// Whether the subject's price on `date` rose a hike's worth over the day before (both
+    /// known).
+    fn hiked(&self, date: Date) -> bool {
+        let before = date.yesterday().ok().and_then(|d| self.actual(d));
+        before.zip(self.actual(date)).is_some_and(|(b, a)| a - b >= HIKE_CENTS)
+    }
+
     /// The subject's actual price on `date`.
     pub fn actual(&self, date: Date) -> Option<f64> {
         match self.station {
@@ -824,6 +831,12 @@ pub struct ForecastDay {
     pub hike_probability: f64,
 }
 
+/// A sum of replayed values with each older one weighing [`BLEND_DECAY`] of the one after
+/// it, once `value` is added.
+fn decayed(sum: f64, value: f64) -> f64 {
+    BLEND_DECAY * sum + value
+}
+
 /// `days` with their hike probabilities scaled by `scale` ([`Accuracy::hike_scale`]).
 fn scaled(mut days: Vec<ForecastDay>, scale: f64) -> Vec<ForecastDay> {
     for d in &mut days {
@@ -929,14 +942,14 @@ pub struct Replay {
     /// for, the price on the day asked).
     waits: Vec<(Date, f64)>,
     /// What those waits saved once their day came (today's price − the price on the day
-    /// waited for), the newest weighing most ([`BLEND_DECAY`]): (sum, weights, how many).
-    wait_record: (f64, f64, usize),
+    /// waited for), summed with the newest weighing most ([`decayed`]), and how many.
+    wait_record: (f64, usize),
     /// Days the model gave a hike probability of [`LIKELY`] or more at horizons 1–3 whose
     /// day has not come: (that day, its raw probability, whether it hiked).
     alarms_pending: Vec<(Date, f64, bool)>,
-    /// Those days once come, the newest weighing most ([`BLEND_DECAY`]): (hikes, summed
-    /// probabilities, weights, how many).
-    alarm_record: (f64, f64, f64, usize),
+    /// Those days once come: their hikes and their probabilities, each summed with the newest
+    /// weighing most ([`decayed`]), and how many.
+    alarm_record: (f64, f64, usize),
     /// Per horizon day, the replayed errors of each mix of the cycle model and the cycle
     /// profile ([`mix_share`]), summed with the newest weighing most ([`BLEND_DECAY`]), and
     /// how many days were scored.
@@ -1007,7 +1020,7 @@ impl Replay {
                 // The lead-in: scored for the blend and the advice's record only.
                 if let Some((today, outlook)) = r.step(subject, origin, last) {
                     let predicted = outlook.replayed_days(last, &r.blend());
-                    r.record_alarms(subject, today, &predicted);
+                    r.record_alarms(subject, &predicted);
                     let scale = r.hike_scale();
                     r.record_wait(today, &scaled(predicted, scale));
                 }
@@ -1029,10 +1042,9 @@ impl Replay {
             if day > known {
                 return true;
             }
-            alarms.0 = BLEND_DECAY * alarms.0 + f64::from(u8::from(hiked));
-            alarms.1 = BLEND_DECAY * alarms.1 + probability;
-            alarms.2 = BLEND_DECAY * alarms.2 + 1.0;
-            alarms.3 += 1;
+            alarms.0 = decayed(alarms.0, f64::from(u8::from(hiked)));
+            alarms.1 = decayed(alarms.1, probability);
+            alarms.2 += 1;
             false
         });
         let record = &mut self.wait_record;
@@ -1041,9 +1053,8 @@ impl Replay {
                 return true;
             }
             if let Some(then) = subject.actual(until) {
-                record.0 = BLEND_DECAY * record.0 + (today - then);
-                record.1 = BLEND_DECAY * record.1 + 1.0;
-                record.2 += 1;
+                record.0 = decayed(record.0, today - then);
+                record.1 += 1;
             }
             false
         });
@@ -1054,7 +1065,7 @@ impl Replay {
             }
             if let (Some(actual), Some((sums, n))) = (subject.actual(day), blend_errors.get_mut(step)) {
                 for (i, sum) in sums.iter_mut().enumerate() {
-                    *sum = BLEND_DECAY * *sum + (actual - mix(mix_share(i), model, profile)).abs();
+                    *sum = decayed(*sum, (actual - mix(mix_share(i), model, profile)).abs());
                 }
                 *n += 1;
             }
@@ -1092,29 +1103,26 @@ impl Replay {
     /// The model's likely hikes at horizons 1–3 among `predicted` (raw probabilities), kept to
     /// be scored once their day comes; whether each hiked is read from `subject` (the
     /// record takes it only once the day is known by the origin replayed).
-    fn record_alarms(&mut self, subject: Subject<'_>, today: f64, predicted: &[ForecastDay]) {
-        for (k, d) in predicted.iter().enumerate().take(3) {
-            if d.hike_probability < LIKELY {
-                continue;
+    fn record_alarms(&mut self, subject: Subject<'_>, predicted: &[ForecastDay]) {
+        for d in predicted.iter().take(3) {
+            if d.hike_probability >= LIKELY && subject.actual(d.date).is_some() {
+                self.alarms_pending.push((d.date, d.hike_probability, subject.hiked(d.date)));
             }
-            let before = if k == 0 { Some(today) } else { subject.actual(predicted[k - 1].date) };
-            let Some(actual) = subject.actual(d.date) else { continue };
-            let hiked = before.is_some_and(|b| actual - b >= HIKE_CENTS);
-            self.alarms_pending.push((d.date, d.hike_probability, hiked));
         }
     }
 
     /// See [`Accuracy::hike_scale`].
     fn hike_scale(&self) -> f64 {
-        let (hikes, probabilities, _, n) = self.alarm_record;
+        let (hikes, probabilities, n) = self.alarm_record;
         if n < BLEND_MIN_ERRORS || probabilities <= 0.0 { 1.0 } else { (hikes / probabilities).min(1.0) }
     }
 
     /// Whether the waits the advice's rule gave have saved so far (see
     /// [`Accuracy::waiting_pays`]).
     fn waiting_pays(&self) -> bool {
-        let (saved, weights, n) = self.wait_record;
-        n < BLEND_MIN_ERRORS || saved / weights > 0.0
+        // Every record is weighed alike, so the sum's sign is the weighted mean's.
+        let (saved, n) = self.wait_record;
+        n < BLEND_MIN_ERRORS || saved > 0.0
     }
 
     /// The first day a replay from `first` reads: its lead-in's origins and the weeks each
@@ -1153,9 +1161,8 @@ impl Replay {
         let blend = self.blend();
         self.days += 1;
         let period = detected_period(subject.market, origin);
-        let date = |h: usize| origin.checked_add(days(h as i64)).ok();
         let raw = outlook.replayed_days(last, &blend);
-        self.record_alarms(subject, today, &raw);
+        self.record_alarms(subject, &raw);
         let forecast_days = scaled(raw, self.hike_scale());
         for (k, predicted) in forecast_days.iter().enumerate() {
             let (h, day, median, probability) =
@@ -1175,8 +1182,7 @@ impl Replay {
                 week_ago(day).zip(week_ago(origin)).map_or(today, |(then, base)| today + then - base);
             self.weekly[k].push((actual - weekly).abs());
             if h <= 3 {
-                let before = if h == 1 { Some(today) } else { date(h - 1).and_then(|d| subject.actual(d)) };
-                let hiked = before.is_some_and(|b| actual - b >= HIKE_CENTS);
+                let hiked = subject.hiked(day);
                 if hiked {
                     self.hikes.0 += 1;
                     self.hikes.1 += usize::from(probability >= LIKELY);

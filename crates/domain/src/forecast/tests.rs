@@ -444,8 +444,8 @@ fn the_replay_keeps_the_record_of_its_waits() {
     let subject = market_only(&market);
     let (first, last) = (day(DAYS - 120), day(DAYS - 1));
     let replay = Replay::run(subject, first, last);
-    let (saved, weights, waits) = replay.wait_record;
-    assert!(waits >= BLEND_MIN_ERRORS && saved / weights > 0.0, "{:?}", replay.wait_record);
+    let (saved, waits) = replay.wait_record;
+    assert!(waits >= BLEND_MIN_ERRORS && saved > 0.0, "{:?}", replay.wait_record);
     let accuracy = replay.accuracy();
     assert!(accuracy.waiting_pays);
     let as_of = (DAYS - 60..DAYS - 1)
@@ -453,13 +453,13 @@ fn the_replay_keeps_the_record_of_its_waits() {
         .find(|d| forecast(subject, *d, 7, false, &accuracy).is_ok_and(|f| f.advice.action == Action::Wait))
         .expect("a day the forecast says wait");
     let mut losing = replay.clone();
-    losing.wait_record = (-weights, weights, waits);
+    losing.wait_record = (-saved, waits);
     let guarded = losing.accuracy();
     assert!(!guarded.waiting_pays);
     let advice = forecast(subject, as_of, 7, false, &guarded).expect("forecast").advice;
     assert_ne!(advice.action, Action::Wait, "{advice:?}");
     // Within 14 recorded waits, the record has no say.
-    losing.wait_record = (-weights, weights, BLEND_MIN_ERRORS - 1);
+    losing.wait_record = (-saved, BLEND_MIN_ERRORS - 1);
     assert!(losing.accuracy().waiting_pays);
 }
 
@@ -470,7 +470,7 @@ fn hike_probabilities_are_scaled_by_how_often_the_likely_hikes_came() {
     let (market, _) = panel(DAYS);
     let subject = market_only(&market);
     let replay = Replay::run(subject, day(DAYS - 120), day(DAYS - 1));
-    let (hikes, probabilities, _, alarms) = replay.alarm_record;
+    let (hikes, probabilities, alarms) = replay.alarm_record;
     assert!(alarms >= BLEND_MIN_ERRORS && hikes >= 0.9 * probabilities, "{:?}", replay.alarm_record);
     let accuracy = replay.accuracy();
     assert!(accuracy.hike_scale > 0.9, "{}", accuracy.hike_scale);
@@ -483,7 +483,7 @@ fn hike_probabilities_are_scaled_by_how_often_the_likely_hikes_came() {
         .expect("a day with a likely hike ahead");
     let said = forecast(subject, as_of, 3, false, &accuracy).expect("forecast");
     let mut overconfident = replay.clone();
-    overconfident.alarm_record = (probabilities / 3.0, probabilities, probabilities, alarms);
+    overconfident.alarm_record = (probabilities / 3.0, probabilities, alarms);
     let scaled = overconfident.accuracy();
     assert!((scaled.hike_scale - 1.0 / 3.0).abs() < 1e-9);
     let now = forecast(subject, as_of, 3, false, &scaled).expect("forecast");
@@ -494,7 +494,7 @@ fn hike_probabilities_are_scaled_by_how_often_the_likely_hikes_came() {
     }
     assert!(now.days.iter().all(|d| d.hike_probability < LIKELY), "{:?}", now.days);
     // Within 14 of them, the record has no say.
-    overconfident.alarm_record.3 = BLEND_MIN_ERRORS - 1;
+    overconfident.alarm_record.2 = BLEND_MIN_ERRORS - 1;
     assert_eq!(overconfident.accuracy().hike_scale, 1.0);
 }
 
