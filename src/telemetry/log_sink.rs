@@ -13,8 +13,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// A batch this large is written at once.
-const BATCH: usize = 64 * 1024;
+/// A batch this large is written at once. Each batch is a wake-up of the writer thread and a
+/// write to the log file, on the same cores as the answers: at 64 KiB, a replica revalidating
+/// its catalog at 130,000 answers/s (about 40 MB of lines a second) woke the writer 600 times
+/// a second, and answered 4 % fewer 304s than at 512 KiB (eight alternating rounds, 2 cores,
+/// 2026-11-29). Lines still wait at most [`FLUSH_AFTER`] when traffic is light.
+const BATCH: usize = 512 * 1024;
 /// The longest a line waits in the buffer when traffic is light.
 pub const FLUSH_AFTER: Duration = Duration::from_millis(100);
 /// Bytes held before a line waits for the writer (well above any burst).
