@@ -7,9 +7,16 @@
 //! a short lock; the writer wakes when a batch is full or the oldest line has waited
 //! [`FLUSH_AFTER`], never per line. No line is dropped: when the buffer holds
 //! [`MAX_PENDING`] bytes (a stuck disk), writers wait for room.
+//!
+//! A request answered from the front cache logs one line and nothing else, so its line needs
+//! no order against other lines of its request: it is staged in a buffer of the answering
+//! thread's own ([`LogSink::append_staged`]) and reaches the shared one [`STAGE`] bytes at a
+//! time, or when the writer sweeps the stages at each wake-up. Two async workers appending
+//! every line to one buffer contend for its lock and its memory.
 
+use std::cell::RefCell;
 use std::io::Write;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -23,6 +30,8 @@ const BATCH: usize = 512 * 1024;
 pub const FLUSH_AFTER: Duration = Duration::from_millis(100);
 /// Bytes held before a line waits for the writer (well above any burst).
 const MAX_PENDING: usize = 16 * 1024 * 1024;
+/// Bytes a thread stages before moving them to the shared buffer.
+const STAGE: usize = 16 * 1024;
 
 #[derive(Default)]
 struct Pending {
@@ -38,6 +47,16 @@ struct Shared {
     pending: Mutex<Pending>,
     batch_ready: Condvar,
     room: Condvar,
+    /// Every thread's stage ([`LogSink::append_staged`]), for the writer to sweep.
+    stages: Mutex<Vec<Stage>>,
+}
+
+/// One thread's staged lines: locked by that thread per line and by the writer per sweep.
+type Stage = Arc<Mutex<Vec<u8>>>;
+
+thread_local! {
+    /// This thread's stage in each sink it has staged lines in (a process has one; tests more).
+    static STAGES: RefCell<Vec<(Weak<Shared>, Stage)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The buffer lines are appended to. Cloning shares it.
@@ -59,11 +78,38 @@ impl LogSink {
             pending: Mutex::new(Pending { bytes: Vec::with_capacity(BATCH * 2), ..Pending::default() }),
             batch_ready: Condvar::new(),
             room: Condvar::new(),
+            stages: Mutex::new(Vec::new()),
         });
         let writer = shared.clone();
         let thread =
             std::thread::Builder::new().name("wafuel-log".into()).spawn(move || write_out(&writer, out))?;
         Ok((Self { shared: shared.clone() }, SinkGuard { shared, thread: Some(thread) }))
+    }
+
+    /// Append one whole line (with its newline) through this thread's stage: written after
+    /// the thread's earlier staged lines, but not in order with lines appended otherwise
+    /// (for a line that is all its request logs).
+    pub fn append_staged(&self, line: &[u8]) {
+        let full = STAGES.with_borrow_mut(|stages| {
+            let mine =
+                match stages.iter().position(|(sink, _)| Weak::as_ptr(sink) == Arc::as_ptr(&self.shared)) {
+                    Some(at) => at,
+                    None => {
+                        stages.retain(|(sink, _)| sink.strong_count() > 0);
+                        let stage = Stage::default();
+                        crate::sync::lock(&self.shared.stages).push(stage.clone());
+                        stages.push((Arc::downgrade(&self.shared), stage));
+                        stages.len() - 1
+                    }
+                };
+            let mut staged = crate::sync::lock(&stages[mine].1);
+            staged.extend_from_slice(line);
+            (staged.len() >= STAGE).then(|| std::mem::replace(&mut *staged, Vec::with_capacity(STAGE * 2)))
+        });
+        // Outside the stage's lock: the writer takes the shared buffer's lock, then stages'.
+        if let Some(lines) = full {
+            self.append(&lines);
+        }
     }
 
     /// Append one whole line (with its newline): lines are never interleaved.
@@ -96,6 +142,7 @@ fn write_out(shared: &Shared, mut out: impl Write) {
                     .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
                 pending.writer_waiting = false;
             }
+            sweep(shared, &mut pending.bytes);
             std::mem::swap(&mut pending.bytes, &mut batch);
             if pending.room_wanted {
                 pending.room_wanted = false;
@@ -114,6 +161,18 @@ fn write_out(shared: &Shared, mut out: impl Write) {
             return;
         }
     }
+}
+
+/// Moves every thread's staged lines into `pending`, and forgets the stages of threads that
+/// have ended once they are empty.
+fn sweep(shared: &Shared, pending: &mut Vec<u8>) {
+    crate::sync::lock(&shared.stages).retain(|stage| {
+        let mut staged = crate::sync::lock(stage);
+        pending.extend_from_slice(&staged);
+        staged.clear();
+        // Held by its thread too while that thread lives.
+        Arc::strong_count(stage) > 1
+    });
 }
 
 impl Drop for SinkGuard {
@@ -185,6 +244,8 @@ mod tests {
         out.text()
     }
 
+    /// Threads 0 and 1 append to the shared buffer, 2 and 3 through their stages; every line
+    /// is written once the guard is dropped, though the staging threads have ended by then.
     #[test]
     fn lines_from_many_threads_arrive_whole_and_in_each_threads_order() {
         let out = Captured::default();
@@ -194,7 +255,8 @@ mod tests {
                 let sink = sink.clone();
                 std::thread::spawn(move || {
                     for i in 0..20_000 {
-                        sink.append(format!("{t} {i} {}\n", "x".repeat(i % 90)).as_bytes());
+                        let line = format!("{t} {i} {}\n", "x".repeat(i % 90));
+                        if t < 2 { sink.append(line.as_bytes()) } else { sink.append_staged(line.as_bytes()) }
                     }
                 })
             })
@@ -226,6 +288,52 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(text(&out), "alone\n");
+    }
+
+    #[test]
+    fn a_lone_staged_line_is_written_after_a_short_wait_while_its_thread_lives() {
+        let out = Captured::default();
+        let (sink, _guard) = LogSink::spawn(out.clone()).expect("spawn");
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let staging = {
+            let sink = sink.clone();
+            std::thread::spawn(move || {
+                sink.append_staged(b"staged\n");
+                // Alive, idle, its line far below a stage's worth: only the sweep writes it.
+                let _ = done_rx.recv_timeout(Duration::from_secs(10));
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while text(&out).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(text(&out), "staged\n");
+        assert!(!staging.is_finished(), "written while the staging thread still lives");
+        drop(done_tx);
+        staging.join().expect("thread");
+    }
+
+    #[test]
+    fn stages_of_ended_threads_are_forgotten_once_swept() {
+        let out = Captured::default();
+        let (sink, guard) = LogSink::spawn(out.clone()).expect("spawn");
+        for t in 0..8 {
+            let sink = sink.clone();
+            std::thread::spawn(move || sink.append_staged(format!("{t}\n").as_bytes()))
+                .join()
+                .expect("thread");
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while (text(&out).lines().count() < 8 || !crate::sync::lock(&sink.shared.stages).is_empty())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(guard);
+        let mut lines: Vec<String> = text(&out).lines().map(str::to_string).collect();
+        lines.sort();
+        assert_eq!(lines, (0..8).map(|t| t.to_string()).collect::<Vec<_>>());
+        assert!(crate::sync::lock(&sink.shared.stages).is_empty(), "no stage kept for an ended thread");
     }
 
     #[test]

@@ -284,7 +284,7 @@ pub fn answered<B>(
                     latency_ms: elapsed.as_millis(),
                 };
                 if crate::telemetry::json_log::request_line(line, LOG_TARGET, &fields).is_ok() {
-                    sink.append(line.as_bytes());
+                    sink.append_staged(line.as_bytes());
                 }
             });
         }
