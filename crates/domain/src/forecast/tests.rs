@@ -463,6 +463,43 @@ fn the_replay_keeps_the_record_of_its_waits() {
     assert!(losing.accuracy().waiting_pays);
 }
 
+/// A market climbing through its cycle, as Perth's did in July 2026: a 10 c/L step every
+/// week and 0.5 c/L more on each day between. Only half of the cycles' net rise is carried on
+/// (the model's shape and the cycle profile alike), so the forecast sees prices easing before
+/// each hike and the rule says wait, about twice a week; the price creeps up instead. The replay's own scored advice
+/// (what `adviceSaving` reports) follows the record of waits as it stood on each replayed day:
+/// the lead-in's waits lost, so no replayed day is told to wait, and none loses.
+#[test]
+fn the_replayed_advice_stops_waiting_once_its_waits_have_lost() {
+    let climb = |t: usize| 150.0 + 10.0 * (t / 7) as f64 + 0.5 * (t % 7) as f64;
+    let days = 300;
+    let market = Daily::new((0..days).map(|t| (day(t), climb(t))));
+    let subject = market_only(&market);
+    let (first, last) = (days - 120, days - 1);
+    let replay = Replay::run(subject, day(first), day(last));
+    let (saved, waits) = replay.wait_record;
+    assert!(waits >= 2 * BLEND_MIN_ERRORS && saved < 0.0, "the rule's waits lost: {:?}", replay.wait_record);
+    let accuracy = replay.accuracy();
+    assert!(!accuracy.waiting_pays);
+    let (scored, reported, _) = replay.advice;
+    assert!(scored >= 60, "{scored} replays with a known week");
+    assert!(reported >= 0.0, "the replayed advice lost {reported} c/L in all");
+    // The rule itself still says wait on many of those days: with a record that paid, the
+    // answer waits; with the record the replay ends with, it does not.
+    let mut paid = replay.clone();
+    paid.wait_record = (-saved, waits);
+    let trusting = paid.accuracy();
+    let said = |accuracy: &Accuracy| {
+        (first..last - 7)
+            .filter(|t| {
+                forecast(subject, day(*t), 7, false, accuracy).is_ok_and(|f| f.advice.action == Action::Wait)
+            })
+            .count()
+    };
+    assert!(said(&trusting) >= BLEND_MIN_ERRORS, "{} waits", said(&trusting));
+    assert_eq!(said(&accuracy), 0);
+}
+
 /// Hike probabilities are calibrated on the replay: on a market whose likely hikes came, they
 /// stand; where a third as many came as their probabilities said, each is scaled to a third.
 #[test]
