@@ -90,7 +90,8 @@ impl LogSink {
     /// the thread's earlier staged lines, but not in order with lines appended otherwise
     /// (for a line that is all its request logs).
     pub fn append_staged(&self, line: &[u8]) {
-        let full = STAGES.with_borrow_mut(|stages| {
+        let full = STAGES.try_with(|stages| {
+            let mut stages = stages.borrow_mut();
             let mine =
                 match stages.iter().position(|(sink, _)| Weak::as_ptr(sink) == Arc::as_ptr(&self.shared)) {
                     Some(at) => at,
@@ -107,8 +108,11 @@ impl LogSink {
             (staged.len() >= STAGE).then(|| std::mem::replace(&mut *staged, Vec::with_capacity(STAGE * 2)))
         });
         // Outside the stage's lock: the writer takes the shared buffer's lock, then stages'.
-        if let Some(lines) = full {
-            self.append(&lines);
+        match full {
+            Ok(Some(lines)) => self.append(&lines),
+            Ok(None) => {}
+            // The thread's locals are being torn down (a line logged by a destructor).
+            Err(_) => self.append(line),
         }
     }
 
@@ -334,6 +338,37 @@ mod tests {
         lines.sort();
         assert_eq!(lines, (0..8).map(|t| t.to_string()).collect::<Vec<_>>());
         assert!(crate::sync::lock(&sink.shared.stages).is_empty(), "no stage kept for an ended thread");
+    }
+
+    /// A line staged by a destructor as its thread ends, after the thread's own stage is torn
+    /// down, is written, not lost, and panics nothing.
+    #[test]
+    fn a_line_staged_as_its_thread_ends_is_written() {
+        struct LogsOnDrop(LogSink);
+        impl Drop for LogsOnDrop {
+            fn drop(&mut self) {
+                self.0.append_staged(b"last words\n");
+            }
+        }
+        thread_local! {
+            static LAST: RefCell<Option<LogsOnDrop>> = const { RefCell::new(None) };
+        }
+        let out = Captured::default();
+        let (sink, guard) = LogSink::spawn(out.clone()).expect("spawn");
+        let ending = sink.clone();
+        std::thread::spawn(move || {
+            // Set before the stage exists, so torn down after it (thread locals end in the
+            // reverse order of their first use).
+            let staging = ending.clone();
+            LAST.with_borrow_mut(|last| *last = Some(LogsOnDrop(ending)));
+            staging.append_staged(b"first\n");
+        })
+        .join()
+        .expect("the thread ends without a panic");
+        drop(guard);
+        let mut lines: Vec<String> = text(&out).lines().map(str::to_string).collect();
+        lines.sort();
+        assert_eq!(lines, ["first", "last words"]);
     }
 
     #[test]
