@@ -837,14 +837,6 @@ fn decayed(sum: f64, value: f64) -> f64 {
     BLEND_DECAY * sum + value
 }
 
-/// `days` with their hike probabilities scaled by `scale` ([`Accuracy::hike_scale`]).
-fn scaled(mut days: Vec<ForecastDay>, scale: f64) -> Vec<ForecastDay> {
-    for d in &mut days {
-        d.hike_probability *= scale;
-    }
-    days
-}
-
 /// The advice for a driver who could fill today at `today` (c/L), given the next days;
 /// `waiting_pays` is false where waiting as advised has not saved on the replayed days
 /// ([`Accuracy::waiting_pays`]): then no wait is advised.
@@ -1019,10 +1011,8 @@ impl Replay {
             if origin < first {
                 // The lead-in: scored for the blend and the advice's record only.
                 if let Some((today, outlook)) = r.step(subject, origin, last) {
-                    let predicted = outlook.replayed_days(last, &r.blend());
-                    r.record_alarms(subject, &predicted);
-                    let scale = r.hike_scale();
-                    r.record_wait(today, &scaled(predicted, scale));
+                    let predicted = r.predicted(subject, &outlook, last, &r.blend());
+                    r.record_wait(today, &predicted);
                 }
             } else {
                 r.add(subject, origin, last);
@@ -1100,15 +1090,27 @@ impl Replay {
         ruled
     }
 
-    /// The model's likely hikes at horizons 1–3 among `predicted` (raw probabilities), kept to
-    /// be scored once their day comes; whether each hiked is read from `subject` (the
-    /// record takes it only once the day is known by the origin replayed).
-    fn record_alarms(&mut self, subject: Subject<'_>, predicted: &[ForecastDay]) {
-        for d in predicted.iter().take(3) {
+    /// The days a replayed origin forecasts from `outlook` (up to `last`, mixed as `blend`
+    /// says), their hike probabilities calibrated by the record so far. The model's likely
+    /// hikes at horizons 1–3 (raw probabilities) are kept for that record, to be scored once
+    /// their day comes; whether each hiked is read from `subject` (the record takes it only
+    /// once the day is known by the origin replayed).
+    fn predicted(
+        &mut self,
+        subject: Subject<'_>,
+        outlook: &Outlook,
+        last: Date,
+        blend: &[Option<f64>],
+    ) -> Vec<ForecastDay> {
+        let mut days = outlook.replayed_days(last, blend);
+        for d in days.iter().take(3) {
             if d.hike_probability >= LIKELY && subject.actual(d.date).is_some() {
                 self.alarms_pending.push((d.date, d.hike_probability, subject.hiked(d.date)));
             }
         }
+        let scale = self.hike_scale();
+        days.iter_mut().for_each(|d| d.hike_probability *= scale);
+        days
     }
 
     /// See [`Accuracy::hike_scale`].
@@ -1161,9 +1163,7 @@ impl Replay {
         let blend = self.blend();
         self.days += 1;
         let period = detected_period(subject.market, origin);
-        let raw = outlook.replayed_days(last, &blend);
-        self.record_alarms(subject, &raw);
-        let forecast_days = scaled(raw, self.hike_scale());
+        let forecast_days = self.predicted(subject, &outlook, last, &blend);
         for (k, predicted) in forecast_days.iter().enumerate() {
             let (h, day, median, probability) =
                 (k + 1, predicted.date, predicted.median, predicted.hike_probability);
