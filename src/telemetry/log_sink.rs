@@ -9,12 +9,13 @@
 //! [`MAX_PENDING`] bytes (a stuck disk), writers wait for room.
 //!
 //! A request answered from the front cache logs one line and nothing else, so its line needs
-//! no order against other lines of its request: it is staged in a buffer of the answering
-//! thread's own ([`LogSink::append_staged`]) and reaches the shared one [`STAGE`] bytes at a
-//! time, or when the writer sweeps the stages at each wake-up. Two async workers appending
-//! every line to one buffer contend for its lock and its memory.
+//! no order against other lines of its request: it is written straight into a buffer of the
+//! answering thread's own ([`LogSink::append_staged`]) and reaches the shared one [`STAGE`]
+//! bytes at a time, or when the writer sweeps the stages at each wake-up. Two async workers
+//! appending every line to one buffer contend for its lock and its memory.
 
 use std::cell::RefCell;
+use std::fmt;
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
@@ -52,7 +53,7 @@ struct Shared {
 }
 
 /// One thread's staged lines: locked by that thread per line and by the writer per sweep.
-type Stage = Arc<Mutex<Vec<u8>>>;
+type Stage = Arc<Mutex<String>>;
 
 thread_local! {
     /// This thread's stage in each sink it has staged lines in (a process has one; tests more).
@@ -86,10 +87,12 @@ impl LogSink {
         Ok((Self { shared: shared.clone() }, SinkGuard { shared, thread: Some(thread) }))
     }
 
-    /// Append one whole line (with its newline) through this thread's stage: written after
-    /// the thread's earlier staged lines, but not in order with lines appended otherwise
-    /// (for a line that is all its request logs).
-    pub fn append_staged(&self, line: &[u8]) {
+    /// Append the whole line (with its newline) that `write` writes, straight into this
+    /// thread's stage: written after the thread's earlier staged lines, but not in order with
+    /// lines appended otherwise (for a line that is all its request logs). A line `write`
+    /// fails on is dropped whole.
+    pub fn append_staged(&self, write: impl FnOnce(&mut String) -> fmt::Result) {
+        let mut write = Some(write);
         let full = STAGES.try_with(|stages| {
             let mut stages = stages.borrow_mut();
             let mine =
@@ -104,15 +107,23 @@ impl LogSink {
                     }
                 };
             let mut staged = crate::sync::lock(&stages[mine].1);
-            staged.extend_from_slice(line);
-            (staged.len() >= STAGE).then(|| std::mem::replace(&mut *staged, Vec::with_capacity(STAGE * 2)))
+            let before = staged.len();
+            if write.take().is_some_and(|write| write(&mut staged).is_err()) {
+                staged.truncate(before);
+            }
+            (staged.len() >= STAGE).then(|| std::mem::replace(&mut *staged, String::with_capacity(STAGE * 2)))
         });
         // Outside the stage's lock: the writer takes the shared buffer's lock, then stages'.
-        match full {
-            Ok(Some(lines)) => self.append(&lines),
-            Ok(None) => {}
-            // The thread's locals are being torn down (a line logged by a destructor).
-            Err(_) => self.append(line),
+        if let Ok(Some(lines)) = full {
+            self.append(lines.as_bytes());
+        }
+        // The thread's locals are being torn down (a line logged by a destructor): the line
+        // goes to the shared buffer.
+        if let Some(write) = write {
+            let mut line = String::new();
+            if write(&mut line).is_ok() {
+                self.append(line.as_bytes());
+            }
         }
     }
 
@@ -172,7 +183,7 @@ fn write_out(shared: &Shared, mut out: impl Write) {
 fn sweep(shared: &Shared, pending: &mut Vec<u8>) {
     crate::sync::lock(&shared.stages).retain(|stage| {
         let mut staged = crate::sync::lock(stage);
-        pending.extend_from_slice(&staged);
+        pending.extend_from_slice(staged.as_bytes());
         staged.clear();
         // Held by its thread too while that thread lives.
         Arc::strong_count(stage) > 1
@@ -242,10 +253,30 @@ impl Write for Captured {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt::Write as _;
     use std::time::Instant;
 
     fn text(out: &Captured) -> String {
         out.text()
+    }
+
+    fn staged(sink: &LogSink, line: &str) {
+        sink.append_staged(|stage| stage.write_str(line));
+    }
+
+    /// A line whose writing fails leaves nothing of itself: the lines around it stay whole.
+    #[test]
+    fn a_staged_line_that_fails_to_write_is_dropped_whole() {
+        let out = Captured::default();
+        let (sink, guard) = LogSink::spawn(out.clone()).expect("spawn");
+        staged(&sink, "before\n");
+        sink.append_staged(|stage| {
+            stage.write_str("half a li")?;
+            Err(fmt::Error)
+        });
+        staged(&sink, "after\n");
+        drop(guard);
+        assert_eq!(text(&out), "before\nafter\n");
     }
 
     /// Threads 0 and 1 append to the shared buffer, 2 and 3 through their stages; every line
@@ -260,7 +291,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..20_000 {
                         let line = format!("{t} {i} {}\n", "x".repeat(i % 90));
-                        if t < 2 { sink.append(line.as_bytes()) } else { sink.append_staged(line.as_bytes()) }
+                        if t < 2 { sink.append(line.as_bytes()) } else { staged(&sink, &line) }
                     }
                 })
             })
@@ -302,7 +333,7 @@ mod tests {
         let staging = {
             let sink = sink.clone();
             std::thread::spawn(move || {
-                sink.append_staged(b"staged\n");
+                staged(&sink, "staged\n");
                 // Alive, idle, its line far below a stage's worth: only the sweep writes it.
                 let _ = done_rx.recv_timeout(Duration::from_secs(10));
             })
@@ -323,9 +354,7 @@ mod tests {
         let (sink, guard) = LogSink::spawn(out.clone()).expect("spawn");
         for t in 0..8 {
             let sink = sink.clone();
-            std::thread::spawn(move || sink.append_staged(format!("{t}\n").as_bytes()))
-                .join()
-                .expect("thread");
+            std::thread::spawn(move || staged(&sink, &format!("{t}\n"))).join().expect("thread");
         }
         let deadline = Instant::now() + Duration::from_secs(5);
         while (text(&out).lines().count() < 8 || !crate::sync::lock(&sink.shared.stages).is_empty())
@@ -347,7 +376,7 @@ mod tests {
         struct LogsOnDrop(LogSink);
         impl Drop for LogsOnDrop {
             fn drop(&mut self) {
-                self.0.append_staged(b"last words\n");
+                staged(&self.0, "last words\n");
             }
         }
         thread_local! {
@@ -361,7 +390,7 @@ mod tests {
             // reverse order of their first use).
             let staging = ending.clone();
             LAST.with_borrow_mut(|last| *last = Some(LogsOnDrop(ending)));
-            staging.append_staged(b"first\n");
+            staged(&staging, "first\n");
         })
         .join()
         .expect("the thread ends without a panic");

@@ -274,19 +274,14 @@ pub fn answered<B>(
     match JSON_SINK.get() {
         Some(sink) if !status.is_server_error() && tracing::enabled!(tracing::Level::INFO) => {
             let elapsed = count(started, route_at, method, status);
-            LINE.with_borrow_mut(|line| {
-                line.clear();
-                let fields = crate::telemetry::json_log::RequestLine {
-                    request_id: id.to_str().unwrap_or("-"),
-                    method: request.method.as_str(),
-                    path: request.uri.path(),
-                    status: status.as_u16(),
-                    latency_ms: elapsed.as_millis(),
-                };
-                if crate::telemetry::json_log::request_line(line, LOG_TARGET, &fields).is_ok() {
-                    sink.append_staged(line.as_bytes());
-                }
-            });
+            let fields = crate::telemetry::json_log::RequestLine {
+                request_id: id.to_str().unwrap_or("-"),
+                method: request.method.as_str(),
+                path: request.uri.path(),
+                status: status.as_u16(),
+                latency_ms: elapsed.as_millis(),
+            };
+            sink.append_staged(|line| crate::telemetry::json_log::request_line(line, LOG_TARGET, &fields));
         }
         _ => {
             record(started, route_at, method, status, &request_span(&id, &request.method, request.uri.path()))
@@ -297,11 +292,6 @@ pub fn answered<B>(
 
 /// The target of this module's events (what `record`'s lines carry).
 const LOG_TARGET: &str = module_path!();
-
-thread_local! {
-    /// The fast path's line buffer, kept per thread.
-    static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
 
 #[cfg(test)]
 mod tests {
