@@ -127,6 +127,17 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     assert_eq!(feed.status(), 200);
     let request_id = feed.headers()["x-request-id"].to_str().expect("ascii").to_string();
     assert!(!request_id.is_empty());
+    // Revalidated, it is answered from the front cache, whose line is staged by the answering
+    // thread: it is written by the time the process has exited.
+    let etag = feed.headers()["etag"].clone();
+    let revalidated = client
+        .get(format!("{}/v1?product=10", run.public))
+        .header("if-none-match", etag)
+        .header("x-request-id", "revalidated-1")
+        .send()
+        .await
+        .expect("revalidation");
+    assert_eq!(revalidated.status(), 304);
     let missing = client.get(format!("{}/nowhere", run.public)).send().await.expect("404");
     assert_eq!(missing.status(), 404);
 
@@ -169,6 +180,14 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
         .filter(|v| v["span"]["request_id"] == request_id.as_str())
         .collect();
     assert!(!with_id.is_empty(), "no log line for request {request_id}:\n{stderr}");
+    let staged: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["span"]["request_id"] == "revalidated-1")
+        .collect();
+    assert_eq!(staged.len(), 1, "one line for the revalidation:\n{stderr}");
+    assert_eq!(staged[0]["status"], 304);
+    assert_eq!(staged[0]["span"]["path"], "/v1");
 }
 
 pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
