@@ -2,6 +2,7 @@
 //! writing transaction begins, the bulk write of an import, and how replicas are woken.
 
 use std::ops::DerefMut;
+use std::sync::Arc;
 
 use super::StoreError;
 use super::conn::{Conn, Statement, sql};
@@ -34,8 +35,13 @@ pub trait Backend: Send + Sync + 'static {
     type Pooled: DerefMut<Target = Self::Conn> + Send;
     /// A transaction that writes; dropped without [`commit`](Self::commit), it rolls back.
     type Tx: DerefMut<Target = Self::Conn> + Send;
+    /// A connection for a write of one statement (a lease, a counter), outside a transaction.
+    type Single: DerefMut<Target = Self::Conn> + Send;
 
     async fn read(&self) -> Result<Self::Pooled, StoreError>;
+    /// A connection for one writing statement: on SQLite it waits its turn with the
+    /// transactions ([`Sqlite::turn`]).
+    async fn single(&self) -> Result<Self::Single, StoreError>;
     /// Begin a transaction that will write. SQLite takes the write lock first: a transaction
     /// that reads and then writes fails (SQLITE_BUSY_SNAPSHOT, no busy wait) when another
     /// connection commits in between.
@@ -60,24 +66,97 @@ const PUT_MONTHS_TAIL: &str = " ON CONFLICT (sid, product, month) DO UPDATE SET 
 #[derive(Debug, Clone)]
 pub struct Sqlite {
     pub(super) pool: sqlx::SqlitePool,
+    /// This process's writers take turns here before `BEGIN IMMEDIATE`. SQLite lets one
+    /// connection write at a time, and a connection refused the lock retries in growing
+    /// sleeps (up to 100 ms each), so a publish that came while an archive month was being
+    /// written (260–400 ms) began up to 100 ms after the lock was free; queued here, it
+    /// begins at the commit, in the order writers came. Other processes on the same file
+    /// still meet the busy wait.
+    pub(super) turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// As long as SQLite's own busy wait (`busy_timeout`): a writer queued longer fails as one
+/// refused the lock would.
+const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Sqlite {
+    pub(super) fn new(pool: sqlx::SqlitePool) -> Self {
+        Self { pool, turn: Arc::default() }
+    }
+
+    async fn take_turn(&self) -> Result<tokio::sync::OwnedMutexGuard<()>, StoreError> {
+        tokio::time::timeout(TURN_WAIT, self.turn.clone().lock_owned())
+            .await
+            .map_err(|_| StoreError::Busy(TURN_WAIT))
+    }
+}
+
+/// A SQLite connection holding this process's turn to write, for one statement.
+#[derive(Debug)]
+pub struct SqliteSingle {
+    conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl std::ops::Deref for SqliteSingle {
+    type Target = sqlx::SqliteConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl DerefMut for SqliteSingle {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
+    }
+}
+
+/// A SQLite writing transaction holding this process's turn to write ([`Sqlite::turn`]) until
+/// it commits or is dropped (rolled back).
+#[derive(Debug)]
+pub struct SqliteTx {
+    // Declared first, so dropped first: the rollback is queued before the turn is handed on.
+    tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl std::ops::Deref for SqliteTx {
+    type Target = sqlx::SqliteConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.tx
+    }
+}
+
+impl DerefMut for SqliteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.tx
+    }
 }
 
 #[async_trait::async_trait]
 impl Backend for Sqlite {
     type Conn = sqlx::SqliteConnection;
     type Pooled = sqlx::pool::PoolConnection<sqlx::Sqlite>;
-    type Tx = sqlx::Transaction<'static, sqlx::Sqlite>;
+    type Tx = SqliteTx;
+    type Single = SqliteSingle;
 
     async fn read(&self) -> Result<Self::Pooled, StoreError> {
         Ok(self.pool.acquire().await?)
     }
 
+    async fn single(&self) -> Result<Self::Single, StoreError> {
+        let turn = self.take_turn().await?;
+        Ok(SqliteSingle { conn: self.pool.acquire().await?, _turn: turn })
+    }
+
     async fn write(&self) -> Result<Self::Tx, StoreError> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+        let turn = self.take_turn().await?;
+        let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        Ok(SqliteTx { tx, _turn: turn })
     }
 
     async fn commit(tx: Self::Tx) -> Result<(), StoreError> {
-        Ok(tx.commit().await?)
+        Ok(tx.tx.commit().await?)
     }
 
     async fn put_month_rows(conn: &mut Self::Conn, rows: &[MonthRow]) -> Result<(), StoreError> {
@@ -117,8 +196,13 @@ impl Backend for Postgres {
     type Conn = sqlx::PgConnection;
     type Pooled = sqlx::pool::PoolConnection<sqlx::Postgres>;
     type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
+    type Single = sqlx::pool::PoolConnection<sqlx::Postgres>;
 
     async fn read(&self) -> Result<Self::Pooled, StoreError> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    async fn single(&self) -> Result<Self::Single, StoreError> {
         Ok(self.pool.acquire().await?)
     }
 
@@ -179,5 +263,63 @@ impl EventWaker for PgWaker {
     async fn wait(&mut self) -> Result<(), StoreError> {
         self.0.recv().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A SQLite file of its own, deleted (with its WAL) when dropped.
+    struct TempFile(std::path::PathBuf);
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            for end in ["", "-wal", "-shm"] {
+                let mut path = self.0.clone().into_os_string();
+                path.push(end);
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn sqlite_writers_of_one_process_take_turns_in_the_order_they_came() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos());
+        let file = TempFile(std::env::temp_dir().join(format!(
+            "wafuel-turns-{}-{}.sqlite3",
+            std::process::id(),
+            nanos.unwrap_or_default()
+        )));
+        let store = crate::SqliteStore::open(&format!("sqlite://{}", file.0.display())).await.expect("open");
+        let db = store.db.clone();
+        // A transaction holds the write, as an archive month being written does.
+        let first = db.write().await.expect("the first writer");
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut writers = Vec::new();
+        for i in 0..5 {
+            let (db, order) = (db.clone(), order.clone());
+            writers.push(tokio::spawn(async move {
+                let mut conn = db.single().await.expect("a turn");
+                let now = jiff::Timestamp::now();
+                let job = format!("job-{i}");
+                let claimed = crate::leases::claim_job(&mut *conn, &job, "test", (now, now)).await;
+                assert_eq!(claimed.ok(), Some(true));
+                order.lock().expect("not poisoned").push(i);
+            }));
+            // This writer reaches the queue before the next one starts (one thread runs both).
+            for _ in 0..20 {
+                tokio::task::yield_now().await;
+            }
+        }
+        // None has written while the transaction held the store.
+        assert!(order.lock().expect("not poisoned").is_empty());
+        Sqlite::commit(first).await.expect("commit");
+        for writer in writers {
+            writer.await.expect("a writer");
+        }
+        // Each began at the previous one's end, in the order they came; with only SQLite's
+        // busy wait, whichever retried first after the commit went first.
+        assert_eq!(*order.lock().expect("not poisoned"), vec![0, 1, 2, 3, 4]);
     }
 }

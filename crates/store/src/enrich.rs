@@ -189,7 +189,7 @@ impl<B: Backend> EnrichStore for SqlStore<B> {
 
     async fn defer(&self, station_key: &str, until: Timestamp, failures: i64) -> Result<(), StoreError> {
         let statement = sql(RESCHEDULE).bind(millis(until)).bind(failures).bind(station_key);
-        self.db.read().await?.execute(statement).await?;
+        self.db.single().await?.execute(statement).await?;
         Ok(())
     }
 
@@ -198,7 +198,7 @@ impl<B: Backend> EnrichStore for SqlStore<B> {
             return Ok(false);
         }
         // To completion, so a failed commit is an error, not a spent request.
-        let rows: Vec<(i64,)> = self.db.read().await?.fetch_all(sql(RESERVE).bind(day).bind(limit)).await?;
+        let rows: Vec<(i64,)> = self.db.single().await?.fetch_all(sql(RESERVE).bind(day).bind(limit)).await?;
         Ok(!rows.is_empty())
     }
 
@@ -224,7 +224,7 @@ impl<B: Backend> EnrichStore for SqlStore<B> {
     }
 
     async fn pause(&self, until: Timestamp) -> Result<(), StoreError> {
-        leases::pause(&mut *self.db.read().await?, until).await
+        leases::pause(&mut *self.db.single().await?, until).await
     }
 
     async fn profiles_version(&self) -> Result<i64, StoreError> {

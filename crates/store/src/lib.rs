@@ -79,6 +79,9 @@ pub enum StoreError {
     /// The store could not be opened as configured.
     #[error("snapshot store: {0}")]
     Setup(String),
+    /// Another writer of this process held the store longer than a writer waits.
+    #[error("snapshot store: busy: no turn to write within {0:?}")]
+    Busy(std::time::Duration),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -192,7 +195,7 @@ impl SqlStore<backend::Sqlite> {
         }
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        let db = backend::Sqlite { pool };
+        let db = backend::Sqlite::new(pool);
         history::settle_summaries(&db).await?;
         Ok(Self { db })
     }

@@ -92,7 +92,7 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
         until: Timestamp,
         force: bool,
     ) -> Result<bool, StoreError> {
-        leases::claim(&mut *self.db.read().await?, key, owner, (now, until), force).await
+        leases::claim(&mut *self.db.single().await?, key, owner, (now, until), force).await
     }
 
     async fn publish(
@@ -144,11 +144,11 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
     }
 
     async fn release(&self, key: &str, owner: &str) -> Result<(), StoreError> {
-        leases::release(&mut *self.db.read().await?, key, owner).await
+        leases::release(&mut *self.db.single().await?, key, owner).await
     }
 
     async fn prune(&self, now: Timestamp, before: Timestamp) -> Result<u64, StoreError> {
-        let mut conn = self.db.read().await?;
+        let mut conn = self.db.single().await?;
         let snapshots = conn.execute(sql(PRUNE).bind(millis(now)).bind(millis(before))).await?;
         leases::prune_jobs(&mut *conn, before).await?;
         Ok(snapshots)
@@ -161,11 +161,11 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
         now: Timestamp,
         until: Timestamp,
     ) -> Result<bool, StoreError> {
-        leases::claim_job(&mut *self.db.read().await?, name, owner, (now, until)).await
+        leases::claim_job(&mut *self.db.single().await?, name, owner, (now, until)).await
     }
 
     async fn release_job(&self, name: &str, owner: &str) -> Result<(), StoreError> {
-        leases::release_job(&mut *self.db.read().await?, name, owner).await
+        leases::release_job(&mut *self.db.single().await?, name, owner).await
     }
 
     async fn change_counter(&self, name: &str) -> Result<i64, StoreError> {
