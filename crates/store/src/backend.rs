@@ -91,45 +91,26 @@ impl Sqlite {
     }
 }
 
-/// A SQLite connection holding this process's turn to write, for one statement.
+/// A SQLite connection or transaction holding this process's turn to write
+/// ([`Sqlite::turn`]) until it is dropped (a transaction: until it commits, or is dropped and
+/// rolled back).
 #[derive(Debug)]
-pub struct SqliteSingle {
-    conn: sqlx::pool::PoolConnection<sqlx::Sqlite>,
+pub struct Turn<T> {
+    // Declared first, so dropped first: a rollback is queued before the turn is handed on.
+    held: T,
     _turn: tokio::sync::OwnedMutexGuard<()>,
 }
 
-impl std::ops::Deref for SqliteSingle {
+impl<T: DerefMut<Target = sqlx::SqliteConnection>> std::ops::Deref for Turn<T> {
     type Target = sqlx::SqliteConnection;
     fn deref(&self) -> &Self::Target {
-        &self.conn
+        &self.held
     }
 }
 
-impl DerefMut for SqliteSingle {
+impl<T: DerefMut<Target = sqlx::SqliteConnection>> DerefMut for Turn<T> {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.conn
-    }
-}
-
-/// A SQLite writing transaction holding this process's turn to write ([`Sqlite::turn`]) until
-/// it commits or is dropped (rolled back).
-#[derive(Debug)]
-pub struct SqliteTx {
-    // Declared first, so dropped first: the rollback is queued before the turn is handed on.
-    tx: sqlx::Transaction<'static, sqlx::Sqlite>,
-    _turn: tokio::sync::OwnedMutexGuard<()>,
-}
-
-impl std::ops::Deref for SqliteTx {
-    type Target = sqlx::SqliteConnection;
-    fn deref(&self) -> &Self::Target {
-        &self.tx
-    }
-}
-
-impl DerefMut for SqliteTx {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.tx
+        &mut self.held
     }
 }
 
@@ -137,8 +118,8 @@ impl DerefMut for SqliteTx {
 impl Backend for Sqlite {
     type Conn = sqlx::SqliteConnection;
     type Pooled = sqlx::pool::PoolConnection<sqlx::Sqlite>;
-    type Tx = SqliteTx;
-    type Single = SqliteSingle;
+    type Tx = Turn<sqlx::Transaction<'static, sqlx::Sqlite>>;
+    type Single = Turn<sqlx::pool::PoolConnection<sqlx::Sqlite>>;
 
     async fn read(&self) -> Result<Self::Pooled, StoreError> {
         Ok(self.pool.acquire().await?)
@@ -146,17 +127,17 @@ impl Backend for Sqlite {
 
     async fn single(&self) -> Result<Self::Single, StoreError> {
         let turn = self.take_turn().await?;
-        Ok(SqliteSingle { conn: self.pool.acquire().await?, _turn: turn })
+        Ok(Turn { held: self.pool.acquire().await?, _turn: turn })
     }
 
     async fn write(&self) -> Result<Self::Tx, StoreError> {
         let turn = self.take_turn().await?;
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        Ok(SqliteTx { tx, _turn: turn })
+        Ok(Turn { held: tx, _turn: turn })
     }
 
     async fn commit(tx: Self::Tx) -> Result<(), StoreError> {
-        Ok(tx.tx.commit().await?)
+        Ok(tx.held.commit().await?)
     }
 
     async fn put_month_rows(conn: &mut Self::Conn, rows: &[MonthRow]) -> Result<(), StoreError> {
