@@ -174,17 +174,15 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     // The JSON log has a line per request carrying that request's id.
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut run.child.stderr.take().expect("stderr"), &mut stderr).expect("log");
-    let with_id: Vec<serde_json::Value> = stderr
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["span"]["request_id"] == request_id.as_str())
-        .collect();
-    assert!(!with_id.is_empty(), "no log line for request {request_id}:\n{stderr}");
-    let staged: Vec<serde_json::Value> = stderr
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["span"]["request_id"] == "revalidated-1")
-        .collect();
+    let lines_of = |id: &str| -> Vec<serde_json::Value> {
+        stderr
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["span"]["request_id"] == id)
+            .collect()
+    };
+    assert!(!lines_of(&request_id).is_empty(), "no log line for request {request_id}:\n{stderr}");
+    let staged = lines_of("revalidated-1");
     assert_eq!(staged.len(), 1, "one line for the revalidation:\n{stderr}");
     assert_eq!(staged[0]["status"], 304);
     assert_eq!(staged[0]["span"]["path"], "/v1");

@@ -251,28 +251,11 @@ impl EventWaker for PgWaker {
 mod tests {
     use super::*;
 
-    /// A SQLite file of its own, deleted (with its WAL) when dropped.
-    struct TempFile(std::path::PathBuf);
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            for end in ["", "-wal", "-shm"] {
-                let mut path = self.0.clone().into_os_string();
-                path.push(end);
-                let _ = std::fs::remove_file(path);
-            }
-        }
-    }
-
     #[tokio::test]
     async fn sqlite_writers_of_one_process_take_turns_in_the_order_they_came() {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos());
-        let file = TempFile(std::env::temp_dir().join(format!(
-            "wafuel-turns-{}-{}.sqlite3",
-            std::process::id(),
-            nanos.unwrap_or_default()
-        )));
-        let store = crate::SqliteStore::open(&format!("sqlite://{}", file.0.display())).await.expect("open");
+        let dir = tempfile::tempdir().expect("dir");
+        let url = format!("sqlite://{}", dir.path().join("turns.sqlite3").display());
+        let store = crate::SqliteStore::open(&url).await.expect("open");
         let db = store.db.clone();
         // A transaction holds the write, as an archive month being written does.
         let first = db.write().await.expect("the first writer");
