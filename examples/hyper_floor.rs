@@ -20,7 +20,7 @@ use hyper_util::rt::TokioIo;
 
 const HEADERS: [(&str, &str); 12] = [
     ("etag", "\"bd3318cbaf58937992bb2e0c94f300a419a2c73ea679cae3194732a6f5b9a7f4\""),
-    ("cache-control", "public, max-age=0, s-maxage=1234"),
+    ("cache-control", "public, max-age=0, s-maxage=21599"),
     ("x-fuel-cache", "HIT"),
     ("x-fuel-snapshot-cache", "HIT"),
     ("x-fuel-source-date", "2026-11-23"),
@@ -29,7 +29,10 @@ const HEADERS: [(&str, &str); 12] = [
     ("x-content-type-options", "nosniff"),
     ("access-control-allow-origin", "*"),
     ("access-control-allow-methods", "GET, HEAD, OPTIONS"),
-    ("access-control-expose-headers", "ETag, X-Fuel-Cache, X-Fuel-Snapshot-Cache, X-Request-Id"),
+    (
+        "access-control-expose-headers",
+        "ETag, Retry-After, X-Fuel-Cache, X-Fuel-Snapshot-Cache, X-Fuel-Source-Date, X-Fuel-Fetched-At",
+    ),
     ("x-request-id", "4eea2259-3170367"),
 ];
 
