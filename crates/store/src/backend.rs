@@ -35,7 +35,8 @@ pub trait Backend: Send + Sync + 'static {
     type Pooled: DerefMut<Target = Self::Conn> + Send;
     /// A transaction that writes; dropped without [`commit`](Self::commit), it rolls back.
     type Tx: DerefMut<Target = Self::Conn> + Send;
-    /// A connection for a write of one statement (a lease, a budget), outside a transaction.
+    /// A connection for a write of one statement (a lease, a budget, a corrupt row's delete),
+    /// outside a transaction.
     type Single: DerefMut<Target = Self::Conn> + Send;
 
     async fn read(&self) -> Result<Self::Pooled, StoreError>;

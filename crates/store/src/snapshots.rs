@@ -71,7 +71,9 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
             Err(why) => {
                 tracing::warn!(key, %why, "corrupt snapshot row deleted; it will be refetched");
                 metrics::counter!("wafuel_snapshot_corrupt_total").increment(1);
-                conn.execute(sql(DELETE_CORRUPT).bind(key).bind(row.checksum)).await?;
+                // A write like any other: it waits its turn (on SQLite) on a connection of its own.
+                drop(conn);
+                self.db.single().await?.execute(sql(DELETE_CORRUPT).bind(key).bind(row.checksum)).await?;
                 Ok(None)
             }
         }
