@@ -344,6 +344,7 @@ async fn history(dir: &str) {
             from,
             to: last,
             interval: Default::default(),
+            wholesale: None,
         };
         std::hint::black_box(
             wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()).expect("render"),

@@ -10,6 +10,7 @@ pub mod download;
 mod error;
 pub mod import;
 pub mod list;
+pub mod wholesale;
 
 pub use error::ImportError;
 
@@ -58,6 +59,9 @@ pub fn month_of_file(name: &str) -> Option<(i16, i8)> {
 pub enum ArchiveError {
     #[error("{file}: the header has no {column} column")]
     MissingColumn { file: String, column: &'static str },
+    /// A wholesale file without its required columns: which, and what it has instead.
+    #[error("{file}: the header lacks {} (it has {})", missing.join(", "), has.join(", "))]
+    MissingColumns { file: String, missing: Vec<&'static str>, has: Vec<String> },
     #[error("{file}: {source}")]
     Csv {
         file: String,

@@ -22,3 +22,4 @@ pub mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
+pub mod wholesale;

@@ -12,6 +12,7 @@ pub mod forecast;
 pub mod grammar;
 pub mod selection;
 pub mod stations;
+pub mod wholesale;
 
 pub use grammar::{MAX_QUERY_LEN, QueryError};
 pub use selection::{Dialect, Mode, Selection, parse_selection};

@@ -9,5 +9,6 @@ pub mod client;
 mod error;
 pub mod rss;
 pub mod validate;
+pub mod wholesale;
 
 pub use error::SourceError;

@@ -28,6 +28,8 @@ pub enum EventKind {
     Published,
     /// A held catalog was replaced by one with different prices.
     Updated,
+    /// A centre's terminal gate price of a product for a day (tomorrow's) was first stored.
+    Wholesale,
 }
 
 impl EventKind {
@@ -35,6 +37,7 @@ impl EventKind {
         match self {
             EventKind::Published => "published",
             EventKind::Updated => "updated",
+            EventKind::Wholesale => "wholesale",
         }
     }
 
@@ -42,6 +45,7 @@ impl EventKind {
         match text {
             "published" => Some(EventKind::Published),
             "updated" => Some(EventKind::Updated),
+            "wholesale" => Some(EventKind::Wholesale),
             _ => None,
         }
     }

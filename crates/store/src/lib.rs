@@ -18,6 +18,7 @@ pub mod events;
 pub mod history;
 mod leases;
 mod snapshots;
+pub mod wholesale;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -226,7 +227,12 @@ impl SqlStore<backend::Postgres> {
 
 /// Everything a process keeps in its store.
 pub trait Store:
-    SnapshotStore + enrich::EnrichStore + history::HistoryStore + archive::ArchiveStore + events::EventStore
+    SnapshotStore
+    + enrich::EnrichStore
+    + history::HistoryStore
+    + archive::ArchiveStore
+    + events::EventStore
+    + wholesale::WholesaleStore
 {
 }
 impl<T> Store for T where
@@ -235,6 +241,7 @@ impl<T> Store for T where
         + history::HistoryStore
         + archive::ArchiveStore
         + events::EventStore
+        + wholesale::WholesaleStore
 {
 }
 

@@ -23,8 +23,8 @@ use crate::model::documents::PriceAlert;
 use crate::query::events::AlertFilter;
 use crate::snapshot::{PriceService, catalog_key};
 use crate::store::backend::EventWaker;
-use crate::store::events::EventStore;
 pub use crate::store::events::StoredEvent as Event;
+use crate::store::events::{EventKind, EventStore};
 use crate::time::SharedClock;
 
 use super::CatalogError;
@@ -218,7 +218,7 @@ impl EventHub {
     /// The `price` data of `alert` for `event`, read from the stored catalogs (a stream
     /// replaying what it missed, or one whose alert the reader had not yet seen).
     pub async fn price_for(&self, alert: &AlertFilter, event: &Event) -> Option<Arc<AlertPrice>> {
-        if event.product != alert.product {
+        if event.product != alert.product || event.kind == EventKind::Wholesale {
             return None;
         }
         let (day, before) = self.days(event.product, event.date).await;
@@ -315,9 +315,13 @@ impl EventHub {
                         last = event.id;
                         // The store's own "newer catalog" signal, heard now rather than at
                         // the next recheck: the held snapshot is confirmed by its stamp.
-                        self.prices.catalog_published(event.product, event.date);
+                        // A wholesale price is no catalog, and no station's price to alert on.
+                        let catalog = event.kind != EventKind::Wholesale;
+                        if catalog {
+                            self.prices.catalog_published(event.product, event.date);
+                        }
                         metrics::counter!("wafuel_events_total", "kind" => event.kind.as_str()).increment(1);
-                        let prices = self.evaluate(&event).await;
+                        let prices = if catalog { self.evaluate(&event).await } else { HashMap::new() };
                         // No stream listening is no error.
                         let _ = self.sender.send(Arc::new(Fanned { event, prices }));
                     }

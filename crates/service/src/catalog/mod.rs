@@ -11,6 +11,7 @@ pub mod forecast;
 pub mod market;
 pub mod profiles;
 pub mod search;
+pub mod wholesale;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -92,6 +93,10 @@ pub struct Catalog {
     market: Option<MarketDays>,
     /// Replayed forecast accuracies.
     accuracies: forecast::Accuracies,
+    /// Terminal gate prices; `None` without a store that keeps them.
+    wholesale: Option<Arc<dyn crate::store::wholesale::WholesaleStore>>,
+    /// Each history station's terminal centre.
+    centres: wholesale::Centres,
 }
 
 impl Catalog {
@@ -103,7 +108,15 @@ impl Catalog {
             })
             .max_capacity(MAX_HELD_QUOTES)
             .build();
-        Self { prices, profiles, days, market, accuracies: forecast::accuracies() }
+        Self {
+            prices,
+            profiles,
+            days,
+            market,
+            accuracies: forecast::accuracies(),
+            wholesale: None,
+            centres: wholesale::Centres::default(),
+        }
     }
 
     /// The market a `/v1/stats` query asks for, from the history days held.

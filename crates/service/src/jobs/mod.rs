@@ -3,3 +3,4 @@
 pub mod enrich;
 pub mod seed;
 pub mod warm;
+pub mod wholesale;

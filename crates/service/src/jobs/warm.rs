@@ -125,7 +125,7 @@ pub async fn run_hourly(prices: Arc<PriceService>) {
 const AFTER_PUBLICATION: [i8; 2] = [31, 45];
 
 /// The next time the warm job runs after `now`: the top of each hour, and 14:31 and 14:45.
-fn next_warm(now: Timestamp) -> Timestamp {
+pub(crate) fn next_warm(now: Timestamp) -> Timestamp {
     let here = perth_now(now);
     let at = |hour: i8, minute: i8| {
         Time::new(hour, minute, 0, 0)

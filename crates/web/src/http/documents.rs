@@ -19,11 +19,13 @@ use crate::query::forecast::{ForecastQuery, parse_forecast, parse_station_foreca
 use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
 };
+use crate::query::wholesale::{WholesaleQuery, parse_wholesale};
 use crate::query::{Dialect, QueryError, Selection, parse_selection};
 use crate::render::forecast::forecast_jsonapi;
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
 use crate::render::stations::{render_csv, render_geojson, render_jsonapi};
+use crate::render::wholesale::{wholesale_csv, wholesale_jsonapi};
 use crate::render::{jsonapi, legacy};
 use crate::time::perth_now;
 
@@ -230,6 +232,9 @@ impl Endpoint for Stats {
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
         let market = state.catalog.stats(query).await?;
+        let centre = crate::model::wholesale::regions_centre(query.regions.as_deref());
+        let means = state.catalog.wholesale_means(query.product, centre, (query.from, query.to)).await?;
+        let has = crate::model::wholesale::has_wholesale(query.product);
         let scope = StatsScope {
             product: query.product,
             brands: query.brands.as_deref(),
@@ -237,6 +242,7 @@ impl Endpoint for Stats {
             from: query.from,
             to: query.to,
             interval: query.interval,
+            wholesale: has.then_some((centre, &means)),
         };
         Ok(stored_document(stats_jsonapi(&scope, &market, &state.meta)?, now))
     }
@@ -310,5 +316,41 @@ impl Endpoint for StationForecast {
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
         forecast_document(state, query, now).await
+    }
+}
+
+/// `/v1/wholesale`.
+pub const WHOLESALE_MEDIA: [Media; 2] = [Media::JsonApi, Media::Csv];
+
+/// `GET /v1/wholesale`: a centre's terminal gate prices by day, with the margin.
+pub struct Wholesale;
+
+impl Endpoint for Wholesale {
+    const PATH: &'static str = routes::WHOLESALE;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&WHOLESALE_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    type Query = WholesaleQuery;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<WholesaleQuery, QueryError> {
+        parse_wholesale(query, now)
+    }
+
+    fn key(query: &WholesaleQuery, media: Media) -> RenderKey {
+        RenderKey::Wholesale(query.clone(), media)
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &WholesaleQuery,
+        media: Media,
+        now: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        let doc = state.catalog.wholesale(query).await?;
+        let identity = match media {
+            Media::Csv => wholesale_csv(&doc),
+            _ => wholesale_jsonapi(&doc, &state.meta),
+        }?;
+        Ok(stored_document(identity, now))
     }
 }

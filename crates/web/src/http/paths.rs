@@ -11,6 +11,7 @@ pub const STATS: &str = "/v1/stats";
 pub const FORECAST: &str = "/v1/forecast";
 pub const STATION_FORECAST: &str = "/v1/stations/{station_id}/forecast";
 pub const EVENTS: &str = "/v1/events";
+pub const WHOLESALE: &str = "/v1/wholesale";
 pub const LOGO: &str = "/static/image/brand/{filename}";
 pub const EXPLORE: &str = "/explore";
 pub const EXPLORE_FILE: &str = "/explore/{file}";

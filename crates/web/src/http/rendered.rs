@@ -16,6 +16,7 @@ use crate::model::key::StationId;
 use crate::query::Selection;
 use crate::query::forecast::ForecastQuery;
 use crate::query::stations::{HistoryQuery, StationsQuery, StatsQuery};
+use crate::query::wholesale::WholesaleQuery;
 use crate::render::representation::{Coding, Representation};
 use crate::time::{format_perth, perth};
 
@@ -31,6 +32,7 @@ pub enum RenderKey {
     Stats(StatsQuery, Media),
     /// A market or station forecast (JSON:API only).
     Forecast(ForecastQuery),
+    Wholesale(WholesaleQuery, Media),
 }
 
 impl RenderKey {

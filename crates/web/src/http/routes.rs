@@ -38,7 +38,7 @@ impl PublicRoute {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [PublicRoute; 13] = [
+pub const PUBLIC: [PublicRoute; 14] = [
     PublicRoute::other(ROOT, super::root::methods),
     PublicRoute::document::<doc::V1>(),
     PublicRoute::document::<doc::Legacy>(),
@@ -48,6 +48,7 @@ pub const PUBLIC: [PublicRoute; 13] = [
     PublicRoute::document::<doc::Stats>(),
     PublicRoute::document::<doc::Forecast>(),
     PublicRoute::document::<doc::StationForecast>(),
+    PublicRoute::document::<doc::Wholesale>(),
     PublicRoute::other(EVENTS, super::events::methods),
     PublicRoute::other(LOGO, super::logos::methods),
     PublicRoute::other(EXPLORE, super::explore::page_methods),

@@ -10,6 +10,8 @@ use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
 use crate::model::documents::DocumentMeta;
 use crate::model::station::cents;
 use crate::model::stats::{Interval, Market};
+use crate::model::wholesale::{Centre, cents as cents_of_hundredths};
+use std::collections::BTreeMap;
 
 /// `meta` of history and statistics documents.
 #[derive(Serialize)]
@@ -111,6 +113,10 @@ struct DayOut<'a> {
     p90: f64,
     max: f64,
     cheapest: &'a [String],
+    /// The centre's mean terminal gate price over the row's days (null without one).
+    wholesale: Option<f64>,
+    /// `median` − `wholesale` (null without a terminal gate price).
+    margin: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -124,6 +130,7 @@ struct CycleOut {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct StatsAttributes<'a> {
     product: ProductCode,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,6 +140,8 @@ struct StatsAttributes<'a> {
     /// `week` or `month` when the rows are periods (absent: days).
     #[serde(skip_serializing_if = "Option::is_none")]
     interval: Option<&'static str>,
+    /// The terminal centre whose prices `wholesale` is (null for a product without one).
+    wholesale_centre: Option<&'static str>,
     days: Vec<DayOut<'a>>,
     weekdays: serde_json::Map<String, serde_json::Value>,
     cycle: Option<CycleOut>,
@@ -151,6 +160,24 @@ pub struct StatsScope<'a> {
     pub from: Date,
     pub to: Date,
     pub interval: Interval,
+    /// The terminal centre and its mean terminal gate price by day (hundredths of a cent),
+    /// for a product that has one.
+    pub wholesale: Option<(Centre, &'a BTreeMap<Date, i64>)>,
+}
+
+/// The mean terminal gate price (cents) over a row's days within the window, when any has one.
+fn wholesale_of(scope: &StatsScope<'_>, start: Date) -> Option<f64> {
+    let (_, means) = scope.wholesale?;
+    let end = match scope.interval {
+        Interval::Day => start,
+        other => other.end(start),
+    };
+    let (from, to) = (start.max(scope.from), end.min(scope.to));
+    if from > to {
+        return None;
+    }
+    let (n, sum) = means.range(from..=to).fold((0i64, 0i64), |(n, sum), (_, m)| (n + 1, sum + m));
+    (n > 0).then(|| cents_of_hundredths((sum as f64 / n as f64).round() as i64))
 }
 
 /// `/v1/stats` as JSON:API.
@@ -180,16 +207,21 @@ pub fn stats_jsonapi(
     let days = market
         .days
         .iter()
-        .map(|d| DayOut {
-            date: d.date.to_string(),
-            stations: d.stations,
-            min: d.min,
-            p10: d.p10,
-            median: d.median,
-            mean: d.mean,
-            p90: d.p90,
-            max: d.max,
-            cheapest: &d.cheapest,
+        .map(|d| {
+            let wholesale = wholesale_of(scope, d.date);
+            DayOut {
+                date: d.date.to_string(),
+                stations: d.stations,
+                min: d.min,
+                p10: d.p10,
+                median: d.median,
+                mean: d.mean,
+                p90: d.p90,
+                max: d.max,
+                cheapest: &d.cheapest,
+                wholesale,
+                margin: wholesale.map(|w| ((d.median - w) * 10.0).round() / 10.0),
+            }
         })
         .collect();
     let weekdays = market
@@ -215,6 +247,7 @@ pub fn stats_jsonapi(
                 brands: scope.brands,
                 regions: scope.regions,
                 interval,
+                wholesale_centre: scope.wholesale.map(|(c, _)| c.slug()),
                 days,
                 weekdays,
                 cycle,

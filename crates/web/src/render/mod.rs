@@ -11,6 +11,7 @@ pub(crate) mod logos;
 pub mod market;
 pub mod representation;
 pub mod stations;
+pub mod wholesale;
 
 /// A document that could not be written. Writing into memory fails only on a bug (a value
 /// serde cannot represent, a CSV writer in a bad state), never on input, but the cause is kept

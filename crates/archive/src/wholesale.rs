@@ -1,0 +1,376 @@
+//! FuelWatch's yearly wholesale files (`FuelWatchWholesale-YYYY.csv`, terminal gate prices
+//! since December 2002), read by header name and imported beside the history
+//! (`wafuel import-wholesale`): from local files and folders, or from the files FuelWatch's
+//! list names (`GET /api/report/terminal-gate-prices`, in the monthly list's shape).
+//!
+//! Columns: `PUBLISH_DATE` (`DD/MM/YYYY`), `PRODUCT` and `PRODUCT_PRICE` are required,
+//! `TERMINAL_GATE` and `LOCATION` optional, any other ignored; CRLF or LF, a trailing empty
+//! field allowed. A header without the required columns refuses the file whole, naming the
+//! columns it has; a row that does not parse is counted and reported, never guessed.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::sync::Arc;
+
+use jiff::civil::Date;
+
+use crate::download::{DownloadLimits, download, http_client, read_list};
+use crate::list::ListedFile;
+use crate::model::wholesale::{Centre, TerminalPrice, parse_price, product_of};
+use crate::store::wholesale::{WholesaleImport, WholesaleStore, WholesaleWrite};
+use crate::{ArchiveError, ImportError};
+
+/// Where FuelWatch lists its yearly wholesale files.
+pub const DEFAULT_WHOLESALE_LIST_URL: &str =
+    "https://www.fuelwatch.wa.gov.au/api/report/terminal-gate-prices";
+
+const DATE: &str = "PUBLISH_DATE";
+const PRODUCT: &str = "PRODUCT";
+const PRICE: &str = "PRODUCT_PRICE";
+const TERMINAL: &str = "TERMINAL_GATE";
+const LOCATION: &str = "LOCATION";
+/// The terminal of a file without `TERMINAL_GATE`.
+pub const UNNAMED_TERMINAL: &str = "";
+
+/// The year a file name names (`FuelWatchWholesale-2026.csv`).
+pub fn year_of_file(name: &str) -> Option<i16> {
+    let base = name.rsplit('/').next()?;
+    let year = base.strip_prefix("FuelWatchWholesale-")?.strip_suffix(".csv")?;
+    year.parse().ok().filter(|y| (2001..=9999).contains(y))
+}
+
+/// What reading one file found.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ReadWholesale {
+    pub prices: Vec<TerminalPrice>,
+    /// Rows of a product without a terminal gate price of ours.
+    pub other_products: u64,
+    /// Rows that did not parse, and the first few of them (line and why).
+    pub bad_rows: u64,
+    pub bad_examples: Vec<String>,
+}
+
+/// At most this many bad rows are described (all are counted).
+const EXAMPLES: usize = 5;
+
+/// The centre of a terminal: `LOCATION` when it names one, else the centre its name names
+/// (`Ampol Albany`, `BP Port Hedland`), else Perth (Kwinana and Kewdale are Perth's).
+fn centre_of(terminal: &str, location: Option<&str>) -> Centre {
+    if let Some(centre) = location.and_then(Centre::from_name) {
+        return centre;
+    }
+    let folded = terminal.to_ascii_lowercase();
+    Centre::ALL
+        .into_iter()
+        .find(|c| *c != Centre::Perth && folded.contains(&c.name().to_ascii_lowercase()))
+        .unwrap_or(Centre::Perth)
+}
+
+/// `DD/MM/YYYY` (one-digit day and month allowed), a day that exists.
+fn date_of(text: &str) -> Option<Date> {
+    let mut parts = text.trim().split('/');
+    let (d, m, y) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || y.len() != 4 {
+        return None;
+    }
+    Date::new(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?).ok()
+}
+
+/// Read one yearly file (named `name` in errors and reports).
+pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveError> {
+    let csv_error = |source| ArchiveError::Csv { file: name.to_string(), source };
+    let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input);
+    let header = reader.headers().map_err(csv_error)?.clone();
+    let find = |column: &str| {
+        header.iter().position(|h| h.trim_start_matches('\u{feff}').trim().eq_ignore_ascii_case(column))
+    };
+    let (Some(date), Some(product), Some(price)) = (find(DATE), find(PRODUCT), find(PRICE)) else {
+        let missing = [DATE, PRODUCT, PRICE].into_iter().filter(|c| find(c).is_none()).collect();
+        let has = header
+            .iter()
+            .map(|h| h.trim_start_matches('\u{feff}').trim().to_string())
+            .filter(|h| !h.is_empty())
+            .collect();
+        return Err(ArchiveError::MissingColumns { file: name.to_string(), missing, has });
+    };
+    let (terminal, location) = (find(TERMINAL), find(LOCATION));
+    let mut out = ReadWholesale::default();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = reader.position().line();
+        let more = match reader.read_record(&mut record) {
+            Ok(more) => more,
+            Err(e) if matches!(e.kind(), csv::ErrorKind::Utf8 { .. }) => {
+                out.bad(line, "not UTF-8".into());
+                continue;
+            }
+            Err(e) => return Err(csv_error(e)),
+        };
+        if !more {
+            break;
+        }
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let field = |i: usize| record.get(i).unwrap_or("");
+        let Some(product) = product_of(field(product)) else {
+            if field(product).is_empty() {
+                out.bad(line, "no PRODUCT".into());
+            } else {
+                out.other_products += 1;
+            }
+            continue;
+        };
+        let Some(date) = date_of(field(date)) else {
+            out.bad(line, format!("PUBLISH_DATE {:?} is not a DD/MM/YYYY day", field(date)));
+            continue;
+        };
+        let Some(price) = parse_price(field(price)) else {
+            out.bad(
+                line,
+                format!("PRODUCT_PRICE {:?} is not a price over 10 and at most 1000 c/L", field(price)),
+            );
+            continue;
+        };
+        let terminal = terminal.map_or(UNNAMED_TERMINAL, field).to_string();
+        let centre = centre_of(&terminal, location.map(field));
+        out.prices.push(TerminalPrice { product, centre, date, terminal, price });
+    }
+    Ok(out)
+}
+
+impl ReadWholesale {
+    fn bad(&mut self, line: u64, why: String) {
+        self.bad_rows += 1;
+        if self.bad_examples.len() < EXAMPLES {
+            self.bad_examples.push(format!("line {line}: {why}"));
+        }
+    }
+}
+
+/// What an import did, over every file.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct WholesaleSummary {
+    pub files: u64,
+    /// Files the list names that were imported before as they are now.
+    pub skipped: u64,
+    pub write: WholesaleWrite,
+    pub other_products: u64,
+    pub bad_rows: u64,
+    /// Each file with bad rows, with its first few.
+    pub reports: Vec<String>,
+}
+
+impl WholesaleSummary {
+    /// The line `import-wholesale` ends with.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "import-wholesale: {} files ({} unchanged since their import), {} prices new, {} changed, {} unchanged",
+            self.files + self.skipped,
+            self.skipped,
+            self.write.written,
+            self.write.replaced,
+            self.write.unchanged,
+        );
+        if self.other_products > 0 {
+            line.push_str(&format!(
+                ", {} rows of products without a terminal gate price (only ULP, PULP and Diesel have one)",
+                self.other_products
+            ));
+        }
+        if self.bad_rows > 0 {
+            line.push_str(&format!(", {} rows could not be read and were left out:", self.bad_rows));
+            for report in &self.reports {
+                line.push_str("\n  ");
+                line.push_str(report);
+            }
+        }
+        line
+    }
+}
+
+/// The wholesale importer over a store.
+pub struct WholesaleImporter {
+    store: Arc<dyn WholesaleStore>,
+    pub summary: WholesaleSummary,
+}
+
+impl WholesaleImporter {
+    pub fn new(store: Arc<dyn WholesaleStore>) -> Self {
+        Self { store, summary: WholesaleSummary::default() }
+    }
+
+    /// Read a file whole, then store its prices in one transaction: a file refused (or a
+    /// store that fails) stores nothing of it.
+    pub async fn import(&mut self, name: &str, input: impl Read) -> Result<WholesaleWrite, ImportError> {
+        let read = read_file(name, input)?;
+        let write = self
+            .store
+            .put_wholesale(&read.prices, &[], None, jiff::Timestamp::now())
+            .await
+            .map_err(|source| ImportError::Write { file: name.to_string(), source })?;
+        self.summary.files += 1;
+        self.summary.write.written += write.written;
+        self.summary.write.replaced += write.replaced;
+        self.summary.write.unchanged += write.unchanged;
+        self.summary.other_products += read.other_products;
+        self.summary.bad_rows += read.bad_rows;
+        if read.bad_rows > 0 {
+            self.summary.reports.push(format!(
+                "{name}: {} rows ({})",
+                read.bad_rows,
+                read.bad_examples.join("; ")
+            ));
+        }
+        Ok(write)
+    }
+
+    /// Every file given, a folder's `.csv` files by name.
+    pub async fn import_paths(
+        &mut self,
+        paths: &[std::path::PathBuf],
+        progress: &(dyn Fn(&str, &WholesaleWrite) + Sync),
+    ) -> Result<(), ImportError> {
+        for path in expand(paths)? {
+            let name = path.display().to_string();
+            let file = std::fs::File::open(&path)
+                .map_err(|e| ImportError::Io { file: name.clone(), reason: e.to_string() })?;
+            let write = self.import(&name, std::io::BufReader::new(file)).await?;
+            progress(&name, &write);
+        }
+        Ok(())
+    }
+
+    /// The files FuelWatch's list names, oldest first, each downloaded unless it was
+    /// imported before with the same `fileDate` and `bytes` (closed years never change).
+    pub async fn import_listed(
+        &mut self,
+        list_url: &url::Url,
+        limits: DownloadLimits,
+        progress: &(dyn Fn(&str, &WholesaleWrite) + Sync),
+    ) -> Result<(), ImportError> {
+        let http = http_client(limits)
+            .map_err(|e| ImportError::Download { file: list_url.to_string(), reason: e.to_string() })?;
+        let mut files: Vec<(i16, ListedFile)> = read_list(&http, list_url, limits)
+            .await?
+            .into_iter()
+            .filter_map(|f| Some((year_of_file(&f.file_name)?, f)))
+            .collect();
+        files.sort_by_key(|(year, _)| *year);
+        let done: HashMap<String, WholesaleImport> =
+            self.store.wholesale_imports().await?.into_iter().map(|i| (i.file.clone(), i)).collect();
+        for (_, listed) in files {
+            if let Some(before) = done.get(&listed.file_name)
+                && before.file_date.as_deref() == Some(listed.file_date.as_str())
+                && before.bytes == Some(listed.bytes)
+            {
+                self.summary.skipped += 1;
+                continue;
+            }
+            let fail = |reason: String| ImportError::Download { file: listed.file_name.clone(), reason };
+            let url = url::Url::parse(&listed.url)
+                .or_else(|_| list_url.join(&listed.url))
+                .map_err(|e| fail(e.to_string()))?;
+            let Some(file) = download(&http, &listed.file_name, url, limits).await? else {
+                return Err(fail("listed but not found (404)".into()));
+            };
+            let bad_before = self.summary.bad_rows;
+            let write = self.import(&listed.file_name, std::io::BufReader::new(file)).await?;
+            let rows =
+                (write.written + write.replaced + write.unchanged) + (self.summary.bad_rows - bad_before);
+            let import = WholesaleImport {
+                file: listed.file_name.clone(),
+                rows,
+                file_date: Some(listed.file_date.clone()),
+                bytes: Some(listed.bytes),
+            };
+            self.store.record_wholesale_import(&import, jiff::Timestamp::now()).await?;
+            progress(&listed.file_name, &write);
+        }
+        Ok(())
+    }
+}
+
+/// Files as given, and each folder's `.csv` files (not its sub-folders), sorted by name.
+fn expand(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, ImportError> {
+    let mut out = Vec::new();
+    for path in paths {
+        let io =
+            |e: std::io::Error| ImportError::Io { file: path.display().to_string(), reason: e.to_string() };
+        if path.is_dir() {
+            let mut inside: Vec<std::path::PathBuf> = std::fs::read_dir(path)
+                .map_err(io)?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
+                .collect();
+            inside.sort();
+            out.extend(inside);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    #[test]
+    fn columns_are_found_by_name_in_any_order_and_line_end() {
+        let text = "TERMINAL_GATE,ADDRESS,PRODUCT_PRICE,PUBLISH_DATE,PRODUCT,\r\n\
+                    BP Kwinana,Bell St,182.49,22/04/2026,ULP,\r\n\
+                    Ampol Albany,Princess Royal Dr,190.1,2/4/2026,Diesel,\r\n\
+                    BP Kwinana,Bell St,200.00,22/04/2026,LPG,\r\n";
+        let read = read_file("FuelWatchWholesale-2026.csv", text.as_bytes()).expect("reads");
+        assert_eq!(read.prices.len(), 2);
+        assert_eq!(read.other_products, 1);
+        let first = &read.prices[0];
+        assert_eq!((first.product.get(), first.centre, first.date), (1, Centre::Perth, date(2026, 4, 22)));
+        assert_eq!((first.terminal.as_str(), first.price), ("BP Kwinana", 18_249));
+        assert_eq!((read.prices[1].centre, read.prices[1].date), (Centre::Albany, date(2026, 4, 2)));
+        // LF only, no terminal column: one unnamed Perth terminal.
+        let plain = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\n05/12/2025,PULP,178.4\n";
+        let read = read_file("x.csv", plain.as_bytes()).expect("reads");
+        assert_eq!(read.prices[0].terminal, UNNAMED_TERMINAL);
+        assert_eq!((read.prices[0].product.get(), read.prices[0].price), (2, 17_840));
+    }
+
+    #[test]
+    fn a_file_without_the_columns_is_refused_naming_what_it_has() {
+        let text = "DATE,FUEL,PRICE\n22/04/2026,ULP,182.4\n";
+        let err = read_file("FuelWatchWholesale-2026.csv", text.as_bytes()).expect_err("refused");
+        let said = err.to_string();
+        assert!(said.contains("PUBLISH_DATE, PRODUCT, PRODUCT_PRICE"), "{said}");
+        assert!(said.contains("DATE, FUEL, PRICE"), "{said}");
+    }
+
+    #[test]
+    fn rows_that_do_not_parse_are_counted_and_never_stored() {
+        let text = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\n\
+                    31/02/2026,ULP,182.4\n\
+                    2026-04-22,ULP,182.4\n\
+                    22/04/2026,ULP,abc\n\
+                    22/04/2026,ULP,0\n\
+                    22/04/2026,Diesel,1200\n\
+                    22/04/2026,,182\n\
+                    23/04/2026,ULP,181.3\n";
+        let read = read_file("f.csv", text.as_bytes()).expect("reads");
+        assert_eq!(read.prices.len(), 1);
+        assert_eq!(read.bad_rows, 6);
+        assert_eq!(read.bad_examples.len(), 5);
+        assert!(read.bad_examples[0].starts_with("line 2:"), "{:?}", read.bad_examples);
+        assert!(read.bad_examples[0].contains("31/02/2026"), "{:?}", read.bad_examples);
+    }
+
+    #[test]
+    fn file_names_and_centres() {
+        assert_eq!(year_of_file("FuelWatchWholesale-2026.csv"), Some(2026));
+        assert_eq!(year_of_file("https://x/historical-reports/FuelWatchWholesale-2002.csv"), Some(2002));
+        assert_eq!(year_of_file("FuelWatchRetail-01-2026.csv"), None);
+        assert_eq!(centre_of("BP Port Hedland", None), Centre::PortHedland);
+        assert_eq!(centre_of("Perth average (AIP)", None), Centre::Perth);
+        assert_eq!(centre_of("Viva Energy", Some("Broome")), Centre::Broome);
+    }
+}
