@@ -36,6 +36,7 @@ async fn run() -> ExitCode {
         Command::Warm(args) => commands::warm(args).await,
         Command::Enrich(args) => commands::enrich(args).await,
         Command::ImportHistory(args) => commands::import_history(args).await,
+        Command::ImportWholesale(args) => commands::import_wholesale(args).await,
         Command::Backtest(args) => commands::backtest(args).await,
     };
     ran.unwrap_or_else(|e| {

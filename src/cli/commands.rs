@@ -90,9 +90,22 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     } else {
         Some(tokio::spawn(demo_archive(store.clone(), sim.archive_list_url(), today)))
     };
-    let result = serve_api(config, &args.listen, None).await;
+    // The simulated terminal gate prices: the years the archive covers first, then the live
+    // job (today's and, from 14:30, tomorrow's prices, as FuelWatch's API gives them).
+    let wholesale = match sim.wholesale_url().parse() {
+        Ok(url) => {
+            Some(crate::source::wholesale::WholesaleClient::new(url, std::time::Duration::from_secs(10))?)
+        }
+        Err(_) => None,
+    };
+    let wholesale_history = (!args.no_import)
+        .then(|| tokio::spawn(demo_wholesale(store.clone(), sim.wholesale_list_url(), today.year() - 2)));
+    let result = serve_api(config, &args.listen, None, wholesale).await;
     if let Some(archive) = archive {
         archive.abort();
+    }
+    if let Some(task) = wholesale_history {
+        task.abort();
     }
     drop(places);
     sim.shutdown().await;
@@ -125,6 +138,54 @@ async fn demo_archive(store: Arc<dyn crate::store::Store>, list_url: String, tod
     }
 }
 
+/// Import the simulated yearly wholesale files from `from_year` on, from the origin's own list.
+async fn demo_wholesale(store: Arc<dyn crate::store::Store>, list_url: String, from_year: i16) {
+    use crate::archive::wholesale::WholesaleImporter;
+    let Ok(list_url) = list_url.parse::<url::Url>() else { return };
+    let mut importer = WholesaleImporter::new(store).with_first_year(from_year);
+    let progress = |name: &str, write: &crate::store::wholesale::WholesaleWrite| {
+        tracing::info!(file = name, written = write.written, "demo wholesale year imported");
+    };
+    match importer.import_listed(&list_url, Default::default(), &progress).await {
+        Ok(()) => say!("{}", importer.summary.line()),
+        Err(e) => tracing::warn!(error = %e, "demo wholesale import stopped"),
+    }
+}
+
+/// `wafuel import-wholesale`: yearly terminal gate price files into the store.
+pub async fn import_wholesale(args: crate::cli::config::ImportWholesaleArgs) -> anyhow::Result<ExitCode> {
+    use crate::archive::wholesale::WholesaleImporter;
+    use std::io::IsTerminal;
+    let store = store::open(&args.store).await?;
+    let mut importer = WholesaleImporter::new(store);
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos} files {msg} [{elapsed_precise}]")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar
+    });
+    let progress = |name: &str, write: &crate::store::wholesale::WholesaleWrite| match &bar {
+        Some(bar) => {
+            bar.inc(1);
+            bar.set_message(format!("{name}: {} new, {} changed", write.written, write.replaced));
+        }
+        None => tracing::info!(file = name, written = write.written, replaced = write.replaced, "imported"),
+    };
+    let result = if args.files.is_empty() {
+        importer.import_listed(&args.list_url, Default::default(), &progress).await
+    } else {
+        importer.import_paths(&args.files, &progress).await
+    };
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    say!("{}", importer.summary.line());
+    result?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `wafuel serve`: the API over the real source, with the jobs unless `--no-jobs`.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let store = store::open(&args.store.store).await?;
@@ -134,7 +195,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         public_origin: args.public.public_origin.clone(),
         ..args.store.apply(AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock)))
     };
-    serve_api(config, &args.listen, (!args.jobs.no_jobs).then_some(&args.places)).await
+    let wholesale = if args.jobs.no_jobs { None } else { Some(args.wholesale.client()?) };
+    serve_api(config, &args.listen, (!args.jobs.no_jobs).then_some(&args.places), wholesale).await
 }
 
 /// `wafuel warm`: one warm pass; failure when any extract failed.
@@ -189,6 +251,7 @@ async fn serve_api(
     config: AppConfig,
     listen: &ListenArgs,
     jobs: Option<&PlacesArgs>,
+    wholesale: Option<crate::source::wholesale::WholesaleClient>,
 ) -> anyhow::Result<ExitCode> {
     let store = config.store.clone();
     let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
@@ -209,12 +272,19 @@ async fn serve_api(
     );
     say!("  curl -s 'http://{public_addr}/v1/stats?product=1'");
     say!("  curl -s 'http://{public_addr}/v1/forecast?product=1'    (fill now or wait?)");
+    say!(
+        "  curl -s 'http://{public_addr}/v1/wholesale?product=1'    (terminal gate prices and the retail margin)"
+    );
     say!("  curl -N 'http://{public_addr}/v1/events?product=1'    (pushed when prices are published)");
     say!(
         "  curl -s 'http://{public_addr}/v1/stations?product=1&region=25' -H 'Accept: application/geo+json'"
     );
     say!("  curl -s http://{admin_addr}/metrics");
     let mut background = Vec::new();
+    if let Some(client) = wholesale {
+        let clock = app.state().catalog.prices().clock().clone();
+        background.push(tokio::spawn(crate::jobs::wholesale::run(store.clone(), client, clock)));
+    }
     if let Some(places) = jobs {
         let prices = app.state().catalog.prices().clone();
         background.push(tokio::spawn(warm::run_hourly(prices.clone())));

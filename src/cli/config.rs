@@ -21,7 +21,7 @@ pub const DEFAULT_PLACES_URL: &str = "https://places.googleapis.com";
     after_help = "The API (docs/api.md): /v1 and /legacy (prices); /v1/stations (near=LAT,LNG&radius=KM, \
 or route=ENCODED_POLYLINE&detour=KM for the stations along a route; fill=L&consumption=L_PER_100KM \
 for what a stop costs, sort=cost); /v1/stations/ID, its /history and /forecast; /v1/stats; \
-/v1/forecast (fill now or wait); /v1/events (pushed news; an alert with station=ID,… or \
+/v1/forecast (fill now or wait); /v1/wholesale (terminal gate prices and the retail margin); /v1/events (pushed news; an alert with station=ID,… or \
 near=LAT,LNG, product=N, below=C and rise=C adds price events); /explore (the explorer)."
 )]
 pub struct Cli {
@@ -71,6 +71,13 @@ pub enum Command {
     /// cycle profile mix from the first day on. `--to D` replays exactly what
     /// `/v1/forecast?asOf=D` reports as its accuracy.
     Backtest(BacktestArgs),
+    /// Import FuelWatch's yearly wholesale (terminal gate price) files into the store: the
+    /// given CSV files and folders, or every year FuelWatch's list names, downloaded. Columns
+    /// are read by header name (PUBLISH_DATE, PRODUCT and PRODUCT_PRICE required,
+    /// TERMINAL_GATE optional); a file without them is refused whole, rows that do not parse
+    /// are counted and reported. Idempotent: a listed year imported before and unchanged since
+    /// is not fetched again.
+    ImportWholesale(ImportWholesaleArgs),
 }
 
 /// The public and admin listeners.
@@ -133,6 +140,25 @@ pub struct SourceArgs {
     /// FuelWatch RSS URL (http is allowed, for loopback tests).
     #[arg(long, env = "WAFUEL_SOURCE_URL", default_value = DEFAULT_SOURCE_URL)]
     pub source_url: url::Url,
+}
+
+/// Where terminal gate (wholesale) prices come from.
+#[derive(Debug, Clone, Args)]
+pub struct WholesaleArgs {
+    /// FuelWatch's API base (`…/api/`): `token`, `terminalgate/centres` and
+    /// `terminalgate/prices/{centreId}`, read by the wholesale job when the service starts and
+    /// then hourly (and at 14:31 and 14:45), one replica at a time.
+    #[arg(long, env = "WAFUEL_WHOLESALE_URL", default_value = crate::source::wholesale::DEFAULT_WHOLESALE_URL)]
+    pub wholesale_url: url::Url,
+}
+
+impl WholesaleArgs {
+    pub fn client(&self) -> anyhow::Result<crate::source::wholesale::WholesaleClient> {
+        Ok(crate::source::wholesale::WholesaleClient::new(
+            self.wholesale_url.clone(),
+            std::time::Duration::from_secs(30),
+        )?)
+    }
 }
 
 /// How the API names itself.
@@ -240,6 +266,8 @@ pub struct ServeArgs {
     pub meta: MetaArgs,
     #[command(flatten)]
     pub places: PlacesArgs,
+    #[command(flatten)]
+    pub wholesale: WholesaleArgs,
     #[command(flatten)]
     pub jobs: JobsArgs,
 }
@@ -374,6 +402,7 @@ mod tests {
         assert_eq!(args.listen.admin_listen.to_string(), "127.0.0.1:9090");
         assert_eq!(args.store.store, "sqlite://./data/wafuel.sqlite3");
         assert_eq!(args.source.source_url.as_str(), DEFAULT_SOURCE_URL);
+        assert_eq!(args.wholesale.wholesale_url.as_str(), crate::source::wholesale::DEFAULT_WHOLESALE_URL);
         assert!(!args.jobs.no_jobs);
     }
 }
@@ -402,6 +431,20 @@ pub struct ImportHistoryArgs {
     #[arg(long, value_parser = parse_month)]
     pub to: Option<(i16, i8)>,
     /// Archive files to import whole instead of downloading (`--from`/`--to` do not apply).
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// `wafuel import-wholesale`.
+#[derive(Debug, Clone, Args)]
+pub struct ImportWholesaleArgs {
+    /// The store: `sqlite://PATH` or `postgres://…`.
+    #[arg(long, env = "WAFUEL_STORE", default_value = "sqlite://./data/wafuel.sqlite3")]
+    pub store: String,
+    /// FuelWatch's list of its yearly wholesale files (`fileName`, `fileDate`, `bytes`, `url`),
+    /// read when no file is given.
+    #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = crate::archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
+    pub list_url: url::Url,
+    /// Yearly files (`FuelWatchWholesale-YYYY.csv`) or folders of them to import instead.
     pub files: Vec<std::path::PathBuf>,
 }
 

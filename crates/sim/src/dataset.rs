@@ -404,13 +404,19 @@ pub fn is_cycling(product: u8) -> bool {
     matches!(product, 1 | 2 | 6 | 10)
 }
 
+/// The slow drift every product shares (tenths of a cent), about ±4 c over about 97 days,
+/// like crude: the simulated wholesale price leads it by a week.
+pub fn drift_tenths(date: Date) -> i64 {
+    let days = (date - CYCLE_ANCHOR).get_days();
+    (40.0 * (f64::from(days) * std::f64::consts::TAU / 97.0).sin()).round() as i64
+}
+
 /// The market's move on a day (tenths of a cent): a slow drift shared by every product
 /// (about ±4 c over about 97 days, like crude), a day's noise of up to ±0.6 c, and, for
 /// petrol, the cycle of the day's regime: a sharp rise on the rise day, then an even fall. A
 /// third of stations follow a day late.
 pub fn market_tenths(product: u8, date: Date, station: u64) -> i64 {
-    let days = (date - CYCLE_ANCHOR).get_days();
-    let drift = (40.0 * (f64::from(days) * std::f64::consts::TAU / 97.0).sin()).round() as i64;
+    let drift = drift_tenths(date);
     let noise = (mix(&[date.to_string().as_bytes(), b"market"]) % 13) as i64 - 6;
     if !is_cycling(product) {
         return drift + noise;

@@ -13,6 +13,7 @@ pub mod dataset;
 pub mod faults;
 pub mod feed;
 pub mod places;
+pub mod wholesale;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -56,6 +57,8 @@ pub struct SimState {
     /// Fault rules; the first that applies to a request is used.
     faults: Mutex<Vec<Faults>>,
     log: Mutex<Vec<LoggedRequest>>,
+    /// Faults of the terminal gate API.
+    wholesale_faults: Mutex<wholesale::WholesaleFaults>,
     /// Feed requests being answered now, the most ever at once, and how many were answered
     /// in full (a request its client dropped mid-answer is not): what a client's concurrency
     /// and cancelling did, seen from the origin.
@@ -89,6 +92,7 @@ impl SimState {
             clock,
             faults: Mutex::new(vec![faults]),
             log: Mutex::new(Vec::new()),
+            wholesale_faults: Mutex::default(),
             in_flight: Default::default(),
             most_in_flight: Default::default(),
             answered: Default::default(),
@@ -142,6 +146,16 @@ impl SimState {
         lock(&self.faults).clone()
     }
 
+    /// Replace the terminal gate API's faults.
+    pub fn set_wholesale_faults(&self, faults: wholesale::WholesaleFaults) {
+        *lock(&self.wholesale_faults) = faults;
+    }
+
+    /// The list of yearly wholesale files at `now`, with `url`s under `base`.
+    pub fn wholesale_list(&self, base: &str, now: jiff::Timestamp) -> Vec<wafuel_archive::list::ListedFile> {
+        wholesale::file_list(base, crate::time::perth_now(now).date())
+    }
+
     /// The faults that apply to this request, consuming one use of a limited rule.
     fn take_faults(&self, product: Option<u8>) -> Option<Faults> {
         let mut rules = lock(&self.faults);
@@ -178,6 +192,11 @@ pub fn router(state: Arc<SimState>) -> Router {
         .route(FEED_PATH, get(feed_handler))
         .route(ARCHIVE_PATH, get(archive_handler))
         .route(ARCHIVE_LIST_PATH, get(archive_list_handler))
+        .route(WHOLESALE_LIST_PATH, get(wholesale_list_handler))
+        .route("/api/token", get(token_handler))
+        .route("/api/terminalgate/centres", get(centres_handler))
+        .route("/api/terminalgate/prices/{centre}", get(terminal_prices_handler))
+        .route("/_sim/wholesale-faults", axum::routing::put(put_wholesale_faults))
         .route("/_sim/requests", get(list_requests).delete(clear_requests))
         .route("/_sim/faults", get(get_faults).put(put_faults))
         .with_state(state)
@@ -188,6 +207,99 @@ pub const ARCHIVE_PATH: &str = "/historical-reports/{file}";
 
 /// Where FuelWatch lists its monthly files.
 pub const ARCHIVE_LIST_PATH: &str = "/api/report/monthly-retail-prices";
+
+/// Where FuelWatch lists its yearly wholesale files.
+pub const WHOLESALE_LIST_PATH: &str = "/api/report/terminal-gate-prices";
+
+/// The base of FuelWatch's API on this origin, for `--wholesale-url`.
+pub const API_PATH: &str = "/api/";
+
+fn host_of(headers: &axum::http::HeaderMap) -> String {
+    headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1").to_string()
+}
+
+async fn wholesale_list_handler(
+    State(state): State<Arc<SimState>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let base = format!("http://{}/historical-reports/", host_of(&headers));
+    axum::Json(state.wholesale_list(&base, state.clock.now())).into_response()
+}
+
+/// The terminal gate API's faults for this request, after their delay; an answer when they
+/// say to fail.
+async fn wholesale_fault(state: &SimState) -> (wholesale::WholesaleFaults, Option<Response>) {
+    let faults = lock(&state.wholesale_faults).clone();
+    if let Some(ms) = faults.delay_ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let failed = faults.status.map(|status| {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (status, "Request refused").into_response()
+    });
+    (faults, failed)
+}
+
+/// Whether a request carries the simulated token.
+fn authorised(headers: &axum::http::HeaderMap) -> bool {
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())
+        == Some(&format!("Bearer {}", wholesale::TOKEN))
+}
+
+async fn token_handler(State(state): State<Arc<SimState>>) -> Response {
+    let (faults, failed) = wholesale_fault(&state).await;
+    if let Some(failed) = failed {
+        return failed;
+    }
+    if faults.refuse_token {
+        return (StatusCode::FORBIDDEN, "Forbidden").into_response();
+    }
+    axum::Json(wholesale::TOKEN).into_response()
+}
+
+async fn centres_handler(State(state): State<Arc<SimState>>, headers: axum::http::HeaderMap) -> Response {
+    let (_, failed) = wholesale_fault(&state).await;
+    if let Some(failed) = failed {
+        return failed;
+    }
+    if !authorised(&headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    axum::Json(wholesale::centres_json()).into_response()
+}
+
+async fn terminal_prices_handler(
+    State(state): State<Arc<SimState>>,
+    axum::extract::Path(centre): axum::extract::Path<u32>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let (faults, failed) = wholesale_fault(&state).await;
+    if let Some(failed) = failed {
+        return failed;
+    }
+    if !authorised(&headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    if faults.malformed {
+        return ([(header::CONTENT_TYPE, "application/json")], "{\"message\":\"An error has occurred.\"")
+            .into_response();
+    }
+    let Some(mut body) = wholesale::prices_json(centre, state.clock.now()) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    if let (Some(price), Some(first)) = (faults.price, body.get_mut(0)) {
+        first["terminalGateProductModels"][0]["priceCurrent"] = serde_json::json!(price);
+    }
+    axum::Json(body).into_response()
+}
+
+async fn put_wholesale_faults(
+    State(state): State<Arc<SimState>>,
+    axum::Json(faults): axum::Json<wholesale::WholesaleFaults>,
+) -> StatusCode {
+    state.set_wholesale_faults(faults);
+    StatusCode::NO_CONTENT
+}
 
 /// The list of monthly files, as FuelWatch writes it, with `url`s on this origin (named by the
 /// request's `Host`).
@@ -210,6 +322,12 @@ async fn archive_handler(
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
     let today = crate::time::perth_now(state.clock.now()).date();
+    if let Some(year) = wafuel_archive::wholesale::year_of_file(&file) {
+        return match wholesale::year_file(year, today) {
+            Some(text) => ([(header::CONTENT_TYPE, "text/csv")], text).into_response(),
+            None => (StatusCode::NOT_FOUND, "The specified blob does not exist.").into_response(),
+        };
+    }
     let month = wafuel_archive::month_of_file(&file).filter(|_| file.ends_with(".csv"));
     let month = month.filter(|m| archive::has_month(*m, today));
     match month.and_then(|m| Some((m, archive::last_day(m, today)?))) {
@@ -357,6 +475,16 @@ impl SimHandle {
     /// The simulated archive's file list (for `--archive-list-url`).
     pub fn archive_list_url(&self) -> String {
         format!("http://{}{ARCHIVE_LIST_PATH}", self.addr)
+    }
+
+    /// The simulated FuelWatch API, to pass as `--wholesale-url`.
+    pub fn wholesale_url(&self) -> String {
+        format!("http://{}{API_PATH}", self.addr)
+    }
+
+    /// The simulated list of yearly wholesale files (for `import-wholesale --list-url`).
+    pub fn wholesale_list_url(&self) -> String {
+        format!("http://{}{WHOLESALE_LIST_PATH}", self.addr)
     }
 
     /// The feed URL, to pass as `--source-url`.
