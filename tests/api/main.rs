@@ -28,3 +28,4 @@ mod store;
 mod summaries;
 mod support;
 mod warm;
+mod wholesale;
