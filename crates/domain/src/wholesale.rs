@@ -3,7 +3,6 @@
 //! wholesale price, the bounds a price must keep, which of a live answer's three prices is
 //! which day's, and a centre's figures for a day.
 
-use jiff::Timestamp;
 use jiff::civil::{Date, Time};
 
 use crate::codes::ProductCode;
@@ -213,12 +212,11 @@ pub const CHANGE_OVER: Time = Time::constant(8, 30, 0, 0);
 /// When FuelWatch publishes tomorrow's price (AWST).
 pub const PUBLISHED: Time = Time::constant(14, 30, 0, 0);
 
-/// What a live answer read at `now` says of which day. FuelWatch's terminal answers change
+/// What a live answer read at `perth` (Perth civil time) says of which day. FuelWatch's terminal answers change
 /// over at 08:30 Perth time (before it `priceCurrent` is still yesterday's and `priceNext`
 /// today's) and carry tomorrow's price in `priceNext` from 14:30; before 14:30 `priceNext`
 /// repeats `priceCurrent`, a placeholder never read as tomorrow's.
-pub fn live_days(now: Timestamp) -> LiveDays {
-    let perth = crate::time::perth_now(now);
+pub fn live_days(perth: jiff::civil::DateTime) -> LiveDays {
     let (today, time) = (perth.date(), perth.time());
     let yesterday = today.yesterday().unwrap_or(today);
     if time < CHANGE_OVER {
@@ -367,28 +365,28 @@ mod tests {
     use super::*;
     use jiff::civil::date;
 
-    fn at(text: &str) -> Timestamp {
-        text.parse().expect("a time")
+    fn at(text: &str) -> jiff::civil::DateTime {
+        text.parse().expect("a Perth civil time")
     }
 
     #[test]
     fn the_three_live_prices_belong_to_their_days_by_the_perth_clock() {
         // 22 April 2026, 16:15 AWST: tomorrow's price is out.
-        let after = live_days(at("2026-04-22T16:15:00+08:00"));
+        let after = live_days(at("2026-04-22T16:15:00"));
         assert_eq!(after.current, (date(2026, 4, 22), false));
         assert_eq!(after.next, Some(date(2026, 4, 23)));
         assert_eq!(after.previous, date(2026, 4, 21));
         // 14:29: priceNext is a placeholder.
-        let before = live_days(at("2026-04-22T14:29:59+08:00"));
+        let before = live_days(at("2026-04-22T14:29:59"));
         assert_eq!(before.current, (date(2026, 4, 22), false));
         assert_eq!(before.next, None);
-        assert_eq!(live_days(at("2026-04-22T14:30:00+08:00")).next, Some(date(2026, 4, 23)));
+        assert_eq!(live_days(at("2026-04-22T14:30:00")).next, Some(date(2026, 4, 23)));
         // 07:00: priceCurrent is still yesterday's, priceNext today's.
-        let early = live_days(at("2026-04-22T07:00:00+08:00"));
+        let early = live_days(at("2026-04-22T07:00:00"));
         assert_eq!(early.current, (date(2026, 4, 21), true));
         assert_eq!(early.next, Some(date(2026, 4, 22)));
         assert_eq!(early.previous, date(2026, 4, 20));
-        assert_eq!(live_days(at("2026-04-22T08:30:00+08:00")).current, (date(2026, 4, 22), false));
+        assert_eq!(live_days(at("2026-04-22T08:30:00")).current, (date(2026, 4, 22), false));
     }
 
     #[test]

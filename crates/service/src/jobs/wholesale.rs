@@ -33,7 +33,7 @@ pub async fn wholesale_pass(
     let terminals = client.read().await?;
     // The clock after the read: an answer read across 14:30 is judged by when it came.
     let now = clock.now();
-    let write = live_write(&terminals, live_days(now));
+    let write = live_write(&terminals, live_days(perth_now(now).datetime()));
     Ok(store.put_wholesale(&write.prices, &write.if_missing, write.news, now).await?)
 }
 
