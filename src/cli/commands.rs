@@ -98,14 +98,13 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         }
         Err(_) => None,
     };
-    let wholesale_history = (!args.no_import)
-        .then(|| tokio::spawn(demo_wholesale(store.clone(), sim.wholesale_list_url(), today.year() - 2)));
+    // Two years of terminal gate prices take a second or two: in the store before the first
+    // answer, so every chart has its wholesale line from the start.
+    say!("importing two years of terminal gate (wholesale) prices…");
+    demo_wholesale(store.clone(), sim.wholesale_list_url(), today.year() - 2).await;
     let result = serve_api(config, &args.listen, None, wholesale).await;
     if let Some(archive) = archive {
         archive.abort();
-    }
-    if let Some(task) = wholesale_history {
-        task.abort();
     }
     drop(places);
     sim.shutdown().await;

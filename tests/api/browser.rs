@@ -387,6 +387,32 @@ async fn the_explorer_on_a_desktop() {
         "the market chart",
     )
     .await;
+    // The wholesale price under the retail band, and the latest margin in words, as the
+    // statistics give them.
+    wait_until(
+        &client,
+        "return !!document.querySelector('#market-chart polyline.market-wholesale')
+           && !document.getElementById('margin').hidden && !document.getElementById('wholesale-key').hidden",
+        "the wholesale line and the margin",
+    )
+    .await;
+    let stats = api(&base, "/v1/stats?product=1").await;
+    let latest = stats["data"]["attributes"]["days"]
+        .as_array()
+        .and_then(|days| days.iter().rev().find(|d| d["margin"].is_number()).cloned())
+        .expect("a day with a margin");
+    let margin = run(&client, "return document.getElementById('margin').textContent").await;
+    let margin = margin.as_str().expect("text");
+    let wholesale = latest["wholesale"].as_f64().expect("wholesale");
+    let above = latest["margin"].as_f64().expect("margin");
+    assert!(
+        margin.contains("Perth's terminal gate price") && margin.contains(&format!("{wholesale:.2} c/L")),
+        "{margin}"
+    );
+    assert!(
+        margin.contains(&format!("{:.1} c/L {}", above.abs(), if above >= 0.0 { "above" } else { "below" })),
+        "{margin}"
+    );
     let all = api(&base, "/v1/stations?product=1&day=today").await;
     let stations = all["data"].as_array().expect("data").len() as u64;
     assert_eq!(run(&client, MAP_STATIONS).await.as_u64(), Some(stations), "every station is on the map");

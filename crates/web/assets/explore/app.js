@@ -1613,15 +1613,39 @@ function drawMarket(doc, range) {
   const span = { 90: "last 90 days", 365: "last year, weekly", all: "since 2001, monthly" }[range];
   // Every label comes from the document drawn, so a failed switch never mislabels it.
   $("market-title").textContent = `The market: ${fuelName(fuel)}, ${span}`;
-  $("market-chart").setAttribute("aria-label", `Statewide ${fuelName(fuel)} price, ${span}: lowest to highest band and median line; the numbers are in the table below.`);
+  // The wholesale line (the terminal gate price) under the retail band, where the store has it.
+  const wholesale = days.filter((d) => d.wholesale != null).map((d) => [d.date, d.wholesale]);
+  const under = wholesale.length ? ", and the wholesale price as a dashed line" : "";
+  $("market-chart").setAttribute("aria-label", `Statewide ${fuelName(fuel)} price, ${span}: lowest to highest band and median line${under}; the numbers are in the table below.`);
   drawChart($("market-chart"), {
     band: days.map((d) => [d.date, d.min, d.max]),
-    lines: [{ cls: "market-median", points: days.map((d) => [d.date, d.median]) }],
+    lines: [{ cls: "market-median", points: days.map((d) => [d.date, d.median]) }, { cls: "market-wholesale", points: wholesale }],
   });
   $("cycle").textContent = cycleWords(fuel, days, cycle, interval);
+  const margin = marginWords(fuel, days, doc.data.attributes.wholesaleCentre, interval);
+  $("margin").textContent = margin;
+  $("margin").hidden = !margin;
+  $("wholesale-key").hidden = wholesale.length === 0;
   const first = interval ? { week: "Week of", month: "Month of" }[interval] : "Date";
-  numbers($("market-numbers"), `${fuelName(fuel)} across WA, ${span}`, [first, "Lowest", "Median", "Highest", "Stations"],
-    days.map((d) => [d.date, cents(d.min), cents(d.median), cents(d.max), String(d.stations)]));
+  const head = [first, "Lowest", "Median", "Highest", "Stations"];
+  const wide = wholesale.length > 0;
+  numbers($("market-numbers"), `${fuelName(fuel)} across WA, ${span}`, wide ? [...head, "Wholesale", "Margin"] : head,
+    days.map((d) => {
+      const row = [d.date, cents(d.min), cents(d.median), cents(d.max), String(d.stations)];
+      return wide ? [...row, d.wholesale == null ? "–" : d.wholesale.toFixed(2), d.margin == null ? "–" : d.margin.toFixed(1)] : row;
+    }));
+}
+
+/// The latest margin in words, e.g. "Wholesale (Perth's terminal gate price): 195.29 c/L on
+/// Wednesday 2 December; the median pump price is 27.3 c/L above it (both include GST)." Empty
+/// when the store has no terminal gate price for the fuel.
+function marginWords(fuel, days, centre, interval) {
+  const latest = [...days].reverse().find((d) => d.margin != null);
+  if (!latest || !centre) return "";
+  const place = centre.split("-").map((w) => w[0].toUpperCase() + w.slice(1)).join(" ");
+  const when = interval ? `in the ${interval} of ${fmtDate(latest.date)} (mean)` : `on ${fmtDate(latest.date)}`;
+  const side = latest.margin >= 0 ? `${latest.margin.toFixed(1)} c/L above it` : `${(-latest.margin).toFixed(1)} c/L below it`;
+  return `What retailers pay for ${fuelName(fuel)} (${place}'s terminal gate price): ${latest.wholesale.toFixed(2)} c/L ${when}; the median pump price is ${side}, GST included in both.`;
 }
 
 /// The detected cycle in words, e.g. "Unleaded prices rise about every 14 days; last rise
