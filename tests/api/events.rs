@@ -732,3 +732,46 @@ async fn postgres_alerts_are_exact_on_both_replicas() {
     let (app, shared, b) = postgres_replicas(&url).await;
     alerts_are_exact_on_both_replicas(app, shared, b).await;
 }
+
+#[tokio::test]
+async fn tomorrows_first_wholesale_price_is_pushed_once_per_centre_and_product() {
+    // 14:45 in Perth: the live job reads tomorrow's terminal gate prices.
+    let app = TestApp::at(jiff::civil::date(2026, 9, 29).at(14, 45, 0, 0)).await;
+    let store = sqlite_store(&app.dir).await;
+    let mut all = stream(&app.server, "/v1/events").await;
+    let mut diesel = stream(&app.server, "/v1/events?product=4").await;
+    let client = wafuel::source::wholesale::WholesaleClient::new(
+        app.sim.wholesale_url().parse().expect("url"),
+        std::time::Duration::from_secs(5),
+    )
+    .expect("client");
+    let clock: wafuel::time::SharedClock = app.clock.clone();
+    wafuel::jobs::wholesale::wholesale_pass(&store, &client, &clock).await.expect("stored");
+    // A second read of the same prices is no news.
+    wafuel::jobs::wholesale::wholesale_pass(&store, &client, &clock).await.expect("stored");
+    let end = sentinel(&store, 4).await;
+    let seen = all.until(end).await;
+    assert!(seen.iter().all(|e| e.kind == "wholesale"), "{seen:?}");
+    // Every centre prices unleaded and diesel, four of them premium too: 16 pairs.
+    assert_eq!(seen.len(), 16, "{seen:?}");
+    let perth =
+        seen.iter().find(|e| e.data["centre"] == "perth" && e.data["product"] == 1).expect("Perth ULP");
+    assert_eq!(perth.data["date"], "2026-09-30");
+    let mean = wafuel::sim::wholesale::TERMINALS
+        .iter()
+        .take(6)
+        .map(|t| {
+            wafuel::sim::wholesale::price(
+                t.1,
+                wafuel::model::wholesale::Centre::Perth,
+                "ULP",
+                jiff::civil::date(2026, 9, 30),
+            )
+        })
+        .sum::<i64>() as f64
+        / 6.0;
+    assert_eq!(perth.data["mean"].as_f64(), Some((mean).round() / 100.0));
+    let only = diesel.until(end).await;
+    assert_eq!(only.len(), 6, "one diesel event per centre: {only:?}");
+    assert!(only.iter().all(|e| e.data["product"] == 4));
+}

@@ -15,7 +15,7 @@ use super::events::{self, EventKind};
 use super::history::{day_number, from_day_number};
 use super::{SqlStore, StoreError, counters, millis};
 use crate::model::codes::ProductCode;
-use crate::model::wholesale::{Centre, TerminalPrice, cents, days};
+use crate::model::wholesale::{Centre, TerminalPrice, cents};
 
 /// What one write did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +51,6 @@ pub trait WholesaleStore: Send + Sync + 'static {
         news: Option<Date>,
         at: Timestamp,
     ) -> Result<WholesaleWrite, StoreError>;
-    /// The stored prices of a product between two days (inclusive), of one centre or all,
-    /// ascending by day, centre and terminal.
     async fn wholesale(
         &self,
         product: ProductCode,
@@ -109,18 +107,20 @@ fn point_of(details: &str) -> Option<(f64, f64)> {
     (lat.is_finite() && lon.is_finite() && (lat, lon) != (0.0, 0.0)).then_some((lat, lon))
 }
 
-/// Rows per multi-row statement (5 arguments each, well under both databases' limits).
-const BATCH: usize = 500;
+/// Day rows per multi-row statement (4 arguments each). Small on purpose: 25 years of yearly
+/// files (385,000 prices) import in seconds with a few dozen rows a statement, against 11.3 s
+/// on SQLite and 38.7 s on PostgreSQL with 500 five-argument rows (PostgreSQL plans each large
+/// statement anew; docs/benchmarks.md).
+const BATCH: usize = 50;
 
-const RANGE: &str = "SELECT product, centre, day, terminal, price FROM wholesale_prices \
-     WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day, centre, terminal";
-const RANGE_ALL: &str = "SELECT product, centre, day, terminal, price FROM wholesale_prices \
-     WHERE day >= $1 AND day <= $2";
-const NEWEST: &str = "SELECT MAX(day) FROM wholesale_prices WHERE product = $1 AND centre = $2";
-const ON_DAY: &str = "SELECT DISTINCT product, centre FROM wholesale_prices WHERE day = $1";
-const PUT: &str = "INSERT INTO wholesale_prices (product, centre, day, terminal, price)";
-const PUT_TAIL: &str = " ON CONFLICT (product, centre, day, terminal) DO UPDATE SET price = excluded.price";
-const PUT_MISSING_TAIL: &str = " ON CONFLICT (product, centre, day, terminal) DO NOTHING";
+// One centre's range of days is a range of the primary key (product, centre, day).
+const RANGE: &str = "SELECT product, centre, day, terminals FROM wholesale_days \
+     WHERE product = $1 AND centre = $2 AND day >= $3 AND day <= $4 ORDER BY day";
+const RANGE_CENTRES: &str = "SELECT product, centre, day, terminals FROM wholesale_days \
+     WHERE product = $1 AND day >= $2 AND day <= $3 ORDER BY day, centre";
+const NEWEST: &str = "SELECT MAX(day) FROM wholesale_days WHERE product = $1 AND centre = $2";
+const PUT: &str = "INSERT INTO wholesale_days (product, centre, day, terminals)";
+const PUT_TAIL: &str = " ON CONFLICT (product, centre, day) DO UPDATE SET terminals = excluded.terminals";
 const IMPORTS: &str = "SELECT file, rows, file_date, bytes FROM wholesale_imports";
 const RECORD_IMPORT: &str = "INSERT INTO wholesale_imports (file, rows, file_date, bytes, imported_at) \
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (file) DO UPDATE SET rows = excluded.rows, \
@@ -129,67 +129,91 @@ const RECORD_IMPORT: &str = "INSERT INTO wholesale_imports (file, rows, file_dat
 /// The change counter of wholesale prices.
 pub const COUNTER: &str = "wholesale";
 
+/// One (product, centre, day): its terminals' prices by name.
+type Day = BTreeMap<String, i64>;
+type DayKey = (ProductCode, Centre, Date);
+
 #[derive(sqlx::FromRow)]
 struct Row {
     product: i64,
     centre: String,
     day: i64,
-    terminal: String,
-    price: i64,
+    terminals: String,
 }
 
 impl Row {
-    /// The price, when this version can read the row (an unknown centre or product is left
-    /// out, never guessed).
-    fn price(self) -> Option<TerminalPrice> {
-        Some(TerminalPrice {
-            product: u8::try_from(self.product).ok().and_then(ProductCode::parse)?,
-            centre: Centre::from_slug(&self.centre)?,
-            date: from_day_number(self.day)?,
-            terminal: self.terminal,
-            price: self.price,
-        })
+    /// The day, when this version can read the row (an unknown centre or product, or a line
+    /// that is not `name TAB price`, is left out, never guessed).
+    fn day(&self) -> Option<(DayKey, Day)> {
+        let key = (
+            u8::try_from(self.product).ok().and_then(ProductCode::parse)?,
+            Centre::from_slug(&self.centre)?,
+            from_day_number(self.day)?,
+        );
+        Some((key, parse_terminals(&self.terminals)))
     }
 }
 
-type Key = (u8, Centre, Date, String);
-
-fn key(p: &TerminalPrice) -> Key {
-    (p.product.get(), p.centre, p.date, p.terminal.clone())
+/// A terminal's name as stored: the separators of the day's text cannot be in it.
+fn stored_name(name: &str) -> String {
+    name.chars().map(|c| if c == '\t' || c == '\n' || c == '\r' { ' ' } else { c }).collect()
 }
 
-fn args(p: &TerminalPrice) -> Vec<Arg> {
-    vec![
-        Arg::from(p.product),
-        Arg::from(p.centre.slug()),
-        Arg::from(day_number(p.date)),
-        Arg::from(&p.terminal),
-        Arg::from(p.price),
-    ]
+/// A day's terminals as stored: `name TAB price` lines (hundredths of a cent), by name.
+fn format_terminals(day: &Day) -> String {
+    let mut out = String::with_capacity(day.len() * 24);
+    for (name, price) in day {
+        out.push_str(name);
+        out.push('\t');
+        out.push_str(&price.to_string());
+        out.push('\n');
+    }
+    out
 }
 
-/// The stored price of each key of `prices`' days.
+fn parse_terminals(text: &str) -> Day {
+    text.lines()
+        .filter_map(|line| {
+            let (name, price) = line.rsplit_once('\t')?;
+            Some((name.to_string(), price.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The stored days of `prices`' (product, centre) pairs over their days: one range of the
+/// primary key for each pair.
 async fn stored<C: Conn + ?Sized>(
     conn: &mut C,
     prices: &[TerminalPrice],
-) -> Result<HashMap<Key, i64>, StoreError> {
+) -> Result<HashMap<DayKey, Day>, StoreError> {
+    let mut spans: BTreeMap<(ProductCode, Centre), (Date, Date)> = BTreeMap::new();
+    for p in prices {
+        let span = spans.entry((p.product, p.centre)).or_insert((p.date, p.date));
+        *span = (span.0.min(p.date), span.1.max(p.date));
+    }
     let mut out = HashMap::new();
-    let (Some(from), Some(to)) = (prices.iter().map(|p| p.date).min(), prices.iter().map(|p| p.date).max())
-    else {
-        return Ok(out);
-    };
-    let rows: Vec<Row> = conn.fetch_all(sql(RANGE_ALL).bind(day_number(from)).bind(day_number(to))).await?;
-    for price in rows.into_iter().filter_map(Row::price) {
-        let value = price.price;
-        out.insert(key(&price), value);
+    for ((product, centre), (from, to)) in spans {
+        let statement =
+            sql(RANGE).bind(product).bind(centre.slug()).bind(day_number(from)).bind(day_number(to));
+        let rows: Vec<Row> = conn.fetch_all(statement).await?;
+        out.extend(rows.iter().filter_map(Row::day));
     }
     Ok(out)
 }
 
-/// The (product, centre) pairs with a price on `day`.
-async fn priced_on<C: Conn + ?Sized>(conn: &mut C, day: Date) -> Result<HashSet<(u8, Centre)>, StoreError> {
-    let rows: Vec<(i64, String)> = conn.fetch_all(sql(ON_DAY).bind(day_number(day))).await?;
-    Ok(rows.into_iter().filter_map(|(p, c)| Some((u8::try_from(p).ok()?, Centre::from_slug(&c)?))).collect())
+/// Every terminal price of some stored days, ascending by day, centre and terminal.
+fn prices_of(days: impl IntoIterator<Item = (DayKey, Day)>) -> Vec<TerminalPrice> {
+    days.into_iter()
+        .flat_map(|((product, centre, date), day)| {
+            day.into_iter().map(move |(terminal, price)| TerminalPrice {
+                product,
+                centre,
+                date,
+                terminal,
+                price,
+            })
+        })
+        .collect()
 }
 
 #[async_trait::async_trait]
@@ -202,57 +226,68 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         at: Timestamp,
     ) -> Result<WholesaleWrite, StoreError> {
         let mut tx = self.db.write().await?;
-        let before = match news {
-            Some(day) => Some(priced_on(&mut *tx, day).await?),
-            None => None,
-        };
         let mut all: Vec<TerminalPrice> = prices.to_vec();
         all.extend_from_slice(if_missing);
-        let stored = stored(&mut *tx, &all).await?;
+        let before = stored(&mut *tx, &all).await?;
+        let mut days = before.clone();
         let mut write = WholesaleWrite::default();
-        // The last price of a key wins within one write, as it would row by row.
-        let mut changed: BTreeMap<Key, &TerminalPrice> = BTreeMap::new();
+        let mut changed: HashSet<DayKey> = HashSet::new();
+        let cell = |p: &TerminalPrice| ((p.product, p.centre, p.date), stored_name(&p.terminal));
         for p in prices {
-            match stored.get(&key(p)) {
-                Some(old) if *old == p.price => write.unchanged += 1,
+            let (key, name) = cell(p);
+            match days.entry(key).or_default().insert(name, p.price) {
+                Some(old) if old == p.price => write.unchanged += 1,
                 Some(_) => {
                     write.replaced += 1;
-                    changed.insert(key(p), p);
+                    changed.insert(key);
                 }
                 None => {
                     write.written += 1;
-                    changed.insert(key(p), p);
+                    changed.insert(key);
                 }
             }
         }
-        let changed_keys: HashSet<Key> = changed.keys().cloned().collect();
-        let changed: Vec<&TerminalPrice> = changed.into_values().collect();
-        for chunk in changed.chunks(BATCH) {
-            tx.execute(Statement::rows(PUT, chunk.iter().map(|p| args(p)), PUT_TAIL)).await?;
+        for p in if_missing {
+            let (key, name) = cell(p);
+            let day = days.entry(key).or_default();
+            if day.contains_key(&name) {
+                write.unchanged += 1;
+            } else {
+                day.insert(name, p.price);
+                write.written += 1;
+                changed.insert(key);
+            }
         }
-        let missing: Vec<&TerminalPrice> = if_missing
-            .iter()
-            .filter(|p| !stored.contains_key(&key(p)) && !changed_keys.contains(&key(p)))
-            .collect();
-        for chunk in missing.chunks(BATCH) {
-            let added =
-                tx.execute(Statement::rows(PUT, chunk.iter().map(|p| args(p)), PUT_MISSING_TAIL)).await?;
-            write.written += added;
-        }
-        write.unchanged += (if_missing.len() - missing.len()) as u64;
-        if write.written + write.replaced == 0 {
+        if changed.is_empty() {
             // Nothing changed: dropped, rolled back.
             return Ok(write);
         }
+        let mut rows: Vec<&DayKey> = changed.iter().collect();
+        rows.sort();
+        for chunk in rows.chunks(BATCH) {
+            let values = chunk.iter().map(|key| {
+                let (product, centre, date) = **key;
+                let text = days.get(*key).map(format_terminals).unwrap_or_default();
+                vec![
+                    Arg::from(product),
+                    Arg::from(centre.slug()),
+                    Arg::from(day_number(date)),
+                    Arg::from(text),
+                ]
+            });
+            tx.execute(Statement::rows(PUT, values, PUT_TAIL)).await?;
+        }
         counters::bump(&mut *tx, COUNTER).await?;
-        if let (Some(day), Some(before)) = (news, before) {
-            let first: Vec<TerminalPrice> = all
+        if let Some(day) = news {
+            // Each (product, centre) priced on the news day for the first time: its event.
+            let first: Vec<(DayKey, Day)> = rows
                 .iter()
-                .filter(|p| p.date == day && !before.contains(&(p.product.get(), p.centre)))
-                .cloned()
+                .filter(|(_, _, date)| *date == day)
+                .filter(|key| before.get(**key).is_none_or(|d| d.is_empty()))
+                .filter_map(|key| Some((**key, days.get(*key)?.clone())))
                 .collect();
             let mut evented = false;
-            for d in days(&first) {
+            for d in crate::model::wholesale::days(&prices_of(first)) {
                 let data = serde_json::json!({
                     "date": d.date.to_string(),
                     "centre": d.centre.slug(),
@@ -280,9 +315,13 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         from: Date,
         to: Date,
     ) -> Result<Vec<TerminalPrice>, StoreError> {
-        let statement = sql(RANGE).bind(product).bind(day_number(from)).bind(day_number(to));
+        let (from, to) = (day_number(from), day_number(to));
+        let statement = match centre {
+            Some(c) => sql(RANGE).bind(product).bind(c.slug()).bind(from).bind(to),
+            None => sql(RANGE_CENTRES).bind(product).bind(from).bind(to),
+        };
         let rows: Vec<Row> = self.db.read().await?.fetch_all(statement).await?;
-        Ok(rows.into_iter().filter_map(Row::price).filter(|p| centre.is_none_or(|c| c == p.centre)).collect())
+        Ok(prices_of(rows.iter().filter_map(Row::day)))
     }
 
     async fn newest_wholesale_day(
@@ -340,5 +379,25 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         })
         .await?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_days_terminals_round_trip_through_their_text() {
+        let day: Day =
+            [("Ampol Kwinana".to_string(), 18_249), (String::new(), 15_460), ("BP Kewdale".into(), 17_973)]
+                .into_iter()
+                .collect();
+        let text = format_terminals(&day);
+        assert_eq!(text, "\t15460\nAmpol Kwinana\t18249\nBP Kewdale\t17973\n");
+        assert_eq!(parse_terminals(&text), day);
+        // A name cannot break the text: its separators become spaces.
+        assert_eq!(stored_name("BP\tKwinana\r\n"), "BP Kwinana  ");
+        // A line this version cannot read is left out.
+        assert_eq!(parse_terminals("BP Kwinana\tabc\nno tab\n").len(), 0);
     }
 }

@@ -95,8 +95,10 @@ pub struct Catalog {
     accuracies: forecast::Accuracies,
     /// Terminal gate prices; `None` without a store that keeps them.
     wholesale: Option<Arc<dyn crate::store::wholesale::WholesaleStore>>,
-    /// Each history station's terminal centre.
-    centres: wholesale::Centres,
+    /// Wholesale prices and the margins' retail side, held by day.
+    held_wholesale: wholesale::WholesaleHeld,
+    /// How often held wholesale prices are confirmed against the store's counter.
+    recheck: jiff::SignedDuration,
 }
 
 impl Catalog {
@@ -115,7 +117,8 @@ impl Catalog {
             market,
             accuracies: forecast::accuracies(),
             wholesale: None,
-            centres: wholesale::Centres::default(),
+            held_wholesale: wholesale::WholesaleHeld::default(),
+            recheck: jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX),
         }
     }
 

@@ -2,25 +2,104 @@
 //! from the store, and beside them the retail median of the stations whose centre it is (the
 //! margin's other side). Which stations are a centre's is worked out once per history counter
 //! (a station's centre is the one nearest to it, or its region's when the history has no point).
+//!
+//! Both series are held in memory by day, per (product, centre), and read from the store only
+//! for the days of a window not yet held: the store answers a year of terminal rows in about
+//! 15 ms (SQLite hands rows over one at a time), a held window in microseconds. What is held is
+//! dropped when the store's wholesale or history counter moves (checked at most once per
+//! recheck interval, as the market's days are).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use jiff::civil::Date;
+use jiff::{SignedDuration, Timestamp};
 
 use super::{Catalog, CatalogError};
 use crate::model::codes::ProductCode;
 use crate::model::stats::DayFigures;
-use crate::model::wholesale::{Centre, WholesaleDoc, WholesaleRow, days, has_wholesale, margin};
+use crate::model::wholesale::{
+    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, days, has_wholesale, margin,
+};
 use crate::query::wholesale::WholesaleQuery;
 use crate::store::StoreError;
 use crate::store::history::HistoryStore;
 use crate::store::wholesale::WholesaleStore;
 
-/// The centre of each station of the history, read at one history counter.
+/// Days held at most per series kind (every product and centre together): past it, all of
+/// that kind is dropped and read again. 25 years of one centre are about 9,500 days.
+const MAX_HELD_DAYS: usize = 200_000;
+
+/// Days of one kind, per (product, centre), read at one store counter: `None` for a day the
+/// store has nothing for.
+struct Held<T> {
+    version: Option<i64>,
+    checked_at: Option<Timestamp>,
+    days: HashMap<(ProductCode, Centre), BTreeMap<Date, Option<T>>>,
+    count: usize,
+}
+
+impl<T> Default for Held<T> {
+    fn default() -> Self {
+        Self { version: None, checked_at: None, days: HashMap::new(), count: 0 }
+    }
+}
+
+impl<T: Clone> Held<T> {
+    /// The first and last day of `from..=to` not held, if any.
+    fn missing(&self, series: (ProductCode, Centre), from: Date, to: Date) -> Option<(Date, Date)> {
+        let days = self.days.get(&series);
+        let held = |d: &Date| days.is_some_and(|m| m.contains_key(d));
+        let mut first = None;
+        let mut last = None;
+        let mut day = from;
+        while day <= to {
+            if !held(&day) {
+                first.get_or_insert(day);
+                last = Some(day);
+            }
+            let Ok(next) = day.tomorrow() else { break };
+            day = next;
+        }
+        Some((first?, last?))
+    }
+
+    /// Hold what the store had for `from..=to` (every day of it, with or without a value).
+    fn put(&mut self, series: (ProductCode, Centre), (from, to): (Date, Date), mut got: BTreeMap<Date, T>) {
+        if self.count > MAX_HELD_DAYS {
+            self.days.clear();
+            self.count = 0;
+        }
+        let days = self.days.entry(series).or_default();
+        let mut day = from;
+        while day <= to {
+            if days.insert(day, got.remove(&day)).is_none() {
+                self.count += 1;
+            }
+            let Ok(next) = day.tomorrow() else { break };
+            day = next;
+        }
+    }
+
+    /// The held values of `from..=to`, ascending.
+    fn window(&self, series: (ProductCode, Centre), from: Date, to: Date) -> Vec<(Date, T)> {
+        self.days.get(&series).map_or_else(Vec::new, |m| {
+            m.range(from..=to).filter_map(|(d, v)| Some((*d, v.clone()?))).collect()
+        })
+    }
+}
+
+/// What the catalog holds of wholesale prices and the margins' retail side.
 #[derive(Default)]
-pub struct Centres {
-    held: Mutex<Option<(i64, Arc<HashMap<i64, Centre>>)>>,
+pub struct WholesaleHeld {
+    /// Each history station's centre, at one history counter.
+    centres: Mutex<Option<(i64, Arc<HashMap<i64, Centre>>)>>,
+    /// Each centre's terminal figures by day, at one wholesale counter.
+    prices: Mutex<Held<WholesaleDay>>,
+    /// The median retail price (cents) of each centre's stations by day, at one history counter.
+    medians: Mutex<Held<f64>>,
+    /// One store read at a time: concurrent misses of one window read it once.
+    reading: tokio::sync::Mutex<()>,
 }
 
 impl Catalog {
@@ -36,11 +115,12 @@ impl Catalog {
 
     /// `/v1/wholesale`'s days, each with its margin.
     pub async fn wholesale(&self, q: &WholesaleQuery) -> Result<WholesaleDoc, CatalogError> {
-        let prices = self.wholesale_store()?.wholesale(q.product, Some(q.centre), q.from, q.to).await?;
-        let medians = self.centre_medians(q.product, q.centre, (q.from, q.to)).await?;
-        let rows = days(&prices)
+        let prices = self.centre_days(q.product, q.centre, (q.from, q.to)).await?;
+        let medians: BTreeMap<Date, f64> =
+            self.centre_medians(q.product, q.centre, (q.from, q.to)).await?.into_iter().collect();
+        let rows = prices
             .into_iter()
-            .map(|day| {
+            .map(|(_, day)| {
                 let retail_median = medians.get(&day.date).copied();
                 let margin = retail_median.map(|m| margin(m, day.mean));
                 WholesaleRow { day, retail_median, margin }
@@ -55,75 +135,135 @@ impl Catalog {
         &self,
         product: ProductCode,
         centre: Centre,
-        (from, to): (Date, Date),
+        range: (Date, Date),
     ) -> Result<BTreeMap<Date, i64>, CatalogError> {
-        let Some(store) = self.wholesale.as_ref().filter(|_| has_wholesale(product)) else {
+        if self.wholesale.is_none() || !has_wholesale(product) {
             return Ok(BTreeMap::new());
-        };
-        let prices = store.wholesale(product, Some(centre), from, to).await?;
-        Ok(days(&prices).into_iter().map(|d| (d.date, d.mean)).collect())
+        }
+        Ok(self
+            .centre_days(product, centre, range)
+            .await?
+            .into_iter()
+            .map(|(d, day)| (d, day.mean))
+            .collect())
     }
 
-    /// The median retail price (cents) of the stations whose centre is `centre`, each day.
+    /// A centre's terminal figures of each day of `from..=to` with prices.
+    async fn centre_days(
+        &self,
+        product: ProductCode,
+        centre: Centre,
+        (from, to): (Date, Date),
+    ) -> Result<Vec<(Date, WholesaleDay)>, CatalogError> {
+        let store = self.wholesale_store()?;
+        let now = self.now();
+        let held = &self.held_wholesale;
+        if due(&crate::sync::lock(&held.prices), now, self.recheck) {
+            let version = store.wholesale_version().await?;
+            let mut prices = crate::sync::lock(&held.prices);
+            if prices.version != Some(version) {
+                *prices = Held { version: Some(version), ..Held::default() };
+            }
+            prices.checked_at = Some(now);
+        }
+        let series = (product, centre);
+        let missing = crate::sync::lock(&held.prices).missing(series, from, to);
+        if let Some((a, b)) = missing {
+            let _reading = held.reading.lock().await;
+            let version = crate::sync::lock(&held.prices).version;
+            let read: BTreeMap<Date, WholesaleDay> =
+                days(&store.wholesale(product, Some(centre), a, b).await?)
+                    .into_iter()
+                    .map(|d| (d.date, d))
+                    .collect();
+            let mut prices = crate::sync::lock(&held.prices);
+            if prices.version != version {
+                // Read under a counter since replaced: answer with it, hold nothing of it.
+                let mut out = prices.window(series, from, to);
+                out.retain(|(d, _)| *d < a || *d > b);
+                out.extend(read.into_iter());
+                out.sort_by_key(|(d, _)| *d);
+                return Ok(out);
+            }
+            prices.put(series, (a, b), read);
+        }
+        Ok(crate::sync::lock(&held.prices).window(series, from, to))
+    }
+
+    /// The median retail price (cents) of the stations whose centre is `centre`, each day of
+    /// `from..=to` with prices.
     async fn centre_medians(
         &self,
         product: ProductCode,
         centre: Centre,
         (from, to): (Date, Date),
-    ) -> Result<BTreeMap<Date, f64>, CatalogError> {
+    ) -> Result<Vec<(Date, f64)>, CatalogError> {
         let (Some(market), Some(history)) = (self.market.as_ref(), self.prices.history()) else {
-            return Ok(BTreeMap::new());
+            return Ok(Vec::new());
         };
-        let now = self.now();
-        let version = market.version(now).await?.unwrap_or(0);
-        let centres = self.centres.of(self.wholesale_store()?.as_ref(), version).await?;
-        let kept = move |sid: i64| centres.get(&sid) == Some(&centre);
-        let median = |prices: &[(i64, i64)]| -> Option<f64> {
-            let mut sorted: Vec<i64> = prices.iter().filter(|(sid, _)| kept(*sid)).map(|(_, p)| *p).collect();
-            sorted.sort_unstable();
-            DayFigures::of_sorted(&sorted).map(|f| crate::model::station::cents(f.median))
-        };
-        let mut out = BTreeMap::new();
-        let days = (to - from).get_days() + 1;
-        if days <= crate::time::THREE_YEARS_DAYS {
-            // Held in memory for statistics already (the same rows `/v1/stats` reads).
-            let rows = market.rows(product, from, to, now).await?;
-            for (date, prices) in &rows.days {
-                if let Some(m) = median(prices) {
-                    out.insert(*date, m);
-                }
+        let held = &self.held_wholesale;
+        let version = market.version(self.now()).await?.unwrap_or(0);
+        {
+            let mut medians = crate::sync::lock(&held.medians);
+            if medians.version != Some(version) {
+                *medians = Held { version: Some(version), ..Held::default() };
             }
-        } else {
-            // Decades: a day at a time from the store, never all in memory.
+        }
+        let series = (product, centre);
+        let missing = crate::sync::lock(&held.medians).missing(series, from, to);
+        if let Some((a, b)) = missing {
+            let _reading = held.reading.lock().await;
+            let centres = self.station_centres(version).await?;
+            let mut read: BTreeMap<Date, f64> = BTreeMap::new();
+            let mut sorted: Vec<i64> = Vec::new();
             let store: &dyn HistoryStore = history.store.as_ref();
+            // A day at a time from the store: decades never sit in memory as prices.
             store
-                .each_day(product, from, to, &mut |date, prices| {
-                    if let Some(m) = median(prices) {
-                        out.insert(date, m);
+                .each_day(product, a, b, &mut |date, prices| {
+                    sorted.clear();
+                    sorted.extend(
+                        prices.iter().filter(|(sid, _)| centres.get(sid) == Some(&centre)).map(|(_, p)| *p),
+                    );
+                    sorted.sort_unstable();
+                    if let Some(f) = DayFigures::of_sorted(&sorted) {
+                        read.insert(date, crate::model::station::cents(f.median));
                     }
                 })
                 .await?;
+            let mut medians = crate::sync::lock(&held.medians);
+            if medians.version != Some(version) {
+                let mut out = medians.window(series, from, to);
+                out.retain(|(d, _)| *d < a || *d > b);
+                out.extend(read.into_iter());
+                out.sort_by(|x, y| x.0.cmp(&y.0));
+                return Ok(out);
+            }
+            medians.put(series, (a, b), read);
         }
-        Ok(out)
+        Ok(crate::sync::lock(&held.medians).window(series, from, to))
     }
-}
 
-impl Centres {
-    /// Each station's centre at history counter `version` (read again when it moved).
-    async fn of(
-        &self,
-        store: &dyn WholesaleStore,
-        version: i64,
-    ) -> Result<Arc<HashMap<i64, Centre>>, StoreError> {
-        if let Some((v, held)) = crate::sync::lock(&self.held).as_ref()
+    /// Each history station's centre at history counter `version` (read again when it moved).
+    async fn station_centres(&self, version: i64) -> Result<Arc<HashMap<i64, Centre>>, StoreError> {
+        let held = &self.held_wholesale;
+        if let Some((v, map)) = crate::sync::lock(&held.centres).as_ref()
             && *v == version
         {
-            return Ok(held.clone());
+            return Ok(map.clone());
         }
+        let Some(store) = self.wholesale.as_ref() else { return Ok(Arc::default()) };
         let places = store.station_places().await?;
         let map: Arc<HashMap<i64, Centre>> =
             Arc::new(places.iter().filter_map(|p| Some((p.sid, p.centre()?))).collect());
-        *crate::sync::lock(&self.held) = Some((version, map.clone()));
+        *crate::sync::lock(&held.centres) = Some((version, map.clone()));
         Ok(map)
     }
+}
+
+/// Whether held days' counter is due for a check at `now`.
+fn due<T>(held: &Held<T>, now: Timestamp, recheck: SignedDuration) -> bool {
+    held.checked_at.is_none_or(|at| {
+        let since = now.duration_since(at);
+        since < SignedDuration::ZERO || since >= recheck
+    })
 }

@@ -1,13 +1,13 @@
--- Terminal gate (wholesale) prices: one per product, terminal centre, Perth date and terminal,
--- in hundredths of a cent as FuelWatch publishes them (GST included). Written by the live
+-- Terminal gate (wholesale) prices: one row per product, terminal centre and Perth date, with
+-- every terminal's price that day as `name TAB price` lines (hundredths of a cent, as FuelWatch
+-- publishes them, GST included), so a year of a centre is 365 short rows. Written by the live
 -- job and by `wafuel import-wholesale`.
-CREATE TABLE wholesale_prices (
-    product  BIGINT NOT NULL,
-    centre   TEXT NOT NULL,             -- perth, albany, broome, esperance, geraldton, port-hedland
-    day      BIGINT NOT NULL,           -- YYYYMMDD
-    terminal TEXT NOT NULL,
-    price    BIGINT NOT NULL,
-    PRIMARY KEY (product, centre, day, terminal)
+CREATE TABLE wholesale_days (
+    product   BIGINT NOT NULL,
+    centre    TEXT NOT NULL,            -- perth, albany, broome, esperance, geraldton, port-hedland
+    day       BIGINT NOT NULL,           -- YYYYMMDD
+    terminals TEXT NOT NULL,
+    PRIMARY KEY (product, centre, day)
 );
 
 -- The yearly files imported, with the list's `fileDate` and `bytes` at their import: a closed
