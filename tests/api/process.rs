@@ -240,6 +240,42 @@ async fn warm_command_exit_codes() {
     assert!(String::from_utf8_lossy(&failed.stdout).contains("upstream_denied"));
 }
 
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[test]
+fn import_wholesale_says_what_it_did_and_refuses_a_file_without_its_columns() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = format!("sqlite://{}/w.sqlite3", dir.path().display());
+    let good = dir.path().join("FuelWatchWholesale-2026.csv");
+    std::fs::write(
+        &good,
+        "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\r\n01/01/2026,ULP,154.6\r\n02/01/2026,ULP,1200\r\n",
+    )
+    .expect("write");
+    let bad = dir.path().join("prices.csv");
+    std::fs::write(&bad, "DATE,FUEL,PRICE\n01/01/2026,ULP,154.6\n").expect("write");
+    let run = |file: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_wafuel"))
+            .args(["import-wholesale", "--store", &store, "--log-format", "json"])
+            .arg(file)
+            .output()
+            .expect("wafuel import-wholesale runs")
+    };
+    let ok = run(&good);
+    let said = String::from_utf8_lossy(&ok.stdout);
+    assert!(ok.status.success(), "{said} {}", String::from_utf8_lossy(&ok.stderr));
+    assert!(said.contains("1 prices new") && said.contains("1 rows could not be read"), "{said}");
+    assert!(said.contains("line 3: PRODUCT_PRICE \"1200\""), "{said}");
+    let again = run(&good);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 prices new, 0 changed, 1 unchanged"));
+    let refused = run(&bad);
+    assert!(!refused.status.success(), "a file without the columns fails the command");
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(why.contains("lacks PUBLISH_DATE, PRODUCT, PRODUCT_PRICE (it has DATE, FUEL, PRICE)"), "{why}");
+}
+
 /// The environment a running process has, as the kernel holds it.
 fn environment(pid: u32) -> Vec<String> {
     let raw = std::fs::read(format!("/proc/{pid}/environ")).expect("environ");

@@ -79,6 +79,12 @@ fn date_of(text: &str) -> Option<Date> {
 /// Read one yearly file (named `name` in errors and reports).
 pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveError> {
     let csv_error = |source| ArchiveError::Csv { file: name.to_string(), source };
+    let newlines = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let input = Lines { inner: input, read: 0, newlines: newlines.clone() };
+    // The csv crate's own line count drifts on CRLF files (a record there starts at the `\n`
+    // ending the line before): a bad row is named by the line of its first byte, counted from
+    // the bytes as they are read, that `\n` counted with the line it ends.
+    let line_at = |byte: u64| newlines.borrow().partition_point(|&n| n <= byte) as u64 + 1;
     let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input);
     let header = reader.headers().map_err(csv_error)?.clone();
     let find = |column: &str| {
@@ -97,18 +103,21 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
     let mut out = ReadWholesale::default();
     let mut record = csv::StringRecord::new();
     loop {
-        let line = reader.position().line();
         let more = match reader.read_record(&mut record) {
             Ok(more) => more,
-            Err(e) if matches!(e.kind(), csv::ErrorKind::Utf8 { .. }) => {
-                out.bad(line, "not UTF-8".into());
-                continue;
-            }
-            Err(e) => return Err(csv_error(e)),
+            Err(e) => match e.kind() {
+                csv::ErrorKind::Utf8 { pos, .. } => {
+                    out.bad(pos.as_ref().map_or(0, |p| line_at(p.byte())), "not UTF-8".into());
+                    continue;
+                }
+                _ => return Err(csv_error(e)),
+            },
         };
         if !more {
             break;
         }
+        // The line the record starts on, as an editor numbers it.
+        let line = record.position().map_or(0, |p| line_at(p.byte()));
         if record.iter().all(str::is_empty) {
             continue;
         }
@@ -137,6 +146,27 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
         out.prices.push(TerminalPrice { product, centre, date, terminal, price });
     }
     Ok(out)
+}
+
+/// A reader that notes where each line ends, as the bytes pass.
+struct Lines<R> {
+    inner: R,
+    read: u64,
+    newlines: std::rc::Rc<std::cell::RefCell<Vec<u64>>>,
+}
+
+impl<R: Read> Read for Lines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut newlines = self.newlines.borrow_mut();
+        for (i, b) in buf.iter().take(n).enumerate() {
+            if *b == b'\n' {
+                newlines.push(self.read + i as u64);
+            }
+        }
+        self.read += n as u64;
+        Ok(n)
+    }
 }
 
 impl ReadWholesale {
@@ -370,7 +400,15 @@ mod tests {
         assert_eq!(read.bad_rows, 6);
         assert_eq!(read.bad_examples.len(), 5);
         assert!(read.bad_examples[0].starts_with("line 2:"), "{:?}", read.bad_examples);
+        assert!(read.bad_examples[2].starts_with("line 4:"), "{:?}", read.bad_examples);
         assert!(read.bad_examples[0].contains("31/02/2026"), "{:?}", read.bad_examples);
+        // CRLF counts the same.
+        let crlf = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\r\n01/01/2026,ULP,154.6\r\n02/01/2026,ULP,1200\r\n";
+        let read = read_file("f.csv", crlf.as_bytes()).expect("reads");
+        assert_eq!(
+            read.bad_examples,
+            vec!["line 3: PRODUCT_PRICE \"1200\" is not a price over 10 and at most 1000 c/L"]
+        );
     }
 
     #[test]
