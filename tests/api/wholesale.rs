@@ -36,7 +36,7 @@ async fn store_round_trip(store: Arc<dyn Store>) {
     // A correction replaces; a price kept only when missing does not.
     let fix = [tp(1, Centre::Perth, d22, "BP Kwinana", 18_010)];
     let keep = [
-        tp(1, Centre::Perth, d22, "Ampol Kwinana", 1_000_00),
+        tp(1, Centre::Perth, d22, "Ampol Kwinana", 100_000),
         tp(1, Centre::Perth, date(2026, 4, 21), "Ampol Kwinana", 18_503),
     ];
     let w = store.put_wholesale(&fix, &keep, None, at("2026-04-22T16:15:00+08:00")).await.expect("put");

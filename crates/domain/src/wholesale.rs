@@ -150,9 +150,9 @@ pub fn has_wholesale(product: ProductCode) -> bool {
 }
 
 /// A price is refused at or below this (hundredths of a cent): no fuel sells for 10 c/L.
-pub const MIN_PRICE: i64 = 10_00;
+pub const MIN_PRICE: i64 = 10 * 100;
 /// A price is refused above this (hundredths of a cent).
-pub const MAX_PRICE: i64 = 1_000_00;
+pub const MAX_PRICE: i64 = 1_000 * 100;
 
 /// A price in hundredths of a cent, when it is a number within 10 < p ≤ 1,000 c/L (more
 /// decimals than two are rounded to the hundredth).

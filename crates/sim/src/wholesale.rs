@@ -65,9 +65,9 @@ pub const TERMINALS: [(u32, &str, Centre, &[&str]); 19] = [
 /// simulated Perth median's cycle low for petrol, about 15 under diesel's median.
 fn base(fuel: &str) -> i64 {
     match fuel {
-        ULP => 197_50,
-        PULP => 211_00,
-        _ => 200_00,
+        ULP => 19_750,
+        PULP => 21_100,
+        _ => 20_000,
     }
 }
 
@@ -75,10 +75,10 @@ fn base(fuel: &str) -> i64 {
 fn freight(centre: Centre) -> i64 {
     match centre {
         Centre::Perth => 0,
-        Centre::Albany | Centre::Geraldton => 3_00,
-        Centre::Esperance => 5_00,
-        Centre::PortHedland => 7_00,
-        Centre::Broome => 8_00,
+        Centre::Albany | Centre::Geraldton => 300,
+        Centre::Esperance => 500,
+        Centre::PortHedland => 700,
+        Centre::Broome => 800,
     }
 }
 

@@ -249,13 +249,13 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         }
         for p in if_missing {
             let (key, name) = cell(p);
-            let day = days.entry(key).or_default();
-            if day.contains_key(&name) {
-                write.unchanged += 1;
-            } else {
-                day.insert(name, p.price);
-                write.written += 1;
-                changed.insert(key);
+            match days.entry(key).or_default().entry(name) {
+                std::collections::btree_map::Entry::Occupied(_) => write.unchanged += 1,
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(p.price);
+                    write.written += 1;
+                    changed.insert(key);
+                }
             }
         }
         if changed.is_empty() {

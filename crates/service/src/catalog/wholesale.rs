@@ -81,6 +81,28 @@ impl<T: Clone> Held<T> {
         }
     }
 
+    /// What a read of the missing days `a..=b` made at counter `version` answers for
+    /// `from..=to`: held, and answered from what is held, when the counter is still the same;
+    /// else answered with the read over what was held, and nothing of it held.
+    fn settle(
+        &mut self,
+        series: (ProductCode, Centre),
+        (from, to): (Date, Date),
+        (a, b): (Date, Date),
+        read: BTreeMap<Date, T>,
+        version: Option<i64>,
+    ) -> Vec<(Date, T)> {
+        if self.version == version {
+            self.put(series, (a, b), read);
+            return self.window(series, from, to);
+        }
+        let mut out = self.window(series, from, to);
+        out.retain(|(d, _)| *d < a || *d > b);
+        out.extend(read);
+        out.sort_by_key(|(d, _)| *d);
+        out
+    }
+
     /// The held values of `from..=to`, ascending.
     fn window(&self, series: (ProductCode, Centre), from: Date, to: Date) -> Vec<(Date, T)> {
         self.days.get(&series).map_or_else(Vec::new, |m| {
@@ -89,11 +111,14 @@ impl<T: Clone> Held<T> {
     }
 }
 
+/// Each history station's centre, by sid.
+type StationCentres = Arc<HashMap<i64, Centre>>;
+
 /// What the catalog holds of wholesale prices and the margins' retail side.
 #[derive(Default)]
 pub struct WholesaleHeld {
     /// Each history station's centre, at one history counter.
-    centres: Mutex<Option<(i64, Arc<HashMap<i64, Centre>>)>>,
+    centres: Mutex<Option<(i64, StationCentres)>>,
     /// Each centre's terminal figures by day, at one wholesale counter.
     prices: Mutex<Held<WholesaleDay>>,
     /// The median retail price (cents) of each centre's stations by day, at one history counter.
@@ -177,15 +202,7 @@ impl Catalog {
                     .map(|d| (d.date, d))
                     .collect();
             let mut prices = crate::sync::lock(&held.prices);
-            if prices.version != version {
-                // Read under a counter since replaced: answer with it, hold nothing of it.
-                let mut out = prices.window(series, from, to);
-                out.retain(|(d, _)| *d < a || *d > b);
-                out.extend(read.into_iter());
-                out.sort_by_key(|(d, _)| *d);
-                return Ok(out);
-            }
-            prices.put(series, (a, b), read);
+            return Ok(prices.settle(series, (from, to), (a, b), read, version));
         }
         Ok(crate::sync::lock(&held.prices).window(series, from, to))
     }
@@ -231,20 +248,13 @@ impl Catalog {
                 })
                 .await?;
             let mut medians = crate::sync::lock(&held.medians);
-            if medians.version != Some(version) {
-                let mut out = medians.window(series, from, to);
-                out.retain(|(d, _)| *d < a || *d > b);
-                out.extend(read.into_iter());
-                out.sort_by(|x, y| x.0.cmp(&y.0));
-                return Ok(out);
-            }
-            medians.put(series, (a, b), read);
+            return Ok(medians.settle(series, (from, to), (a, b), read, Some(version)));
         }
         Ok(crate::sync::lock(&held.medians).window(series, from, to))
     }
 
     /// Each history station's centre at history counter `version` (read again when it moved).
-    async fn station_centres(&self, version: i64) -> Result<Arc<HashMap<i64, Centre>>, StoreError> {
+    async fn station_centres(&self, version: i64) -> Result<StationCentres, StoreError> {
         let held = &self.held_wholesale;
         if let Some((v, map)) = crate::sync::lock(&held.centres).as_ref()
             && *v == version
@@ -253,7 +263,7 @@ impl Catalog {
         }
         let Some(store) = self.wholesale.as_ref() else { return Ok(Arc::default()) };
         let places = store.station_places().await?;
-        let map: Arc<HashMap<i64, Centre>> =
+        let map: StationCentres =
             Arc::new(places.iter().filter_map(|p| Some((p.sid, p.centre()?))).collect());
         *crate::sync::lock(&held.centres) = Some((version, map.clone()));
         Ok(map)
