@@ -49,12 +49,14 @@ struct Document<'a, A: Serialize> {
     data: Resource<A>,
 }
 
+/// A JSON:API resource object of the stored-history documents (statistics, history,
+/// wholesale prices).
 #[derive(Serialize)]
-struct Resource<A: Serialize> {
+pub(super) struct Resource<A: Serialize> {
     #[serde(rename = "type")]
-    kind: &'static str,
-    id: String,
-    attributes: A,
+    pub(super) kind: &'static str,
+    pub(super) id: String,
+    pub(super) attributes: A,
 }
 
 #[derive(Serialize)]

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use super::market::Resource;
 use super::{RenderError, csv_bytes};
 use crate::model::codes::ProductCode;
 use crate::model::documents::DocumentMeta;
@@ -43,18 +44,10 @@ struct Attributes<'a> {
 }
 
 #[derive(Serialize)]
-struct Resource<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    id: String,
-    attributes: Attributes<'a>,
-}
-
-#[derive(Serialize)]
 struct Document<'a> {
     jsonapi: JsonApi,
     meta: Meta<'a>,
-    data: Vec<Resource<'a>>,
+    data: Vec<Resource<Attributes<'a>>>,
 }
 
 /// The unit of every price and margin of the document.
