@@ -41,10 +41,11 @@ pub use crate::telemetry::LogFormat;
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the API against the real FuelWatch feed (SQLite store by default; PostgreSQL
-    /// for several replicas), with the hourly warm and enrichment jobs unless --no-jobs.
+    /// for several replicas), with the hourly warm, wholesale (terminal gate prices) and
+    /// enrichment jobs unless --no-jobs.
     Serve(ServeArgs),
-    /// Serve the API against an in-process simulated FuelWatch: real-looking prices with no
-    /// internet. Prints the URLs to try.
+    /// Serve the API against an in-process simulated FuelWatch: real-looking prices and
+    /// terminal gate prices with no internet. Prints the URLs to try.
     Demo(DemoArgs),
     /// Run the simulated FuelWatch RSS origin on its own port, with optional faults, for
     /// load tests, other replicas and failure drills.
@@ -247,7 +248,7 @@ impl PlacesArgs {
 /// Background jobs.
 #[derive(Debug, Clone, Args)]
 pub struct JobsArgs {
-    /// Do not run the hourly warm and the enrichment jobs in this process.
+    /// Do not run the hourly warm, the wholesale and the enrichment jobs in this process.
     #[arg(long, env = "WAFUEL_NO_JOBS")]
     pub no_jobs: bool,
 }
