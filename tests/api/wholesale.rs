@@ -410,3 +410,46 @@ async fn bad_wholesale_queries_are_400_without_the_source() {
     }
     assert_eq!(app.source_requests(), before);
 }
+
+/// Two replicas over one store wake at the same minute: one reads FuelWatch, the other finds
+/// the run's lease taken and reads nothing.
+async fn one_replica_reads(a: Arc<dyn Store>, b: Arc<dyn Store>) {
+    let (_sim, clock, client) = live(date(2026, 4, 22).at(16, 0, 0, 0)).await;
+    let shared: wafuel::time::SharedClock = clock.clone();
+    let name = "wholesale:2026-04-22T16:00";
+    let (first, second) = tokio::join!(
+        wafuel::jobs::wholesale::leased_pass(&a, &client, &shared, (name, "replica-a")),
+        wafuel::jobs::wholesale::leased_pass(&b, &client, &shared, (name, "replica-b")),
+    );
+    let ran: Vec<_> = [first, second].into_iter().flatten().collect();
+    assert_eq!(ran.len(), 1, "exactly one replica read the terminal gate prices");
+    assert!(ran[0].as_ref().is_ok_and(|w| w.written == 132), "{ran:?}");
+    // The next run (another minute's lease) is anyone's; nothing new is written.
+    let next = wafuel::jobs::wholesale::leased_pass(
+        &b,
+        &client,
+        &shared,
+        ("wholesale:2026-04-22T17:00", "replica-b"),
+    )
+    .await
+    .expect("the next run's lease is free");
+    assert_eq!(next.expect("read").written, 0);
+}
+
+#[tokio::test]
+async fn one_replica_reads_the_terminal_gate_prices_on_sqlite() {
+    let dir = tempfile::tempdir().expect("dir");
+    one_replica_reads(sqlite_store(&dir).await, sqlite_store(&dir).await).await;
+}
+
+#[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
+#[tokio::test]
+async fn one_replica_reads_the_terminal_gate_prices_on_postgres() {
+    let url = postgres_url();
+    let schema = fresh_schema(&url).await;
+    let open = || async {
+        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store"))
+            as Arc<dyn Store>
+    };
+    one_replica_reads(open().await, open().await).await;
+}

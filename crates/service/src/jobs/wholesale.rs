@@ -38,7 +38,7 @@ pub async fn wholesale_pass(
 }
 
 /// A pass under the job lease of `name`, logged; `None` when another replica holds it.
-async fn leased_pass(
+pub async fn leased_pass(
     store: &Arc<dyn Store>,
     client: &WholesaleClient,
     clock: &SharedClock,
