@@ -81,13 +81,8 @@ async fn another_replicas_publish_is_served_without_a_restart_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn another_replicas_publish_is_served_without_a_restart_postgres() {
-    let url = postgres_url();
-    let schema = fresh_schema(&url).await;
-    let connect = || async {
-        let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("postgres store");
-        Arc::new(store) as Arc<dyn wafuel::store::Store>
-    };
-    another_replicas_publish(connect().await, connect().await).await;
+    let (a, b) = postgres_replica_stores(&postgres_url()).await;
+    another_replicas_publish(a, b).await;
 }
 
 /// Hundreds of nearby points and stations nobody asked before, in every coding, through a

@@ -251,11 +251,11 @@ fn import_wholesale_says_what_it_did_and_refuses_a_file_without_its_columns() {
     let good = dir.path().join("FuelWatchWholesale-2026.csv");
     std::fs::write(
         &good,
-        "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\r\n01/01/2026,ULP,154.6\r\n02/01/2026,ULP,1200\r\n",
+        "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\r\n01/01/2026,ULP,149.2\r\n02/01/2026,ULP,1200\r\n",
     )
     .expect("write");
     let bad = dir.path().join("prices.csv");
-    std::fs::write(&bad, "DATE,FUEL,PRICE\n01/01/2026,ULP,154.6\n").expect("write");
+    std::fs::write(&bad, "DATE,FUEL,PRICE\n01/01/2026,ULP,149.2\n").expect("write");
     let run = |file: &std::path::Path| {
         Command::new(env!("CARGO_BIN_EXE_wafuel"))
             .args(["import-wholesale", "--store", &store, "--log-format", "json"])

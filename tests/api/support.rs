@@ -376,6 +376,18 @@ pub async fn postgres_store(url: &str) -> Arc<dyn wafuel::store::Store> {
     Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store"))
 }
 
+/// Two stores over one fresh PostgreSQL schema: two replicas sharing their store.
+pub async fn postgres_replica_stores(
+    url: &str,
+) -> (Arc<dyn wafuel::store::Store>, Arc<dyn wafuel::store::Store>) {
+    let schema = fresh_schema(url).await;
+    let connect = || async {
+        let store = wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store");
+        Arc::new(store) as Arc<dyn wafuel::store::Store>
+    };
+    (connect().await, connect().await)
+}
+
 /// Create an empty schema with a unique name.
 pub async fn fresh_schema(url: &str) -> String {
     use sqlx::Connection;

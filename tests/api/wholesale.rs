@@ -26,7 +26,7 @@ fn at(text: &str) -> jiff::Timestamp {
 async fn store_round_trip(store: Arc<dyn Store>) {
     let (d22, d23) = (date(2026, 4, 22), date(2026, 4, 23));
     let first =
-        [tp(1, Centre::Perth, d22, "Ampol Kwinana", 18_249), tp(1, Centre::Perth, d22, "BP Kwinana", 18_000)];
+        [tp(1, Centre::Perth, d22, "Ampol Kwinana", 17_326), tp(1, Centre::Perth, d22, "BP Kwinana", 18_000)];
     let w = store.put_wholesale(&first, &[], None, at("2026-04-22T16:15:00+08:00")).await.expect("put");
     assert_eq!((w.written, w.replaced, w.unchanged), (2, 0, 0));
     let v1 = store.wholesale_version().await.expect("version");
@@ -37,7 +37,7 @@ async fn store_round_trip(store: Arc<dyn Store>) {
     let fix = [tp(1, Centre::Perth, d22, "BP Kwinana", 18_010)];
     let keep = [
         tp(1, Centre::Perth, d22, "Ampol Kwinana", 100_000),
-        tp(1, Centre::Perth, date(2026, 4, 21), "Ampol Kwinana", 18_503),
+        tp(1, Centre::Perth, date(2026, 4, 21), "Ampol Kwinana", 17_594),
     ];
     let w = store.put_wholesale(&fix, &keep, None, at("2026-04-22T16:15:00+08:00")).await.expect("put");
     assert_eq!((w.written, w.replaced, w.unchanged), (1, 1, 1));
@@ -48,16 +48,16 @@ async fn store_round_trip(store: Arc<dyn Store>) {
     assert_eq!(
         prices,
         vec![
-            (date(2026, 4, 21), "Ampol Kwinana", 18_503),
-            (d22, "Ampol Kwinana", 18_249),
+            (date(2026, 4, 21), "Ampol Kwinana", 17_594),
+            (d22, "Ampol Kwinana", 17_326),
             (d22, "BP Kwinana", 18_010)
         ]
     );
     // Tomorrow's first prices are news, once per product and centre.
     let events_before = store.last_event_id().await.expect("events");
     let tomorrow = [
-        tp(1, Centre::Perth, d23, "Ampol Kwinana", 18_131),
-        tp(1, Centre::Perth, d23, "BP Kwinana", 18_231),
+        tp(1, Centre::Perth, d23, "Ampol Kwinana", 17_218),
+        tp(1, Centre::Perth, d23, "BP Kwinana", 17_318),
         tp(4, Centre::Broome, d23, "BP Broome", 24_000),
     ];
     store.put_wholesale(&tomorrow, &[], Some(d23), at("2026-04-22T14:31:00+08:00")).await.expect("put");
@@ -68,7 +68,7 @@ async fn store_round_trip(store: Arc<dyn Store>) {
     let perth: serde_json::Value = serde_json::from_str(&events[0].data).expect("json");
     assert_eq!(
         perth,
-        serde_json::json!({"date": "2026-04-23", "centre": "perth", "product": 1, "mean": 181.81})
+        serde_json::json!({"date": "2026-04-23", "centre": "perth", "product": 1, "mean": 172.68})
     );
     assert_eq!(store.newest_wholesale_day(p(1), Centre::Perth).await.expect("newest"), Some(d23));
     assert_eq!(store.newest_wholesale_day(p(2), Centre::Perth).await.expect("newest"), None);
@@ -212,15 +212,15 @@ fn yearly_files(dir: &std::path::Path) {
     std::fs::write(
         dir.join("FuelWatchWholesale-2025.csv"),
         "PUBLISH_DATE,TERMINAL_GATE,PRODUCT,PRODUCT_PRICE\r\n\
-         30/12/2025,Perth average (AIP),ULP,164.7\r\n\
-         30/12/2025,Perth average (AIP),Diesel,166.3\r\n\
-         31/12/2025,Perth average (AIP),ULP,165.0\r\n",
+         30/12/2025,Perth terminals mean,ULP,158.3\r\n\
+         30/12/2025,Perth terminals mean,Diesel,160.9\r\n\
+         31/12/2025,Perth terminals mean,ULP,158.8\r\n",
     )
     .expect("write");
     std::fs::write(
         dir.join("FuelWatchWholesale-2026.csv"),
         "PRODUCT,PRODUCT_PRICE,PUBLISH_DATE,ADDRESS,\n\
-         ULP,154.6,01/01/2026,x,\n\
+         ULP,149.2,01/01/2026,x,\n\
          ULP,abc,02/01/2026,x,\n\
          ULP,155.1,30/02/2026,x,\n\
          ULP,0,03/01/2026,x,\n\
@@ -251,9 +251,9 @@ async fn yearly_files_import_by_header_name_report_bad_rows_and_change_nothing_t
     assert_eq!(
         got,
         vec![
-            (date(2025, 12, 30), "Perth average (AIP)", 16_470),
-            (date(2025, 12, 31), "Perth average (AIP)", 16_500),
-            (date(2026, 1, 1), "", 15_460),
+            (date(2025, 12, 30), "Perth terminals mean", 15_830),
+            (date(2025, 12, 31), "Perth terminals mean", 15_880),
+            (date(2026, 1, 1), "", 14_920),
         ]
     );
     // Again: nothing new.
@@ -343,9 +343,28 @@ async fn the_wholesale_route_answers_each_day_with_its_terminals_and_margin() {
         let mean = (expected.iter().sum::<i64>() as f64 / 6.0).round() / 100.0;
         assert_eq!(a["mean"].as_f64(), Some(mean), "{d}");
         assert_eq!(a["min"].as_f64(), expected.iter().min().map(|m| *m as f64 / 100.0), "{d}");
-        let margin = a["margin"].as_f64().expect("a margin");
-        // Perth's stations: the simulated cycle rides 2–40 c/L over the terminal price.
-        assert!((0.0..45.0).contains(&margin), "{d}: {margin}");
+        // The margin: the median of the stations nearest Perth's terminals that day (worked
+        // out here from the origin's own stations and prices) less the mean.
+        let mut perth: Vec<i64> = app
+            .sim
+            .state
+            .dataset()
+            .stations
+            .iter()
+            .filter(|s| {
+                let (lat, lon) = (s.latitude.parse().expect("lat"), s.longitude.parse().expect("lon"));
+                Centre::nearest(lat, lon) == Centre::Perth
+            })
+            .filter_map(|s| s.price_text(1, d))
+            .map(|t| (t.parse::<f64>().expect("price") * 10.0).round() as i64)
+            .collect();
+        perth.sort_unstable();
+        let median =
+            wafuel::model::stats::DayFigures::of_sorted(&perth).expect("prices").median as f64 / 10.0;
+        let mean_hundredths = (expected.iter().sum::<i64>() as f64 / 6.0).round() as i64;
+        let margin = wafuel::model::wholesale::margin(median, mean_hundredths);
+        assert_eq!(a["margin"].as_f64(), Some(margin), "{d}");
+        assert!(perth.len() < 900, "the far centres' stations are not Perth's ({})", perth.len());
         // /v1/stats: the same mean, and its margin is the day's median less it to 0.05 c/L.
         assert_eq!(row["date"], a["date"]);
         assert_eq!(row["wholesale"].as_f64(), Some(mean), "{d}");
@@ -366,6 +385,17 @@ async fn the_wholesale_route_answers_each_day_with_its_terminals_and_margin() {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("date,centre,product,terminal,price,mean,margin"));
     assert_eq!(lines.count(), 2 * 4, "four Port Hedland diesel terminals, two days: {text}");
+    // Premium unleaded is its own terminals' price, never unleaded's.
+    let pulp = app.get("/v1/wholesale?product=2&from=2026-09-28&to=2026-09-28").await.json();
+    let pulp_mean = (wafuel::sim::wholesale::TERMINALS
+        .iter()
+        .take(6)
+        .map(|t| wafuel::sim::wholesale::price(t.1, Centre::Perth, "PULP", date(2026, 9, 28)))
+        .sum::<i64>() as f64
+        / 6.0)
+        .round()
+        / 100.0;
+    assert_eq!(pulp["data"][0]["attributes"]["mean"].as_f64(), Some(pulp_mean));
     assert_conditional_get(&app, "/v1/wholesale?product=2", &[]).await;
     // Weekly statistics: each week's mean terminal price.
     let weekly = app.get("/v1/stats?product=1&from=2026-09-07&to=2026-09-27&interval=week").await.json();
@@ -445,11 +475,6 @@ async fn one_replica_reads_the_terminal_gate_prices_on_sqlite() {
 #[cfg_attr(not(wafuel_postgres), ignore = "needs PostgreSQL: set WAFUEL_TEST_POSTGRES (scripts/test does)")]
 #[tokio::test]
 async fn one_replica_reads_the_terminal_gate_prices_on_postgres() {
-    let url = postgres_url();
-    let schema = fresh_schema(&url).await;
-    let open = || async {
-        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store"))
-            as Arc<dyn Store>
-    };
-    one_replica_reads(open().await, open().await).await;
+    let (a, b) = postgres_replica_stores(&postgres_url()).await;
+    one_replica_reads(a, b).await;
 }

@@ -359,7 +359,7 @@ mod tests {
     #[test]
     fn columns_are_found_by_name_in_any_order_and_line_end() {
         let text = "TERMINAL_GATE,ADDRESS,PRODUCT_PRICE,PUBLISH_DATE,PRODUCT,\r\n\
-                    BP Kwinana,Bell St,182.49,22/04/2026,ULP,\r\n\
+                    BP Kwinana,Bell St,173.26,22/04/2026,ULP,\r\n\
                     Ampol Albany,Princess Royal Dr,190.1,2/4/2026,Diesel,\r\n\
                     BP Kwinana,Bell St,200.00,22/04/2026,LPG,\r\n";
         let read = read_file("FuelWatchWholesale-2026.csv", text.as_bytes()).expect("reads");
@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(read.other_products, 1);
         let first = &read.prices[0];
         assert_eq!((first.product.get(), first.centre, first.date), (1, Centre::Perth, date(2026, 4, 22)));
-        assert_eq!((first.terminal.as_str(), first.price), ("BP Kwinana", 18_249));
+        assert_eq!((first.terminal.as_str(), first.price), ("BP Kwinana", 17_326));
         assert_eq!((read.prices[1].centre, read.prices[1].date), (Centre::Albany, date(2026, 4, 2)));
         // LF only, no terminal column: one unnamed Perth terminal.
         let plain = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\n05/12/2025,PULP,178.4\n";
@@ -403,7 +403,7 @@ mod tests {
         assert!(read.bad_examples[2].starts_with("line 4:"), "{:?}", read.bad_examples);
         assert!(read.bad_examples[0].contains("31/02/2026"), "{:?}", read.bad_examples);
         // CRLF counts the same.
-        let crlf = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\r\n01/01/2026,ULP,154.6\r\n02/01/2026,ULP,1200\r\n";
+        let crlf = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\r\n01/01/2026,ULP,149.2\r\n02/01/2026,ULP,1200\r\n";
         let read = read_file("f.csv", crlf.as_bytes()).expect("reads");
         assert_eq!(
             read.bad_examples,
@@ -417,7 +417,7 @@ mod tests {
         assert_eq!(year_of_file("https://x/historical-reports/FuelWatchWholesale-2002.csv"), Some(2002));
         assert_eq!(year_of_file("FuelWatchRetail-01-2026.csv"), None);
         assert_eq!(centre_of("BP Port Hedland", None), Centre::PortHedland);
-        assert_eq!(centre_of("Perth average (AIP)", None), Centre::Perth);
+        assert_eq!(centre_of("Perth terminals mean", None), Centre::Perth);
         assert_eq!(centre_of("Viva Energy", Some("Broome")), Centre::Broome);
     }
 }

@@ -168,7 +168,7 @@ pub fn price_hundredths(value: f64) -> Option<i64> {
     }
 }
 
-/// A price as text (`182.49`, `164.7`), in hundredths of a cent, within the bounds.
+/// A price as text (`173.26`, `158.3`), in hundredths of a cent, within the bounds.
 pub fn parse_price(text: &str) -> Option<i64> {
     let text = text.trim();
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
@@ -307,9 +307,8 @@ pub struct WholesaleDay {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WholesaleRow {
     pub day: WholesaleDay,
-    /// The median retail price (cents) of the centre's stations that day, when any was priced.
-    pub retail_median: Option<f64>,
-    /// `retail_median` less the day's mean terminal price (cents, GST included on both sides).
+    /// The median retail price of the centre's stations that day less its mean terminal
+    /// price (cents, GST included on both sides); `None` when no station was priced.
     pub margin: Option<f64>,
 }
 
@@ -391,9 +390,9 @@ mod tests {
 
     #[test]
     fn prices_keep_their_bounds_and_hundredths() {
-        assert_eq!(parse_price("182.49"), Some(18_249));
-        assert_eq!(parse_price(" 164.7 "), Some(16_470));
-        assert_eq!(parse_price("182.490"), Some(18_249));
+        assert_eq!(parse_price("173.26"), Some(17_326));
+        assert_eq!(parse_price(" 158.3 "), Some(15_830));
+        assert_eq!(parse_price("173.260"), Some(17_326));
         assert_eq!(parse_price("1000"), Some(100_000));
         assert_eq!(parse_price("1000.01"), None, "over 1,000 c/L");
         assert_eq!(parse_price("10"), None, "10 c/L is not a fuel price");
@@ -403,7 +402,7 @@ mod tests {
         assert_eq!(parse_price("NaN"), None);
         assert_eq!(parse_price(""), None);
         assert_eq!(price_hundredths(f64::INFINITY), None);
-        assert_eq!(price_hundredths(230.57), Some(23_057));
+        assert_eq!(price_hundredths(211.38), Some(21_138));
     }
 
     #[test]
@@ -452,17 +451,17 @@ mod tests {
             price,
         };
         let days = days(&[
-            p("BP Kwinana", 18_231, 23),
-            p("Ampol Kwinana", 18_131, 23),
-            p("Ampol Kwinana", 18_249, 22),
+            p("BP Kwinana", 17_318, 23),
+            p("Ampol Kwinana", 17_218, 23),
+            p("Ampol Kwinana", 17_326, 22),
         ]);
         assert_eq!(days.len(), 2);
         assert_eq!(days[0].date, date(2026, 4, 22));
-        assert_eq!((days[0].mean, days[0].min), (18_249, 18_249));
-        assert_eq!((days[1].mean, days[1].min), (18_181, 18_131));
+        assert_eq!((days[0].mean, days[0].min), (17_326, 17_326));
+        assert_eq!((days[1].mean, days[1].min), (17_268, 17_218));
         assert_eq!(days[1].terminals[0].0, "Ampol Kwinana");
-        // A median of 199.9 over a mean TGP of 181.81: 18.1 c/L.
-        assert_eq!(margin(199.9, 18_181), 18.1);
-        assert_eq!(margin(182.0, 18_249), -0.5);
+        // A median of 189.5 over a mean TGP of 172.68: 16.8 c/L.
+        assert_eq!(margin(189.5, 17_268), 16.8);
+        assert_eq!(margin(172.8, 17_326), -0.5);
     }
 }

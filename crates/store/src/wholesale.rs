@@ -389,11 +389,11 @@ mod tests {
     #[test]
     fn a_days_terminals_round_trip_through_their_text() {
         let day: Day =
-            [("Ampol Kwinana".to_string(), 18_249), (String::new(), 15_460), ("BP Kewdale".into(), 17_973)]
+            [("Ampol Kwinana".to_string(), 17_326), (String::new(), 14_920), ("BP Kewdale".into(), 17_105)]
                 .into_iter()
                 .collect();
         let text = format_terminals(&day);
-        assert_eq!(text, "\t15460\nAmpol Kwinana\t18249\nBP Kewdale\t17973\n");
+        assert_eq!(text, "\t14920\nAmpol Kwinana\t17326\nBP Kewdale\t17105\n");
         assert_eq!(parse_terminals(&text), day);
         // A name cannot break the text: its separators become spaces.
         assert_eq!(stored_name("BP\tKwinana\r\n"), "BP Kwinana  ");

@@ -19,8 +19,9 @@ use super::{Catalog, CatalogError};
 use crate::model::codes::ProductCode;
 use crate::model::stats::DayFigures;
 use crate::model::wholesale::{
-    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, days, has_wholesale, margin,
+    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, days, has_wholesale, margin, regions_centre,
 };
+use crate::query::stations::StatsQuery;
 use crate::query::wholesale::WholesaleQuery;
 use crate::store::StoreError;
 use crate::store::history::HistoryStore;
@@ -146,31 +147,29 @@ impl Catalog {
         let rows = prices
             .into_iter()
             .map(|(_, day)| {
-                let retail_median = medians.get(&day.date).copied();
-                let margin = retail_median.map(|m| margin(m, day.mean));
-                WholesaleRow { day, retail_median, margin }
+                let margin = medians.get(&day.date).map(|m| margin(*m, day.mean));
+                WholesaleRow { day, margin }
             })
             .collect();
         Ok(WholesaleDoc { product: q.product, centre: q.centre, from: q.from, to: q.to, rows })
     }
 
-    /// A centre's mean terminal price of a product on each day with one (hundredths of a
-    /// cent); empty for a product without one, or without a store that keeps them.
-    pub async fn wholesale_means(
+    /// The terminal centre of a `/v1/stats` query (Perth statewide, else the one most of its
+    /// regions are nearest to) and its mean terminal price on each day of the query's window
+    /// with one (hundredths of a cent); `None` for a product without a terminal gate price.
+    pub async fn stats_wholesale(
         &self,
-        product: ProductCode,
-        centre: Centre,
-        range: (Date, Date),
-    ) -> Result<BTreeMap<Date, i64>, CatalogError> {
-        if self.wholesale.is_none() || !has_wholesale(product) {
-            return Ok(BTreeMap::new());
+        q: &StatsQuery,
+    ) -> Result<Option<(Centre, BTreeMap<Date, i64>)>, CatalogError> {
+        if !has_wholesale(q.product) {
+            return Ok(None);
         }
-        Ok(self
-            .centre_days(product, centre, range)
-            .await?
-            .into_iter()
-            .map(|(d, day)| (d, day.mean))
-            .collect())
+        let centre = regions_centre(q.regions.as_deref());
+        if self.wholesale.is_none() {
+            return Ok(Some((centre, BTreeMap::new())));
+        }
+        let days = self.centre_days(q.product, centre, (q.from, q.to)).await?;
+        Ok(Some((centre, days.into_iter().map(|(d, day)| (d, day.mean)).collect())))
     }
 
     /// A centre's terminal figures of each day of `from..=to` with prices.

@@ -232,9 +232,7 @@ impl Endpoint for Stats {
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
         let market = state.catalog.stats(query).await?;
-        let centre = crate::model::wholesale::regions_centre(query.regions.as_deref());
-        let means = state.catalog.wholesale_means(query.product, centre, (query.from, query.to)).await?;
-        let has = crate::model::wholesale::has_wholesale(query.product);
+        let wholesale = state.catalog.stats_wholesale(query).await?;
         let scope = StatsScope {
             product: query.product,
             brands: query.brands.as_deref(),
@@ -242,7 +240,7 @@ impl Endpoint for Stats {
             from: query.from,
             to: query.to,
             interval: query.interval,
-            wholesale: has.then_some((centre, &means)),
+            wholesale: wholesale.as_ref().map(|(centre, means)| (*centre, means)),
         };
         Ok(stored_document(stats_jsonapi(&scope, &market, &state.meta)?, now))
     }

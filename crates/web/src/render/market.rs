@@ -10,7 +10,7 @@ use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
 use crate::model::documents::DocumentMeta;
 use crate::model::station::cents;
 use crate::model::stats::{Interval, Market};
-use crate::model::wholesale::{Centre, cents as cents_of_hundredths};
+use crate::model::wholesale::{Centre, cents as cents_of_hundredths, margin};
 use std::collections::BTreeMap;
 
 /// `meta` of history and statistics documents.
@@ -167,8 +167,9 @@ pub struct StatsScope<'a> {
     pub wholesale: Option<(Centre, &'a BTreeMap<Date, i64>)>,
 }
 
-/// The mean terminal gate price (cents) over a row's days within the window, when any has one.
-fn wholesale_of(scope: &StatsScope<'_>, start: Date) -> Option<f64> {
+/// The mean terminal gate price (hundredths of a cent) over a row's days within the window,
+/// when any has one.
+fn wholesale_of(scope: &StatsScope<'_>, start: Date) -> Option<i64> {
     let (_, means) = scope.wholesale?;
     let end = match scope.interval {
         Interval::Day => start,
@@ -179,7 +180,7 @@ fn wholesale_of(scope: &StatsScope<'_>, start: Date) -> Option<f64> {
         return None;
     }
     let (n, sum) = means.range(from..=to).fold((0i64, 0i64), |(n, sum), (_, m)| (n + 1, sum + m));
-    (n > 0).then(|| cents_of_hundredths((sum as f64 / n as f64).round() as i64))
+    (n > 0).then(|| (sum as f64 / n as f64).round() as i64)
 }
 
 /// `/v1/stats` as JSON:API.
@@ -221,8 +222,8 @@ pub fn stats_jsonapi(
                 p90: d.p90,
                 max: d.max,
                 cheapest: &d.cheapest,
-                wholesale,
-                margin: wholesale.map(|w| ((d.median - w) * 10.0).round() / 10.0),
+                wholesale: wholesale.map(cents_of_hundredths),
+                margin: wholesale.map(|w| margin(d.median, w)),
             }
         })
         .collect();

@@ -132,16 +132,16 @@ mod tests {
             date: date(2026, 4, 23),
             centre: Centre::Perth,
             product: ProductCode::UNLEADED,
-            mean: 18_181,
-            min: 18_131,
-            terminals: vec![("Ampol Kwinana".into(), 18_131), ("BP Kwinana".into(), 18_231)],
+            mean: 17_268,
+            min: 17_218,
+            terminals: vec![("Ampol Kwinana".into(), 17_218), ("BP Kwinana".into(), 17_318)],
         };
         WholesaleDoc {
             product: ProductCode::UNLEADED,
             centre: Centre::Perth,
             from: date(2026, 4, 23),
             to: date(2026, 4, 23),
-            rows: vec![WholesaleRow { day, retail_median: Some(199.9), margin: Some(18.1) }],
+            rows: vec![WholesaleRow { day, margin: Some(18.1) }],
         }
     }
 
@@ -152,11 +152,11 @@ mod tests {
         let day = &v["data"][0];
         assert_eq!(day["type"], "wholesale");
         assert_eq!(day["id"], "1:perth:2026-04-23");
-        assert_eq!(day["attributes"]["mean"], 181.81);
-        assert_eq!(day["attributes"]["min"], 181.31);
+        assert_eq!(day["attributes"]["mean"], 172.68);
+        assert_eq!(day["attributes"]["min"], 172.18);
         assert_eq!(day["attributes"]["margin"], 18.1);
         assert_eq!(day["attributes"]["terminals"][1]["name"], "BP Kwinana");
-        assert_eq!(day["attributes"]["terminals"][1]["price"], 182.31);
+        assert_eq!(day["attributes"]["terminals"][1]["price"], 173.18);
         assert_eq!(v["meta"]["centre"], "perth");
         assert_eq!(v["meta"]["unit"], UNIT);
     }
@@ -167,8 +167,8 @@ mod tests {
         assert_eq!(
             text,
             "date,centre,product,terminal,price,mean,margin\r\n\
-             2026-04-23,perth,1,Ampol Kwinana,181.31,181.81,18.1\r\n\
-             2026-04-23,perth,1,BP Kwinana,182.31,181.81,18.1\r\n"
+             2026-04-23,perth,1,Ampol Kwinana,172.18,172.68,18.1\r\n\
+             2026-04-23,perth,1,BP Kwinana,173.18,172.68,18.1\r\n"
         );
     }
 }
