@@ -377,7 +377,7 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
 
 /// `wafuel backtest`: the forecast replayed on a store's history, as a table.
 pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<ExitCode> {
-    use crate::catalog::forecast::market_series;
+    use crate::catalog::forecast::{market_series, wholesale_series};
     use crate::model::forecast::{REPLAY_DAYS, Replay, Subject};
     let store = store::open(&args.store).await?;
     let history: &dyn crate::store::history::HistoryStore = store.as_ref();
@@ -391,7 +391,8 @@ pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<
     anyhow::ensure!(from < to, "--from {from} is not before --to {to}");
     let first = Replay::reads_from(from);
     let market = market_series(history, args.product, args.region.as_deref(), (first, to)).await?;
-    let replay = Replay::run(Subject { market: &market, station: None }, from, to);
+    let tgp = wholesale_series(store.as_ref(), args.product, args.region.as_deref(), (first, to)).await?;
+    let replay = Replay::run(Subject { market: &market, station: None, wholesale: tgp.as_ref() }, from, to);
     let name = crate::model::codes::product(args.product.get()).map_or("", |p| p.name);
     let scope = match &args.region {
         None => "statewide".to_string(),

@@ -478,3 +478,33 @@ async fn one_replica_reads_the_terminal_gate_prices_on_postgres() {
     let (a, b) = postgres_replica_stores(&postgres_url()).await;
     one_replica_reads(a, b).await;
 }
+
+#[tokio::test]
+async fn the_forecast_says_it_read_the_terminal_gate_price() {
+    let today = date(2026, 9, 29);
+    let app = market_app(today, 100).await;
+    let requests = app.source_requests();
+    let read = |r: &TestResponse| {
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.json()["data"]["attributes"]["inputs"].clone()
+    };
+    let both = serde_json::json!(["retail", "wholesale"]);
+    assert_eq!(read(&app.get("/v1/forecast?product=1&asOf=2026-09-20").await), both);
+    // 98 RON has no terminal gate price of its own: PULP's is read.
+    assert_eq!(read(&app.get("/v1/forecast?product=6&asOf=2026-09-20").await), both);
+    // LPG has none.
+    let lpg = app.get("/v1/forecast?product=5&asOf=2026-09-20").await;
+    if lpg.status == 200 {
+        assert_eq!(read(&lpg), serde_json::json!(["retail"]));
+    }
+    assert_eq!(app.source_requests(), requests);
+    // The same history without the terminal prices: the forecast reads the retail only.
+    let plain = TestApp::at(today.at(16, 0, 0, 0)).await;
+    let history: Arc<dyn wafuel::store::history::HistoryStore> = sqlite_store(&plain.dir).await;
+    let state = plain.sim.state.clone();
+    wafuel::jobs::seed::seed_history(&history, today, 100, |p, d| state.past_feed(p.get(), d)).await;
+    assert_eq!(
+        read(&plain.get("/v1/forecast?product=1&asOf=2026-09-20").await),
+        serde_json::json!(["retail"])
+    );
+}

@@ -60,16 +60,18 @@ fn round_probability(p: f64) -> f64 {
 
 // The parts, each with the constants only it reads (the shared ones are above): `series`
 // (the daily series), `cycle` (events, intervals, the rise and shape, the paths of the coming
-// hikes), `response` (how a station follows the market), `blend` (the cycle model, the
-// profile and their blend: a subject's outlook), `advice` and `replay` (the accuracy).
+// hikes), `response` (how a station follows the market), `level` (the wholesale price's
+// path), `blend` (the cycle model, the profile and their blend, with the level added: a
+// subject's outlook), `advice` and `replay` (the accuracy).
 mod advice;
 mod blend;
 mod cycle;
+mod level;
 mod replay;
 mod response;
 mod series;
 pub use {advice::*, blend::*, replay::*, series::*};
-use {cycle::*, response::*};
+use {cycle::*, level::*, response::*};
 
 /// A complete forecast.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +83,8 @@ pub struct Forecast {
     pub period_days: Option<usize>,
     pub days_since_hike: Option<usize>,
     pub next_hike: Option<Date>,
+    /// Whether the terminal gate price was read (the answer's `inputs`).
+    pub wholesale: bool,
 }
 
 /// Why there is no forecast.
@@ -159,6 +163,7 @@ pub fn forecast(
         period_days: detected_period(subject.market, basis),
         days_since_hike,
         next_hike: outlook.next_hike.filter(|d| *d > as_of),
+        wholesale: outlook.read_wholesale(),
     })
 }
 

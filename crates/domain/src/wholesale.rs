@@ -149,6 +149,18 @@ pub fn has_wholesale(product: ProductCode) -> bool {
     matches!(product.get(), 1 | 2 | 4)
 }
 
+/// The terminal gate prices a product's forecast reads, in order of preference: its own; for
+/// 98 RON (which has none) PULP's; for brand diesel diesel's; for the premium petrols ULP's
+/// where theirs is missing. LPG and E85 have none.
+pub fn forecast_products(product: ProductCode) -> &'static [u8] {
+    match product.get() {
+        1 => &[1],
+        2 | 6 => &[2, 1],
+        4 | 11 => &[4],
+        _ => &[],
+    }
+}
+
 /// A price is refused at or below this (hundredths of a cent): no fuel sells for 10 c/L.
 pub const MIN_PRICE: i64 = 10 * 100;
 /// A price is refused above this (hundredths of a cent).

@@ -24,6 +24,9 @@ pub(super) const UNPROVEN_SHARE: f64 = 0.5;
 pub struct Subject<'a> {
     pub market: &'a Daily,
     pub station: Option<&'a Daily>,
+    /// The terminal gate price the market pays (c/L a day): the outlook reads it up to its
+    /// basis only, so a caller passes only what was known by then.
+    pub wholesale: Option<&'a Daily>,
 }
 
 /// The next days from a basis, before intervals and advice.
@@ -44,6 +47,9 @@ pub struct Outlook {
     pub profile: Vec<f64>,
     /// The cycle model's forecast is flat (no cycle, or a station that does not follow it).
     pub flat: bool,
+    /// Per day after the basis: what the wholesale price adds ([`level_path`]); empty where
+    /// no TGP was read.
+    pub level: Vec<f64>,
 }
 
 impl Outlook {
@@ -57,6 +63,11 @@ impl Outlook {
         let unproven = if self.flat { 1.0 } else { UNPROVEN_SHARE };
         let w = blend.get(step).copied().flatten().unwrap_or(unproven);
         Some(mix(w, model, profile))
+    }
+
+    /// Whether the outlook read a terminal gate price (the answer's `inputs`).
+    pub fn read_wholesale(&self) -> bool {
+        !self.level.is_empty()
     }
 
     /// The days a replay forecasts from this outlook's basis, up to `last`: the medians as
@@ -73,10 +84,13 @@ impl Outlook {
     }
 
     /// The two forecasts mixed for day `step + 1`: the cycle model's median and the cycle
-    /// profile.
+    /// profile, each with what the wholesale price adds (so the replay scores, and the blend
+    /// chooses from, what is forecast).
     pub(super) fn parts(&self, step: usize) -> Option<(f64, f64)> {
         let (model, _) = *self.days.get(step)?;
-        Some((model, self.profile.get(step).copied().unwrap_or(model)))
+        let profile = self.profile.get(step).copied().unwrap_or(model);
+        let level = self.level.get(step).copied().unwrap_or(0.0);
+        Some((model + level, profile + level))
     }
 }
 
@@ -232,6 +246,14 @@ impl Subject<'_> {
             flat: pattern.is_none() || own.is_some_and(|(_, r)| r == Response::default()),
             next_hike,
             period_days: pattern.as_ref().map(Pattern::period),
+            // Only a market with a cycle: without one (diesel) the last week's own move is
+            // already carried ([`RUN_KEPT`]), and the TGP on top made diesel worse.
+            level: match (self.wholesale, &pattern) {
+                (Some(tgp), Some(_)) => {
+                    week_change(tgp, basis).map_or_else(Vec::new, |c| level_path(c, steps))
+                }
+                _ => Vec::new(),
+            },
             profile: {
                 let period = pattern.as_ref().map_or(WEEK, Pattern::period);
                 match self.station {

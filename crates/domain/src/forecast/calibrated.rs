@@ -229,7 +229,11 @@ fn mean_abs(v: &[f64]) -> f64 {
 #[test]
 fn on_the_calibrated_market_the_forecast_keeps_the_real_targets() {
     let (market, _) = panel();
-    let replay = Replay::run(Subject { market: &market, station: None }, day(DAYS - 366), day(DAYS - 1));
+    let replay = Replay::run(
+        Subject { market: &market, station: None, wholesale: None },
+        day(DAYS - 366),
+        day(DAYS - 1),
+    );
     let (model, last): (Vec<f64>, Vec<f64>) =
         (0..MAX_HORIZON).map(|k| (mean_abs(&replay.errors[k]), mean_abs(&replay.naive[k]))).unzip();
     assert!(model[0] <= 0.7 * last[0], "day+1 {model:?} against {last:?}");
@@ -251,7 +255,7 @@ fn on_the_calibrated_market_stations_beat_their_own_price() {
     let (market, stations) = panel();
     let (mut model, mut naive, mut worst) = (0.0, 0.0, 0.0f64);
     for station in &stations {
-        let subject = Subject { market: &market, station: Some(station) };
+        let subject = Subject { market: &market, station: Some(station), wholesale: None };
         let replay = Replay::run(subject, day(DAYS - 120), day(DAYS - 1));
         let (m, n) = (mean_abs(&replay.errors[0]), mean_abs(&replay.naive[0]));
         (model, naive) = (model + m, naive + n);
@@ -273,7 +277,7 @@ fn on_the_calibrated_market_stations_beat_their_own_price() {
 #[test]
 fn on_the_calibrated_market_the_advice_keeps_up_with_the_cheapest_predicted_day() {
     let (market, _) = panel();
-    let subject = Subject { market: &market, station: None };
+    let subject = Subject { market: &market, station: None, wholesale: None };
     let accuracy = Replay::run(subject, day(DAYS - 366), day(DAYS - 1)).accuracy();
     let paid = |today: f64, wait_for: Option<Date>| wait_for.and_then(|d| market.get(d)).unwrap_or(today);
     let (mut advised, mut plain, mut days) = (0.0, 0.0, 0);

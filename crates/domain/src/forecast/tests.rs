@@ -74,7 +74,7 @@ fn day(t: usize) -> Date {
 }
 
 fn market_only(market: &Daily) -> Subject<'_> {
-    Subject { market, station: None }
+    Subject { market, station: None, wholesale: None }
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn a_new_period_and_a_new_weekday_are_read_within_two_cycles() {
 fn a_station_is_forecast_from_its_own_price_and_response() {
     let (market, stations) = panel(DAYS);
     for (s, station) in stations.iter().enumerate().take(6) {
-        let subject = Subject { market: &market, station: Some(station) };
+        let subject = Subject { market: &market, station: Some(station), wholesale: None };
         let replay = Replay::run(subject, day(DAYS - 120), day(DAYS - 1));
         let day1 = mean(&replay.errors[0].iter().map(|e| e.abs()).collect::<Vec<_>>()).expect("errors");
         let naive = mean(&replay.naive[0]).expect("naive");
@@ -153,12 +153,12 @@ fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
     let mut checked = 0;
     for t in (DAYS - 120)..(DAYS - 2) {
         let basis = day(t);
-        let subject = Subject { market: &market, station: Some(&flat) };
+        let subject = Subject { market: &market, station: Some(&flat), wholesale: None };
         let outlook = subject.outlook(basis, 2).expect("outlook");
         assert!(outlook.days.iter().all(|(median, _)| (median - 163.9).abs() < 1e-9), "{t}: {outlook:?}");
         let market_hiked = market.change(t).is_some_and(|c| c >= HIKE_CENTS);
         if market_hiked {
-            let subject = Subject { market: &market, station: Some(&late) };
+            let subject = Subject { market: &market, station: Some(&late), wholesale: None };
             let (tomorrow, probability) = subject.outlook(basis, 1).expect("outlook").days[0];
             let today = late.get(basis).expect("a price");
             assert!(tomorrow - today >= HIKE_CENTS && probability >= LIKELY, "{t}: {today} → {tomorrow}");
@@ -167,7 +167,7 @@ fn a_flat_station_stays_flat_and_a_late_follower_rises_a_day_late() {
     }
     assert!(checked >= 5, "{checked} hikes checked");
     // The answer too (the blend mixes the model with the station's own profile, flat here).
-    let subject = Subject { market: &market, station: Some(&flat) };
+    let subject = Subject { market: &market, station: Some(&flat), wholesale: None };
     let accuracy = Replay::run(subject, day(DAYS - 366), day(DAYS - 1)).accuracy();
     let f = forecast(subject, day(DAYS - 1), 7, false, &accuracy).expect("forecast");
     assert!(f.days.iter().all(|d| d.median == 163.9), "{:?}", f.days);
@@ -194,7 +194,7 @@ fn a_station_that_follows_hikes_and_holds_between_them_is_forecast_to_hold() {
     let end = 450;
     let fit = Response::read(&market, &holder, end);
     assert!(fit.hike > 0.8 && fit.drift < 0.2, "{fit:?}");
-    let subject = Subject { market: &market, station: Some(&holder) };
+    let subject = Subject { market: &market, station: Some(&holder), wholesale: None };
     let mut held_days = 0;
     for (t, price) in prices.iter().enumerate().take(end).skip(end - 60) {
         let Some((tomorrow, probability)) = subject.outlook(day(t), 1).map(|o| o.days[0]) else { continue };
@@ -225,7 +225,7 @@ fn a_station_that_follows_every_other_hike_in_steps_is_forecast_flat() {
     // Both weekly regimes (the fortnightly one's few hikes explain too little to be read).
     for end in [300, 450] {
         assert_eq!(Response::read(&market, &sticky, end), Response::default(), "read at day {end}");
-        let subject = Subject { market: &market, station: Some(&sticky) };
+        let subject = Subject { market: &market, station: Some(&sticky), wholesale: None };
         let replay = Replay::run(subject, day(end - 60), day(end));
         let day1 = mean(&replay.errors[0].iter().map(|e| e.abs()).collect::<Vec<_>>()).expect("errors");
         let naive = mean(&replay.naive[0]).expect("naive");
@@ -248,7 +248,7 @@ fn a_station_that_stopped_following_the_market_is_forecast_flat() {
     let all_days = Response::read(&market, &quitter, stopped - 1);
     assert!(all_days.hike > 0.8 && all_days.drift > 0.8, "while it followed: {all_days:?}");
     assert_eq!(Response::read(&market, &quitter, end), Response::default());
-    let subject = Subject { market: &market, station: Some(&quitter) };
+    let subject = Subject { market: &market, station: Some(&quitter), wholesale: None };
     let outlook = subject.outlook(day(end), MAX_HORIZON).expect("outlook");
     assert!(outlook.flat, "{outlook:?}");
     assert!(outlook.days.iter().all(|(median, _)| (median - held).abs() < 1e-9), "{:?}", outlook.days);
@@ -261,10 +261,13 @@ fn nothing_after_as_of_is_read() {
     let cut = |d: &Daily| Daily::new((0..=600).filter_map(|t| Some((day(t), d.get(day(t))?))));
     let (market_then, station_then) = (cut(&market), cut(&stations[3]));
     for (now, then) in [
-        (Subject { market: &market, station: None }, Subject { market: &market_then, station: None }),
         (
-            Subject { market: &market, station: Some(&stations[3]) },
-            Subject { market: &market_then, station: Some(&station_then) },
+            Subject { market: &market, station: None, wholesale: None },
+            Subject { market: &market_then, station: None, wholesale: None },
+        ),
+        (
+            Subject { market: &market, station: Some(&stations[3]), wholesale: None },
+            Subject { market: &market_then, station: Some(&station_then), wholesale: None },
         ),
     ] {
         let replayed_now = Replay::run(now, day(600 - 365), as_of);
@@ -642,4 +645,61 @@ fn a_short_replay_has_its_blend_from_the_days_before_it() {
     let replay = Replay::run(market_only(&young), day(DAYS - 10), day(DAYS - 1));
     assert_eq!(replay.days, 9);
     assert!(replay.accuracy().blend.iter().all(Option::is_none), "{:?}", replay.accuracy().blend);
+}
+
+/// A terminal gate price that climbs `per_day` c/L a day from day `from` (flat before).
+fn climbing_tgp(from: usize, per_day: f64) -> Daily {
+    Daily::new((0..DAYS).map(|t| (day(t), 150.0 + per_day * t.saturating_sub(from) as f64)))
+}
+
+#[test]
+fn a_cycling_market_takes_up_a_quarter_of_the_tgp_weeks_change_by_day_seven() {
+    let (market, _) = panel(DAYS);
+    let basis = day(600);
+    let plain = market_only(&market).outlook(basis, MAX_HORIZON).expect("outlook");
+    assert!(!plain.read_wholesale());
+    // Flat TGP: read, but it adds nothing.
+    let flat = climbing_tgp(DAYS, 0.0);
+    let subject = Subject { wholesale: Some(&flat), ..market_only(&market) };
+    let read = subject.outlook(basis, MAX_HORIZON).expect("outlook");
+    assert!(read.read_wholesale());
+    assert_eq!(read.parts(6), plain.parts(6));
+    // 1 c/L a day for the week to the basis: 7 c/L, a quarter of it by day +7, a seventh of
+    // that a day.
+    let rising = climbing_tgp(580, 1.0);
+    let subject = Subject { wholesale: Some(&rising), ..market_only(&market) };
+    let moved = subject.outlook(basis, MAX_HORIZON).expect("outlook");
+    for step in 0..MAX_HORIZON {
+        let ((m0, p0), (m1, p1)) = (plain.parts(step).expect("day"), moved.parts(step).expect("day"));
+        let added = LEVEL_KEPT * 7.0 * (step + 1) as f64 / 7.0;
+        assert!((m1 - m0 - added).abs() < 1e-9 && (p1 - p0 - added).abs() < 1e-9, "day +{}", step + 1);
+    }
+}
+
+#[test]
+fn the_tgp_after_the_basis_is_never_read() {
+    let (market, _) = panel(DAYS);
+    let basis = day(600);
+    // Two TGPs equal up to the basis, apart after it.
+    let before = climbing_tgp(590, 0.5);
+    let after = Daily::new(
+        (0..DAYS).map(|t| (day(t), before.get(day(t)).expect("day") + if t > 600 { 40.0 } else { 0.0 })),
+    );
+    let a = Subject { wholesale: Some(&before), ..market_only(&market) }.outlook(basis, MAX_HORIZON);
+    let b = Subject { wholesale: Some(&after), ..market_only(&market) }.outlook(basis, MAX_HORIZON);
+    assert_eq!(a, b);
+    let replays = [&before, &after].map(|tgp| {
+        Replay::run(Subject { wholesale: Some(tgp), ..market_only(&market) }, day(560), day(600)).accuracy()
+    });
+    assert_eq!(replays[0], replays[1]);
+}
+
+#[test]
+fn a_stale_tgp_is_not_read() {
+    let (market, _) = panel(DAYS);
+    // The TGP's last reading is five days before the basis.
+    let old = Daily::new((0..596).map(|t| (day(t), 150.0 + t as f64)));
+    let subject = Subject { wholesale: Some(&old), ..market_only(&market) };
+    assert!(!subject.outlook(day(600), MAX_HORIZON).expect("outlook").read_wholesale());
+    assert!(subject.outlook(day(598), MAX_HORIZON).expect("outlook").read_wholesale());
 }

@@ -13,17 +13,19 @@ use crate::model::codes::{ProductCode, RegionCode};
 use crate::model::documents::ForecastDoc;
 use crate::model::forecast::{Accuracy, Daily, REPLAY_DAYS, Replay, Subject, forecast};
 use crate::model::station::cents;
+use crate::model::wholesale::{self, days, forecast_products, regions_centre};
 use crate::query::forecast::ForecastQuery;
 use crate::store::StoreError;
 use crate::store::history::{HistoryStore, MarketRows};
+use crate::store::wholesale::WholesaleStore;
 use crate::time::tomorrow_published;
 
 /// Replayed accuracies kept (each a few hundred bytes).
 pub const KEPT_ACCURACIES: u64 = 4_096;
 
 /// The cache of replayed accuracies: by request (horizon and "today" aside) and the history
-/// counter it was computed at.
-pub type Accuracies = moka::sync::Cache<(ForecastQuery, Option<i64>), Arc<Accuracy>>;
+/// and wholesale counters it was computed at.
+pub type Accuracies = moka::sync::Cache<(ForecastQuery, Option<i64>, Option<i64>), Arc<Accuracy>>;
 
 pub fn accuracies() -> Accuracies {
     moka::sync::Cache::new(KEPT_ACCURACIES)
@@ -73,6 +75,25 @@ pub async fn market_series(
     }
 }
 
+/// The terminal gate price a backtest of `product` over `regions` reads (no server: straight
+/// from the store), as the forecast's answer reads it ([`Catalog::forecast_wholesale`]).
+pub async fn wholesale_series(
+    store: &dyn WholesaleStore,
+    product: ProductCode,
+    regions: Option<&[RegionCode]>,
+    (first, last): (Date, Date),
+) -> Result<Option<Daily>, StoreError> {
+    let centre = regions_centre(regions);
+    for &code in forecast_products(product) {
+        let Some(tgp) = ProductCode::parse(code) else { continue };
+        let days = days(&store.wholesale(tgp, Some(centre), first, last).await?);
+        if !days.is_empty() {
+            return Ok(Some(Daily::new(days.iter().map(|d| (d.date, wholesale::cents(d.mean))))));
+        }
+    }
+    Ok(None)
+}
+
 impl Catalog {
     /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
     /// once published, when `asOf` is today).
@@ -103,8 +124,16 @@ impl Catalog {
                 Some(Daily::new(points.iter().map(|(d, p)| (*d, cents(*p)))))
             }
         };
-        let subject = Subject { market: &market, station: station.as_ref() };
-        let key = (ForecastQuery { horizon: 0, today: false, ..q.clone() }, held.version(now).await?);
+        // The TGP as known at 10:00 on `asOf`: its own day's, never the next day's (published
+        // at 14:30 for the day after). The replay reads each origin's up to that origin.
+        let (wholesale, wholesale_version) =
+            self.forecast_wholesale(q.product, q.regions.as_deref(), (range.0, q.as_of)).await?;
+        let subject = Subject { market: &market, station: station.as_ref(), wholesale: wholesale.as_ref() };
+        let key = (
+            ForecastQuery { horizon: 0, today: false, ..q.clone() },
+            held.version(now).await?,
+            wholesale_version,
+        );
         let accuracy = match self.accuracies.get(&key) {
             Some(kept) => kept,
             // A new `asOf` replays a year of forecasts: CPU work, run beside the async workers.

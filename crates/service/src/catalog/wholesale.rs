@@ -16,10 +16,12 @@ use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{Catalog, CatalogError};
-use crate::model::codes::ProductCode;
+use crate::model::codes::{ProductCode, RegionCode};
+use crate::model::forecast::Daily;
 use crate::model::stats::DayFigures;
 use crate::model::wholesale::{
-    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, days, has_wholesale, margin, regions_centre,
+    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, cents, days, forecast_products, has_wholesale, margin,
+    regions_centre,
 };
 use crate::query::stations::StatsQuery;
 use crate::query::wholesale::WholesaleQuery;
@@ -170,6 +172,33 @@ impl Catalog {
         }
         let days = self.centre_days(q.product, centre, (q.from, q.to)).await?;
         Ok(Some((centre, days.into_iter().map(|(d, day)| (d, day.mean)).collect())))
+    }
+
+    /// The terminal gate price a forecast of `product` over `regions` reads (c/L a day, the
+    /// centre's mean, [`forecast_products`]' first with any), with the wholesale counter it
+    /// was read at; `None` without a wholesale store or a price in the window.
+    pub async fn forecast_wholesale(
+        &self,
+        product: ProductCode,
+        regions: Option<&[RegionCode]>,
+        range: (Date, Date),
+    ) -> Result<(Option<Daily>, Option<i64>), CatalogError> {
+        if self.wholesale.is_none() {
+            return Ok((None, None));
+        }
+        let centre = regions_centre(regions);
+        let mut series = None;
+        for &code in forecast_products(product) {
+            let Some(tgp) = ProductCode::parse(code) else { continue };
+            let days = self.centre_days(tgp, centre, range).await?;
+            if !days.is_empty() {
+                series = Some(Daily::new(days.iter().map(|(d, day)| (*d, cents(day.mean)))));
+                break;
+            }
+        }
+        // The counter the held days were read at (`centre_days` has just confirmed it).
+        let version = crate::sync::lock(&self.held_wholesale.prices).version;
+        Ok((series, version))
     }
 
     /// A centre's terminal figures of each day of `from..=to` with prices.

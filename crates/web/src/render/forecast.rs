@@ -51,6 +51,8 @@ struct Attributes<'a> {
     days: Vec<Day>,
     advice: Advice<'a>,
     cycle: Cycle,
+    /// What the forecast read: the retail prices, and the terminal gate price where it did.
+    inputs: &'static [&'static str],
     accuracy: AccuracyOut,
 }
 
@@ -166,6 +168,7 @@ pub fn forecast_jsonapi(doc: &ForecastDoc, meta: &DocumentMeta) -> Result<Vec<u8
                     days_since_hike: f.days_since_hike,
                     next_hike: f.next_hike.map(|d| d.to_string()),
                 },
+                inputs: if f.wholesale { &["retail", "wholesale"] } else { &["retail"] },
                 accuracy: AccuracyOut {
                     days: a.days,
                     mae: first(&a.mae),
