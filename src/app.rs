@@ -69,10 +69,11 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
     let events = EventHub::new(config.store.clone(), prices.clone(), clock, config.max_streams);
     let wholesale: Arc<dyn crate::store::wholesale::WholesaleStore> = config.store.clone();
+    let records: Arc<dyn crate::store::records::RecordStore> = config.store.clone();
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     Ok(AppState {
-        catalog: Arc::new(Catalog::new(prices, profiles, recheck).with_wholesale(wholesale)),
+        catalog: Arc::new(Catalog::new(prices, profiles, recheck).with_wholesale(wholesale).with_records(records)),
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),
         public_origin: config.public_origin,

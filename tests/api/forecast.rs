@@ -278,3 +278,133 @@ async fn every_forecast_rule_is_a_400_without_a_source_request() {
     assert_eq!(app.get("/v1/stations/not-an-id/forecast?product=1").await.status, 400);
     assert_eq!(app.source_requests(), 0);
 }
+
+/// The live record over `days` mornings of a moving clock, on `apps` (replicas sharing one
+/// store, answering in turn): each morning today's forecast is asked (twice, and with another
+/// horizon) and the day before's prices arrive. Returns the record route's body.
+async fn live_days(apps: &[&TestApp], history: &Arc<dyn HistoryStore>, start: Date, days: i64) -> bytes::Bytes {
+    let mut today = start;
+    for k in 0..days {
+        for (i, app) in apps.iter().enumerate() {
+            app.clock.set(wafuel::time::perth_instant(today.at(9, i as i8, 0, 0)));
+            for uri in ["/v1/forecast?product=1", "/v1/forecast?product=1&horizon=3", "/v1/forecast?product=1"] {
+                let a = attrs(&app.get(uri).await);
+                assert_eq!(a["asOf"], today.to_string());
+            }
+        }
+        let record = apps[0].get("/v1/forecast/record?product=1").await;
+        assert_eq!(record.status, 200, "{}", String::from_utf8_lossy(&record.body));
+        let doc = record.json();
+        let data = doc["data"].as_array().expect("records");
+        assert_eq!(data.len() as i64, k + 1, "one record per morning, however often asked");
+        for (j, r) in data.iter().enumerate() {
+            let as_of = start.checked_add(jiff::Span::new().days(j as i64)).expect("day");
+            assert_eq!(r["attributes"]["asOf"], as_of.to_string());
+            assert_eq!(r["attributes"]["days"].as_array().map(Vec::len), Some(7), "the whole week is kept");
+        }
+        // The day's prices arrive.
+        let state = apps[0].sim.state.clone();
+        let next = today.tomorrow().expect("day");
+        wafuel::jobs::seed::seed_history(history, next, 1, |p, d| state.past_feed(p.get(), d)).await;
+        today = next;
+    }
+    apps[0].clock.set(wafuel::time::perth_instant(today.at(9, 30, 0, 0)));
+    apps[0].get("/v1/forecast/record?product=1").await.body
+}
+
+#[tokio::test]
+async fn the_live_record_keeps_todays_forecast_once_and_scores_its_days_as_they_come() {
+    let start = date(2026, 9, 16);
+    let app = TestApp::at(start.at(9, 0, 0, 0)).await;
+    seed(&app, start, 100).await;
+    let history: Arc<dyn HistoryStore> = sqlite_store(&app.dir).await;
+    let body = live_days(&[&app], &history, start, 4).await;
+    let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    let records = doc["data"].as_array().expect("records");
+    assert_eq!(records.len(), 4);
+    // Each recorded day is scored with the published median of that day, once it came.
+    let mut scored = 0;
+    for r in records {
+        for d in r["attributes"]["days"].as_array().expect("days") {
+            let date = day_of(&d["date"]);
+            if date < date_of(&body_day(&doc)) {
+                assert_eq!(f(&d["actual"]), origin_median(&app, 1, date), "{date}");
+                assert!(!r["attributes"]["today"].is_null());
+                let error = f(&d["actual"]) - f(&d["median"]);
+                assert!((f(&d["error"]) - error).abs() < 0.051, "{d}");
+                scored += 1;
+            } else {
+                assert!(d["actual"].is_null() && d["error"].is_null(), "{d}");
+            }
+        }
+    }
+    assert_eq!(scored, 3 + 2 + 1);
+    // A restart over the same store: the same record, nothing recorded or scored again.
+    let fresh = TestApp::over(
+        sqlite_store(&app.dir).await,
+        tempfile::tempdir().expect("dir"),
+        start.at(9, 0, 0, 0),
+        Default::default(),
+        None,
+    )
+    .await;
+    fresh.clock.set(wafuel::time::Clock::now(&*app.clock));
+    assert_eq!(fresh.get("/v1/forecast/record?product=1").await.body, body);
+    let csv = fresh.call("GET", "/v1/forecast/record?product=1", &[("accept", "text/csv")]).await;
+    assert_eq!(csv.status, 200);
+    let text = String::from_utf8(csv.body.to_vec()).expect("utf8");
+    assert!(text.starts_with(
+        "as_of,recorded_at,date,median,low,high,known,hike_probability,actual,error,advice,advice_until\r\n"
+    ));
+    assert_eq!(text.lines().count(), 1 + 4 * 7);
+    // accuracy.live says as much (and records today's forecast, the fifth).
+    let live = &attrs(&fresh.get("/v1/forecast?product=1").await)["accuracy"]["live"];
+    assert_eq!(live["forecasts"], 3);
+    assert_eq!(doc["meta"]["live"], *live);
+    assert!(live["mae"][0].as_f64().is_some() && live["mae"][3].is_null(), "{live}");
+    // The record route's answer is kept as long as other stored documents (5 minutes).
+    app.clock.advance(std::time::Duration::from_secs(6 * 60));
+    let again = app.get("/v1/forecast/record?product=1").await.json();
+    assert_eq!(again["data"].as_array().map(Vec::len), Some(5));
+    let first4 = |v: &serde_json::Value| v["data"].as_array().map(|a| a[..4].to_vec());
+    assert_eq!(first4(&again), first4(&doc), "what was recorded and scored stays");
+}
+
+/// The newest day of a record document's `to` (the day asked on).
+fn body_day(doc: &serde_json::Value) -> serde_json::Value {
+    doc["meta"]["to"].clone()
+}
+
+fn date_of(v: &serde_json::Value) -> Date {
+    day_of(v)
+}
+
+#[tokio::test]
+#[cfg_attr(not(wafuel_postgres), ignore = "needs WAFUEL_TEST_POSTGRES")]
+async fn two_replicas_keep_one_live_record() {
+    let url = postgres_url();
+    let (a, b) = postgres_replica_stores(&url).await;
+    let start = date(2026, 9, 16);
+    let history: Arc<dyn HistoryStore> = a.clone();
+    let one = TestApp::over(a, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None).await;
+    let two = TestApp::over(b, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None).await;
+    let state = one.sim.state.clone();
+    wafuel::jobs::seed::seed_history(&history, start, 100, |p, d| state.past_feed(p.get(), d)).await;
+    let body = live_days(&[&one, &two], &history, start, 3).await;
+    two.clock.set(wafuel::time::Clock::now(&*one.clock));
+    assert_eq!(two.get("/v1/forecast/record?product=1").await.body, body, "both replicas answer the same record");
+    let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(doc["meta"]["live"]["forecasts"], 2);
+}
+
+#[tokio::test]
+async fn bad_record_queries_are_400_without_a_source_request() {
+    let app = TestApp::new().await;
+    let requests = app.source_requests();
+    for bad in ["", "?product=1,2", "?product=1&from=2020-01-01", "?product=1&to=2999-01-01", "?product=1&station=xyz", "?product=1&horizon=2"] {
+        let r = app.get(&format!("/v1/forecast/record{bad}")).await;
+        assert_eq!(r.status, 400, "{bad}");
+        assert_eq!(r.json()["errors"][0]["code"], "invalid_query", "{bad}");
+    }
+    assert_eq!(app.source_requests(), requests);
+}

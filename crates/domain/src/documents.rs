@@ -251,6 +251,22 @@ pub struct ForecastDoc {
     pub forecast: crate::forecast::Forecast,
     /// The replayed accuracy, shared by every answer of one (product, filter, asOf).
     pub accuracy: std::sync::Arc<crate::forecast::Accuracy>,
+    /// The live record's accuracy: the forecasts recorded for this subject up to `asOf`,
+    /// scored on the days published by then; `None` until one is scored.
+    pub live: Option<crate::forecast::LiveAccuracy>,
+}
+
+/// `/v1/forecast/record`: one subject's recorded forecasts with their outcomes.
+#[derive(Debug, Clone)]
+pub struct RecordDoc {
+    pub product: ProductCode,
+    pub station: Option<crate::key::StationId>,
+    pub brands: Option<Vec<crate::codes::BrandCode>>,
+    pub regions: Option<Vec<crate::codes::RegionCode>>,
+    pub from: jiff::civil::Date,
+    pub to: jiff::civil::Date,
+    pub records: Vec<crate::forecast::Recorded>,
+    pub live: Option<crate::forecast::LiveAccuracy>,
 }
 
 /// What one alert of the event stream reports for one publish (docs/api.md "Alerts"): the

@@ -67,10 +67,11 @@ mod advice;
 mod blend;
 mod cycle;
 mod level;
+mod record;
 mod replay;
 mod response;
 mod series;
-pub use {advice::*, blend::*, replay::*, series::*};
+pub use {advice::*, blend::*, record::*, replay::*, series::*};
 use {cycle::*, level::*, response::*};
 
 /// A complete forecast.

@@ -78,6 +78,50 @@ fn parse(
     Ok(ForecastQuery { station, product, brands, regions, horizon, as_of, today: as_of == today })
 }
 
+/// A validated `/v1/forecast/record` request: the recorded forecasts of one subject (the
+/// market, filtered as `/v1/forecast` filters it, or one station) made `from..=to`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordQuery {
+    pub station: Option<StationId>,
+    pub product: ProductCode,
+    pub brands: Option<Vec<BrandCode>>,
+    pub regions: Option<Vec<RegionCode>>,
+    pub from: Date,
+    pub to: Date,
+}
+
+/// Days a record query covers by default (up to today), and at most.
+pub const RECORD_DEFAULT_DAYS: i64 = 30;
+pub const RECORD_MAX_DAYS: i64 = 366;
+
+/// Parse `/v1/forecast/record` at `now`.
+pub fn parse_record(raw: &str, now: Timestamp) -> Result<RecordQuery, QueryError> {
+    let params =
+        [filter("product"), filter("brand"), filter("region"), plain("station"), plain("from"), plain("to")];
+    let p = read(raw, &params)?;
+    let product = one_product(p.get("product"))?;
+    let brands = p.get("brand").map(|v| code_list(v, "brand")).transpose()?;
+    let regions = p.get("region").map(|v| code_list(v, "region")).transpose()?;
+    let station = p.get("station").map(|v| station_id(v.trim())).transpose()?;
+    if station.is_some() && (brands.is_some() || regions.is_some()) {
+        return Err(invalid("station with brand or region"));
+    }
+    let today = perth_now(now).date();
+    let to = p.get("to").map(iso_date).transpose()?.unwrap_or(today);
+    let back = |n: i64| to.checked_sub(jiff::Span::new().days(n - 1)).unwrap_or(to);
+    let from = p.get("from").map(iso_date).transpose()?.unwrap_or_else(|| back(RECORD_DEFAULT_DAYS));
+    if to > today {
+        return Err(invalid("to is after today"));
+    }
+    if from > to {
+        return Err(invalid("from is after to"));
+    }
+    if from < back(RECORD_MAX_DAYS) {
+        return Err(invalid("more than 366 days"));
+    }
+    Ok(RecordQuery { station, product, brands, regions, from, to })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +173,46 @@ mod tests {
             "the station route has no filters"
         );
         assert!(parse_station_forecast(ID, "product=1&region=25", at(10)).is_err());
+    }
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::*;
+    use crate::time::perth_instant;
+    use jiff::civil::date;
+
+    fn at() -> Timestamp {
+        perth_instant(date(2026, 11, 24).at(10, 0, 0, 0))
+    }
+
+    const ID: &str = "9f2c8a3b1d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
+
+    #[test]
+    fn a_record_query_defaults_to_the_last_30_days() {
+        let q = parse_record("product=1", at()).expect("ok");
+        assert_eq!((q.from, q.to, q.station.is_none()), (date(2026, 10, 26), date(2026, 11, 24), true));
+        let q = parse_record(&format!("product=4&station={ID}&from=2026-01-01&to=2026-06-30"), at()).expect("ok");
+        assert_eq!((q.from, q.to), (date(2026, 1, 1), date(2026, 6, 30)));
+        assert!(parse_record("product=1&region=25&brand=5", at()).is_ok());
+        let q = parse_record("product=1&from=2025-11-24", at()).expect("366 days");
+        assert_eq!(q.from, date(2025, 11, 24));
+    }
+
+    #[test]
+    fn every_record_rule_is_a_400() {
+        for bad in [
+            "",
+            "product=1,2",
+            "product=1&to=2026-11-25",
+            "product=1&from=2026-11-20&to=2026-11-19",
+            "product=1&from=2025-11-23",
+            "product=1&station=abc",
+            &format!("product=1&station={ID}&region=25"),
+            "product=1&horizon=3",
+            "product=1&from=2026-13-01",
+        ] {
+            assert!(parse_record(bad, at()).is_err(), "{bad}");
+        }
     }
 }

@@ -17,6 +17,7 @@ pub mod enrich;
 pub mod events;
 pub mod history;
 mod leases;
+pub mod records;
 mod snapshots;
 pub mod wholesale;
 
@@ -233,6 +234,7 @@ pub trait Store:
     + archive::ArchiveStore
     + events::EventStore
     + wholesale::WholesaleStore
+    + records::RecordStore
 {
 }
 impl<T> Store for T where
@@ -242,6 +244,7 @@ impl<T> Store for T where
         + archive::ArchiveStore
         + events::EventStore
         + wholesale::WholesaleStore
+        + records::RecordStore
 {
 }
 

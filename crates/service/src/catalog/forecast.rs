@@ -9,12 +9,13 @@ use jiff::civil::Date;
 
 use super::market::{StationFilter, market};
 use super::{Catalog, CatalogError};
-use crate::model::codes::{ProductCode, RegionCode};
+use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
+use crate::model::key::StationId;
 use crate::model::documents::ForecastDoc;
-use crate::model::forecast::{Accuracy, Daily, REPLAY_DAYS, Replay, Subject, forecast};
+use crate::model::forecast::{Accuracy, Daily, MAX_HORIZON, REPLAY_DAYS, Replay, Subject, forecast};
 use crate::model::station::cents;
 use crate::model::wholesale::{self, days, forecast_products, regions_centre};
-use crate::query::forecast::ForecastQuery;
+use crate::query::forecast::{ForecastQuery, RecordQuery};
 use crate::store::StoreError;
 use crate::store::history::{HistoryStore, MarketRows};
 use crate::store::wholesale::WholesaleStore;
@@ -94,41 +95,96 @@ pub async fn wholesale_series(
     Ok(None)
 }
 
+/// What a forecast is of: the product, and the station or the market's filters.
+#[derive(Debug, Clone, Copy)]
+pub struct Of<'a> {
+    pub product: ProductCode,
+    pub station: Option<&'a StationId>,
+    pub brands: Option<&'a [BrandCode]>,
+    pub regions: Option<&'a [RegionCode]>,
+}
+
+impl<'a> Of<'a> {
+    pub fn forecast(q: &'a ForecastQuery) -> Self {
+        Of { product: q.product, station: q.station.as_ref(), brands: q.brands.as_deref(), regions: q.regions.as_deref() }
+    }
+
+    pub fn record(q: &'a RecordQuery) -> Self {
+        Of { product: q.product, station: q.station.as_ref(), brands: q.brands.as_deref(), regions: q.regions.as_deref() }
+    }
+
+    /// The live record's name for it: `<product>`, then `:s<stationId>`, `:r<regions>`,
+    /// `:b<brands>` as given (the forecast's resource id without its `asOf`).
+    pub fn subject(&self) -> String {
+        let mut out = self.product.to_string();
+        if let Some(s) = self.station {
+            out.push_str(&format!(":s{}", s.as_str()));
+        }
+        if let Some(r) = self.regions {
+            out.push_str(&format!(":r{}", list(r)));
+        }
+        if let Some(b) = self.brands {
+            out.push_str(&format!(":b{}", list(b)));
+        }
+        out
+    }
+}
+
+fn list<K>(v: &[Code<K>]) -> String {
+    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// The daily series a forecast of `of` reads over `range`: the market's, and the station's.
+pub struct Series {
+    pub market: Daily,
+    pub station: Option<Daily>,
+}
+
+impl Series {
+    pub fn subject<'a>(&'a self, wholesale: Option<&'a Daily>) -> Subject<'a> {
+        Subject { market: &self.market, station: self.station.as_ref(), wholesale }
+    }
+}
+
 impl Catalog {
-    /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
-    /// once published, when `asOf` is today).
-    pub async fn forecast(&self, q: &ForecastQuery) -> Result<ForecastDoc, CatalogError> {
+    /// The series of `of` over `range` from the history.
+    pub(super) async fn series(&self, of: Of<'_>, range: (Date, Date)) -> Result<Series, CatalogError> {
         let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
         let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
         let store = history.store.as_ref();
-        let now = self.now();
-        let known = q.today && tomorrow_published(now);
-        let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
-        let range = (first_day(q.as_of), last);
-        let market = if q.brands.is_none() && q.regions.is_none() {
-            statewide(store, q.product, range).await?
+        let market = if of.brands.is_none() && of.regions.is_none() {
+            statewide(store, of.product, range).await?
         } else {
-            let members = self.region_members(q.product, q.regions.as_deref()).await?;
-            let rows = held.rows(q.product, range.0, range.1, now).await?;
-            let filter = StationFilter {
-                brands: q.brands.as_deref(),
-                regions: q.regions.as_deref().zip(members.as_ref()),
-            };
+            let members = self.region_members(of.product, of.regions).await?;
+            let rows = held.rows(of.product, range.0, range.1, self.now()).await?;
+            let filter = StationFilter { brands: of.brands, regions: of.regions.zip(members.as_ref()) };
             filtered(&rows, filter)
         };
-        let station = match &q.station {
+        let station = match of.station {
             None => None,
             Some(id) => {
-                let points = store.station_history(id.as_str(), q.product, range.0, range.1).await?;
+                let points = store.station_history(id.as_str(), of.product, range.0, range.1).await?;
                 let points = points.ok_or(CatalogError::NotFound)?;
                 Some(Daily::new(points.iter().map(|(d, p)| (*d, cents(*p)))))
             }
         };
+        Ok(Series { market, station })
+    }
+
+    /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
+    /// once published, when `asOf` is today).
+    pub async fn forecast(&self, q: &ForecastQuery) -> Result<ForecastDoc, CatalogError> {
+        let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
+        let now = self.now();
+        let known = q.today && tomorrow_published(now);
+        let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
+        let range = (first_day(q.as_of), last);
+        let series = self.series(Of::forecast(q), range).await?;
         // The TGP as known at 10:00 on `asOf`: its own day's, never the next day's (published
         // at 14:30 for the day after). The replay reads each origin's up to that origin.
         let (wholesale, wholesale_version) =
             self.forecast_wholesale(q.product, q.regions.as_deref(), (range.0, q.as_of)).await?;
-        let subject = Subject { market: &market, station: station.as_ref(), wholesale: wholesale.as_ref() };
+        let subject = series.subject(wholesale.as_ref());
         let key = (
             ForecastQuery { horizon: 0, today: false, ..q.clone() },
             held.version(now).await?,
@@ -144,8 +200,19 @@ impl Catalog {
                 replayed
             }
         };
-        let forecast =
-            forecast(subject, q.as_of, q.horizon, known, &accuracy).map_err(CatalogError::NoForecast)?;
+        let answer = |horizon| forecast(subject, q.as_of, horizon, known, &accuracy);
+        let forecast = answer(q.horizon).map_err(CatalogError::NoForecast)?;
+        let of = Of::forecast(q);
+        if q.today {
+            // The live record keeps the whole week, whatever horizon was asked.
+            let week = if q.horizon == MAX_HORIZON { Ok(forecast.clone()) } else { answer(MAX_HORIZON) };
+            if let Ok(week) = week {
+                // What filling cost on `asOf`: its price, else the basis's (as the advice reads it).
+                let today = subject.actual(q.as_of).or_else(|| subject.actual(week.basis));
+                self.record(of, &week, today).await?;
+            }
+        }
+        let live = self.live(of, subject, (first_origin(q.as_of), q.as_of), last).await?;
         Ok(ForecastDoc {
             product: q.product,
             station: q.station.clone(),
@@ -153,6 +220,7 @@ impl Catalog {
             regions: q.regions.clone(),
             forecast,
             accuracy,
+            live,
         })
     }
 }

@@ -11,6 +11,7 @@ pub mod forecast;
 pub mod market;
 pub mod profiles;
 pub mod search;
+pub mod records;
 pub mod wholesale;
 
 use std::collections::{HashMap, HashSet};
@@ -97,6 +98,9 @@ pub struct Catalog {
     wholesale: Option<Arc<dyn crate::store::wholesale::WholesaleStore>>,
     /// Wholesale prices and the margins' retail side, held by day.
     held_wholesale: wholesale::WholesaleHeld,
+    /// The forecast's live record.
+    records: Option<Arc<dyn crate::store::records::RecordStore>>,
+    held_records: records::RecordHeld,
     /// How often held wholesale prices are confirmed against the store's counter.
     recheck: jiff::SignedDuration,
 }
@@ -118,6 +122,8 @@ impl Catalog {
             accuracies: forecast::accuracies(),
             wholesale: None,
             held_wholesale: wholesale::WholesaleHeld::default(),
+            records: None,
+            held_records: records::RecordHeld::default(),
             recheck: jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX),
         }
     }

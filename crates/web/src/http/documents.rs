@@ -15,13 +15,13 @@ use crate::cache_policy::{Freshness, stored_document_expiry};
 use crate::catalog::Facts;
 use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
-use crate::query::forecast::{ForecastQuery, parse_forecast, parse_station_forecast};
+use crate::query::forecast::{ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast};
 use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
 };
 use crate::query::wholesale::{WholesaleQuery, parse_wholesale};
 use crate::query::{Dialect, QueryError, Selection, parse_selection};
-use crate::render::forecast::forecast_jsonapi;
+use crate::render::forecast::{forecast_jsonapi, record_csv, record_jsonapi};
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
 use crate::render::stations::{render_csv, render_geojson, render_jsonapi};
@@ -314,6 +314,42 @@ impl Endpoint for StationForecast {
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
         forecast_document(state, query, now).await
+    }
+}
+
+/// `/v1/forecast/record`.
+pub const RECORD_MEDIA: [Media; 2] = [Media::JsonApi, Media::Csv];
+
+/// `GET /v1/forecast/record`: the forecasts answered for their own day, with their outcomes.
+pub struct ForecastRecord;
+
+impl Endpoint for ForecastRecord {
+    const PATH: &'static str = routes::FORECAST_RECORD;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&RECORD_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    type Query = RecordQuery;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<RecordQuery, QueryError> {
+        parse_record(query, now)
+    }
+
+    fn key(query: &RecordQuery, media: Media) -> RenderKey {
+        RenderKey::Record(query.clone(), media)
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &RecordQuery,
+        media: Media,
+        now: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        let doc = state.catalog.forecast_record(query).await?;
+        let identity = match media {
+            Media::Csv => record_csv(&doc),
+            _ => record_jsonapi(&doc, &state.meta),
+        }?;
+        Ok(stored_document(identity, now))
     }
 }
 

@@ -14,7 +14,7 @@ use crate::catalog::Facts;
 use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
 use crate::query::Selection;
-use crate::query::forecast::ForecastQuery;
+use crate::query::forecast::{ForecastQuery, RecordQuery};
 use crate::query::stations::{HistoryQuery, StationsQuery, StatsQuery};
 use crate::query::wholesale::WholesaleQuery;
 use crate::render::representation::{Coding, Representation};
@@ -32,6 +32,8 @@ pub enum RenderKey {
     Stats(StatsQuery, Media),
     /// A market or station forecast (JSON:API only).
     Forecast(ForecastQuery),
+    /// The forecast's live record.
+    Record(RecordQuery, Media),
     Wholesale(WholesaleQuery, Media),
 }
 

@@ -6,8 +6,8 @@ use serde::Serialize;
 use super::RenderError;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use crate::model::codes::{Code, ProductCode};
-use crate::model::documents::{DocumentMeta, ForecastDoc};
-use crate::model::forecast::{Accuracy, CLOSE_CENTS, MAX_HORIZON, Replay};
+use crate::model::documents::{DocumentMeta, ForecastDoc, RecordDoc};
+use crate::model::forecast::{Accuracy, CLOSE_CENTS, LiveAccuracy, MAX_HORIZON, Recorded, Replay};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -96,6 +96,31 @@ struct AccuracyOut {
     false_alarm_rate: Option<f64>,
     advice_saving: Option<f64>,
     hindsight_saving: Option<f64>,
+    /// The live record's scores: forecasts as answered on their day, scored as their days
+    /// were published; null until one is scored.
+    live: Option<LiveOut>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LiveOut {
+    forecasts: usize,
+    mae: Vec<Option<f64>>,
+    hike_hit_rate: Option<f64>,
+    false_alarm_rate: Option<f64>,
+    advice_saving: Option<f64>,
+    hindsight_saving: Option<f64>,
+}
+
+fn live_out(live: &LiveAccuracy) -> LiveOut {
+    LiveOut {
+        forecasts: live.forecasts,
+        mae: live.mae.clone(),
+        hike_hit_rate: live.hike_hit_rate,
+        false_alarm_rate: live.false_alarm_rate,
+        advice_saving: live.advice_saving,
+        hindsight_saving: live.hindsight_saving,
+    }
 }
 
 fn list<K>(v: Option<&[Code<K>]>) -> Option<String> {
@@ -178,11 +203,185 @@ pub fn forecast_jsonapi(doc: &ForecastDoc, meta: &DocumentMeta) -> Result<Vec<u8
                     false_alarm_rate: a.false_alarm_rate,
                     advice_saving: a.advice_saving,
                     hindsight_saving: a.hindsight_saving,
+                    live: doc.live.as_ref().map(live_out),
                 },
             },
         },
     };
     Ok(serde_json::to_vec(&out)?)
+}
+
+#[derive(Serialize)]
+struct RecordDocument<'a> {
+    jsonapi: JsonApi,
+    meta: RecordMeta<'a>,
+    data: Vec<RecordResource>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordMeta<'a> {
+    source: &'static str,
+    product: ProductCode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    station_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    brands: Option<&'a [crate::model::codes::BrandCode]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regions: Option<&'a [crate::model::codes::RegionCode]>,
+    from: String,
+    to: String,
+    live: Option<LiveOut>,
+    copyright: &'a str,
+    documentation: &'a str,
+    issues: &'a str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct RecordResource {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    attributes: RecordAttributes,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordAttributes {
+    as_of: String,
+    recorded_at: String,
+    today: Option<f64>,
+    days: Vec<RecordDay>,
+    advice: RecordAdvice,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordDay {
+    date: String,
+    median: f64,
+    low: f64,
+    high: f64,
+    known: bool,
+    hike_probability: f64,
+    /// The published price, once known.
+    actual: Option<f64>,
+    /// actual − median, once known.
+    error: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct RecordAdvice {
+    action: &'static str,
+    until: Option<String>,
+    saving: Option<f64>,
+    /// What following it saved against filling on `asOf`, once every day is known.
+    saved: Option<f64>,
+}
+
+fn error_of(r: &Recorded, d: &crate::model::forecast::ForecastDay) -> (Option<f64>, Option<f64>) {
+    let actual = r.outcomes.get(&d.date).copied();
+    (actual, actual.map(|a| ((a - d.median) * 10.0).round() / 10.0 + 0.0))
+}
+
+/// `/v1/forecast/record` as JSON:API: one `forecastRecord` per recorded forecast, oldest first.
+pub fn record_jsonapi(doc: &RecordDoc, meta: &DocumentMeta) -> Result<Vec<u8>, RenderError> {
+    let data = doc
+        .records
+        .iter()
+        .map(|r| RecordResource {
+            kind: "forecastRecord",
+            id: format!("{}:{}", r.subject, r.as_of),
+            attributes: RecordAttributes {
+                as_of: r.as_of.to_string(),
+                recorded_at: r.recorded_at.to_string(),
+                today: r.today,
+                days: r
+                    .days
+                    .iter()
+                    .map(|d| {
+                        let (actual, error) = error_of(r, d);
+                        RecordDay {
+                            date: d.date.to_string(),
+                            median: d.median,
+                            low: d.low,
+                            high: d.high,
+                            known: d.known,
+                            hike_probability: d.hike_probability,
+                            actual,
+                            error,
+                        }
+                    })
+                    .collect(),
+                advice: RecordAdvice {
+                    action: r.advice.action.as_str(),
+                    until: r.advice.until.map(|d| d.to_string()),
+                    saving: r.advice.saving,
+                    saved: r.saving().map(|(saved, _)| saved),
+                },
+            },
+        })
+        .collect();
+    let out = RecordDocument {
+        jsonapi: JSON_API,
+        meta: RecordMeta {
+            source: SOURCE_HOST,
+            product: doc.product,
+            station_id: doc.station.as_ref().map(|s| s.as_str()),
+            brands: doc.brands.as_deref(),
+            regions: doc.regions.as_deref(),
+            from: doc.from.to_string(),
+            to: doc.to.to_string(),
+            live: doc.live.as_ref().map(live_out),
+            copyright: &meta.copyright,
+            documentation: &meta.documentation,
+            issues: &meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        data,
+    };
+    Ok(serde_json::to_vec(&out)?)
+}
+
+/// `/v1/forecast/record` as CSV: one row per recorded day.
+pub fn record_csv(doc: &RecordDoc) -> Result<Vec<u8>, RenderError> {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    w.write_record([
+        "as_of",
+        "recorded_at",
+        "date",
+        "median",
+        "low",
+        "high",
+        "known",
+        "hike_probability",
+        "actual",
+        "error",
+        "advice",
+        "advice_until",
+    ])?;
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for r in &doc.records {
+        for d in &r.days {
+            let (actual, error) = error_of(r, d);
+            w.write_record([
+                r.as_of.to_string(),
+                r.recorded_at.to_string(),
+                d.date.to_string(),
+                d.median.to_string(),
+                d.low.to_string(),
+                d.high.to_string(),
+                d.known.to_string(),
+                d.hike_probability.to_string(),
+                num(actual),
+                num(error),
+                r.advice.action.as_str().to_string(),
+                r.advice.until.map(|u| u.to_string()).unwrap_or_default(),
+            ])?;
+        }
+    }
+    super::csv_bytes(w)
 }
 
 fn cell(x: Option<f64>, digits: usize) -> String {
