@@ -73,7 +73,9 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     Ok(AppState {
-        catalog: Arc::new(Catalog::new(prices, profiles, recheck).with_wholesale(wholesale).with_records(records)),
+        catalog: Arc::new(
+            Catalog::new(prices, profiles, recheck).with_wholesale(wholesale).with_records(records),
+        ),
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),
         public_origin: config.public_origin,

@@ -282,12 +282,19 @@ async fn every_forecast_rule_is_a_400_without_a_source_request() {
 /// The live record over `days` mornings of a moving clock, on `apps` (replicas sharing one
 /// store, answering in turn): each morning today's forecast is asked (twice, and with another
 /// horizon) and the day before's prices arrive. Returns the record route's body.
-async fn live_days(apps: &[&TestApp], history: &Arc<dyn HistoryStore>, start: Date, days: i64) -> bytes::Bytes {
+async fn live_days(
+    apps: &[&TestApp],
+    history: &Arc<dyn HistoryStore>,
+    start: Date,
+    days: i64,
+) -> bytes::Bytes {
     let mut today = start;
     for k in 0..days {
         for (i, app) in apps.iter().enumerate() {
             app.clock.set(wafuel::time::perth_instant(today.at(9, i as i8, 0, 0)));
-            for uri in ["/v1/forecast?product=1", "/v1/forecast?product=1&horizon=3", "/v1/forecast?product=1"] {
+            for uri in
+                ["/v1/forecast?product=1", "/v1/forecast?product=1&horizon=3", "/v1/forecast?product=1"]
+            {
                 let a = attrs(&app.get(uri).await);
                 assert_eq!(a["asOf"], today.to_string());
             }
@@ -386,13 +393,21 @@ async fn two_replicas_keep_one_live_record() {
     let (a, b) = postgres_replica_stores(&url).await;
     let start = date(2026, 9, 16);
     let history: Arc<dyn HistoryStore> = a.clone();
-    let one = TestApp::over(a, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None).await;
-    let two = TestApp::over(b, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None).await;
+    let one =
+        TestApp::over(a, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None)
+            .await;
+    let two =
+        TestApp::over(b, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None)
+            .await;
     let state = one.sim.state.clone();
     wafuel::jobs::seed::seed_history(&history, start, 100, |p, d| state.past_feed(p.get(), d)).await;
     let body = live_days(&[&one, &two], &history, start, 3).await;
     two.clock.set(wafuel::time::Clock::now(&*one.clock));
-    assert_eq!(two.get("/v1/forecast/record?product=1").await.body, body, "both replicas answer the same record");
+    assert_eq!(
+        two.get("/v1/forecast/record?product=1").await.body,
+        body,
+        "both replicas answer the same record"
+    );
     let doc: serde_json::Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(doc["meta"]["live"]["forecasts"], 2);
 }
@@ -401,7 +416,14 @@ async fn two_replicas_keep_one_live_record() {
 async fn bad_record_queries_are_400_without_a_source_request() {
     let app = TestApp::new().await;
     let requests = app.source_requests();
-    for bad in ["", "?product=1,2", "?product=1&from=2020-01-01", "?product=1&to=2999-01-01", "?product=1&station=xyz", "?product=1&horizon=2"] {
+    for bad in [
+        "",
+        "?product=1,2",
+        "?product=1&from=2020-01-01",
+        "?product=1&to=2999-01-01",
+        "?product=1&station=xyz",
+        "?product=1&horizon=2",
+    ] {
         let r = app.get(&format!("/v1/forecast/record{bad}")).await;
         assert_eq!(r.status, 400, "{bad}");
         assert_eq!(r.json()["errors"][0]["code"], "invalid_query", "{bad}");

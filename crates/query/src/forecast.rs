@@ -192,7 +192,8 @@ mod record_tests {
     fn a_record_query_defaults_to_the_last_30_days() {
         let q = parse_record("product=1", at()).expect("ok");
         assert_eq!((q.from, q.to, q.station.is_none()), (date(2026, 10, 26), date(2026, 11, 24), true));
-        let q = parse_record(&format!("product=4&station={ID}&from=2026-01-01&to=2026-06-30"), at()).expect("ok");
+        let q =
+            parse_record(&format!("product=4&station={ID}&from=2026-01-01&to=2026-06-30"), at()).expect("ok");
         assert_eq!((q.from, q.to), (date(2026, 1, 1), date(2026, 6, 30)));
         assert!(parse_record("product=1&region=25&brand=5", at()).is_ok());
         let q = parse_record("product=1&from=2025-11-24", at()).expect("366 days");

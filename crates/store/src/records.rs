@@ -22,7 +22,12 @@ pub trait RecordStore: Send + Sync + 'static {
     /// Record `forecast` unless its (subject, asOf) is recorded: true when this call did.
     async fn record_forecast(&self, product: ProductCode, forecast: &Recorded) -> Result<bool, StoreError>;
     /// The recorded forecasts of `subject` made `from..=to`, ascending by `asOf`.
-    async fn recorded_forecasts(&self, subject: &str, from: Date, to: Date) -> Result<Vec<Recorded>, StoreError>;
+    async fn recorded_forecasts(
+        &self,
+        subject: &str,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<Recorded>, StoreError>;
     /// Add `outcomes` to a record whose outcomes are still `seen` (as read); false when
     /// another writer changed them first (read again and add what is still missing).
     async fn score_forecast(
@@ -51,7 +56,8 @@ struct Row {
 }
 
 fn encode_outcomes(outcomes: &BTreeMap<Date, f64>) -> String {
-    let map: serde_json::Map<String, Value> = outcomes.iter().map(|(d, p)| (d.to_string(), json!(p))).collect();
+    let map: serde_json::Map<String, Value> =
+        outcomes.iter().map(|(d, p)| (d.to_string(), json!(p))).collect();
     Value::Object(map).to_string()
 }
 
@@ -135,7 +141,12 @@ impl<B: Backend> RecordStore for SqlStore<B> {
         Ok(self.db.single().await?.execute(statement).await? == 1)
     }
 
-    async fn recorded_forecasts(&self, subject: &str, from: Date, to: Date) -> Result<Vec<Recorded>, StoreError> {
+    async fn recorded_forecasts(
+        &self,
+        subject: &str,
+        from: Date,
+        to: Date,
+    ) -> Result<Vec<Recorded>, StoreError> {
         let statement = sql(RANGE).bind(subject).bind(day_number(from)).bind(day_number(to));
         let rows: Vec<Row> = self.db.read().await?.fetch_all(statement).await?;
         Ok(rows.into_iter().filter_map(Row::recorded).collect())
@@ -169,7 +180,9 @@ mod tests {
     #[test]
     fn outcomes_round_trip_through_their_text() {
         let outcomes: BTreeMap<Date, f64> =
-            [(jiff::civil::date(2026, 9, 2), 177.4), (jiff::civil::date(2026, 9, 3), 191.0)].into_iter().collect();
+            [(jiff::civil::date(2026, 9, 2), 177.4), (jiff::civil::date(2026, 9, 3), 191.0)]
+                .into_iter()
+                .collect();
         let text = encode_outcomes(&outcomes);
         assert_eq!(text, r#"{"2026-09-02":177.4,"2026-09-03":191.0}"#);
         assert_eq!(decode_outcomes(&text), outcomes);

@@ -101,9 +101,11 @@ pub fn live_accuracy(records: &[Recorded]) -> Option<LiveAccuracy> {
             slot.push((actual - d.median).abs());
             scored = true;
             if h <= 3 {
-                let before = d.date.yesterday().ok().and_then(|y| {
-                    if y == r.as_of { r.today } else { r.outcomes.get(&y).copied() }
-                });
+                let before = d
+                    .date
+                    .yesterday()
+                    .ok()
+                    .and_then(|y| if y == r.as_of { r.today } else { r.outcomes.get(&y).copied() });
                 let hiked = before.is_some_and(|b| actual - b >= HIKE_CENTS);
                 let likely = d.hike_probability >= LIKELY;
                 hikes += usize::from(hiked);
@@ -136,7 +138,14 @@ mod tests {
     use jiff::civil::date;
 
     fn day(d: Date, median: f64, p: f64) -> ForecastDay {
-        ForecastDay { date: d, median, low: median - 2.0, high: median + 2.0, known: false, hike_probability: p }
+        ForecastDay {
+            date: d,
+            median,
+            low: median - 2.0,
+            high: median + 2.0,
+            known: false,
+            hike_probability: p,
+        }
     }
 
     fn recorded() -> Recorded {
@@ -148,7 +157,12 @@ mod tests {
             recorded_at: jiff::Timestamp::UNIX_EPOCH,
             today: Some(180.0),
             days: vec![day(d(2), 178.0, 0.1), day(d(3), 190.0, 0.8), day(d(4), 188.0, 0.6)],
-            advice: Advice { action: Action::Wait, until: Some(d(2)), saving: Some(2.0), reason: String::new() },
+            advice: Advice {
+                action: Action::Wait,
+                until: Some(d(2)),
+                saving: Some(2.0),
+                reason: String::new(),
+            },
             outcomes: BTreeMap::new(),
         }
     }
@@ -156,7 +170,15 @@ mod tests {
     #[test]
     fn a_day_is_scored_once_its_price_is_published_and_never_again() {
         let mut r = recorded();
-        let prices = |d: Date| Some(if d.day() == 2 { 177.0 } else if d.day() == 3 { 191.0 } else { 187.5 });
+        let prices = |d: Date| {
+            Some(if d.day() == 2 {
+                177.0
+            } else if d.day() == 3 {
+                191.0
+            } else {
+                187.5
+            })
+        };
         let due = r.due(date(2026, 9, 2), prices);
         assert_eq!(due.into_iter().collect::<Vec<_>>(), vec![(date(2026, 9, 2), 177.0)]);
         r.outcomes.insert(date(2026, 9, 2), 177.0);

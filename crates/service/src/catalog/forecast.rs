@@ -10,9 +10,9 @@ use jiff::civil::Date;
 use super::market::{StationFilter, market};
 use super::{Catalog, CatalogError};
 use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
-use crate::model::key::StationId;
 use crate::model::documents::ForecastDoc;
 use crate::model::forecast::{Accuracy, Daily, MAX_HORIZON, REPLAY_DAYS, Replay, Subject, forecast};
+use crate::model::key::StationId;
 use crate::model::station::cents;
 use crate::model::wholesale::{self, days, forecast_products, regions_centre};
 use crate::query::forecast::{ForecastQuery, RecordQuery};
@@ -106,11 +106,21 @@ pub struct Of<'a> {
 
 impl<'a> Of<'a> {
     pub fn forecast(q: &'a ForecastQuery) -> Self {
-        Of { product: q.product, station: q.station.as_ref(), brands: q.brands.as_deref(), regions: q.regions.as_deref() }
+        Of {
+            product: q.product,
+            station: q.station.as_ref(),
+            brands: q.brands.as_deref(),
+            regions: q.regions.as_deref(),
+        }
     }
 
     pub fn record(q: &'a RecordQuery) -> Self {
-        Of { product: q.product, station: q.station.as_ref(), brands: q.brands.as_deref(), regions: q.regions.as_deref() }
+        Of {
+            product: q.product,
+            station: q.station.as_ref(),
+            brands: q.brands.as_deref(),
+            regions: q.regions.as_deref(),
+        }
     }
 
     /// The live record's name for it: `<product>`, then `:s<stationId>`, `:r<regions>`,

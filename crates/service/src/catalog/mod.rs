@@ -10,8 +10,8 @@ pub mod events;
 pub mod forecast;
 pub mod market;
 pub mod profiles;
-pub mod search;
 pub mod records;
+pub mod search;
 pub mod wholesale;
 
 use std::collections::{HashMap, HashSet};

@@ -35,7 +35,12 @@ impl Catalog {
     }
 
     /// Record today's forecast of `of` unless it is recorded (`today`: its price on `asOf`).
-    pub(super) async fn record(&self, of: Of<'_>, forecast: &Forecast, today: Option<f64>) -> Result<(), CatalogError> {
+    pub(super) async fn record(
+        &self,
+        of: Of<'_>,
+        forecast: &Forecast,
+        today: Option<f64>,
+    ) -> Result<(), CatalogError> {
         let Some(store) = &self.records else { return Ok(()) };
         let key = (of.subject(), forecast.as_of);
         if crate::sync::lock(&self.held_records.recorded).contains(&key) {

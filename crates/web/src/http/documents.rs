@@ -15,7 +15,9 @@ use crate::cache_policy::{Freshness, stored_document_expiry};
 use crate::catalog::Facts;
 use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
-use crate::query::forecast::{ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast};
+use crate::query::forecast::{
+    ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast,
+};
 use crate::query::stations::{
     HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
 };
