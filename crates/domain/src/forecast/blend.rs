@@ -247,8 +247,12 @@ impl Subject<'_> {
             next_hike,
             period_days: pattern.as_ref().map(Pattern::period),
             // Only a market with a cycle: without one (diesel) the last week's own move is
-            // already carried ([`RUN_KEPT`]), and the TGP on top made diesel worse.
+            // already carried ([`RUN_KEPT`]), and the TGP on top made diesel worse. Nor a
+            // station that does not answer the market: it holds its price, whatever the TGP
+            // (with the level, 9 of Perth's 449 stations forecast worse than 1.2× their price
+            // the day before at day+1, up to 1.44×; without it none).
             level: match (self.wholesale, &pattern) {
+                (Some(_), Some(_)) if own.is_some_and(|(_, r)| r == Response::default()) => Vec::new(),
                 (Some(tgp), Some(_)) => {
                     week_change(tgp, basis).map_or_else(Vec::new, |c| level_path(c, steps))
                 }
