@@ -225,6 +225,7 @@ fn nearby() {
             meta: &meta,
             enrichment: no_enrichment.clone(),
             one: false,
+            missing: None,
         };
         wafuel::render::stations::render_jsonapi(&doc).expect("render").len()
     };

@@ -210,3 +210,90 @@ proptest! {
         }
     }
 }
+
+/// Generated stations: (brand index, feature indices, restriction indices, price in tenths).
+type GenStation = (usize, Vec<usize>, Option<Vec<usize>>, u32);
+
+fn gen_station() -> impl Strategy<Value = GenStation> {
+    (
+        0..BRANDS.len(),
+        prop::collection::vec(0..FEATURES.len(), 0..4),
+        prop::option::of(prop::collection::vec(0..RESTRICTIONS.len(), 1..3)),
+        1000u32..2500,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The station API's `id`, `feature`, `excludeBrand` and `excludeRestriction` keep exactly
+    /// the stations a brute-force filter of the same catalog keeps, in the order asked (`id`
+    /// without `sort`) or the sort's.
+    #[test]
+    fn the_station_filters_keep_what_a_brute_force_filter_keeps(
+        stations in prop::collection::vec(gen_station(), 1..30),
+        features in prop::collection::vec(0..FEATURES.len(), 0..2),
+        brands in prop::collection::vec(0..BRANDS.len(), 0..3),
+        restrictions in prop::collection::vec(0..RESTRICTIONS.len(), 0..2),
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+        by_name in any::<bool>(),
+    ) {
+        use std::sync::Arc;
+        use wafuel::model::testing;
+        let built: Vec<(Arc<wafuel::model::station::Station>, f64)> = stations
+            .iter()
+            .enumerate()
+            .map(|(i, (b, f, r, price))| {
+                let mut s = (*testing::station(&format!("S{i:02}"), BRANDS[*b].name, "-31.95", "115.86")).clone();
+                s.features = f.iter().map(|k| FEATURES[*k].code).collect();
+                s.features.sort_unstable();
+                s.features.dedup();
+                s.restrictions = r.as_ref().map(|r| {
+                    let mut codes: Vec<u8> = r.iter().map(|k| RESTRICTIONS[*k].code).collect();
+                    codes.sort_unstable();
+                    codes.dedup();
+                    codes
+                });
+                (Arc::new(s), f64::from(*price) / 10.0)
+            })
+            .collect();
+        let quotes: Vec<_> = built.iter().map(|(s, p)| testing::quote(s, 1, *p)).collect();
+        let refs: Vec<_> = quotes.iter().collect();
+        let mut ids: Vec<String> = picks.iter().map(|ix| built[ix.index(built.len())].0.digest.clone()).collect();
+        ids.dedup();
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|i| seen.insert(i.clone()));
+        let list = |codes: Vec<u8>| codes.iter().map(u8::to_string).collect::<Vec<_>>().join(",");
+        let feature_codes: Vec<u8> = features.iter().map(|k| FEATURES[*k].code).collect();
+        let brand_codes: Vec<u8> = brands.iter().map(|k| BRANDS[*k].code).collect();
+        let restriction_codes: Vec<u8> = restrictions.iter().map(|k| RESTRICTIONS[*k].code).collect();
+        let mut query = "product=1".to_string();
+        if !ids.is_empty() { query.push_str(&format!("&id={}", ids.join(","))); }
+        if !feature_codes.is_empty() { query.push_str(&format!("&feature={}", list(feature_codes.clone()))); }
+        if !brand_codes.is_empty() { query.push_str(&format!("&excludeBrand={}", list(brand_codes.clone()))); }
+        if !restriction_codes.is_empty() { query.push_str(&format!("&excludeRestriction={}", list(restriction_codes.clone()))); }
+        if by_name { query.push_str("&sort=name"); }
+        let now = wafuel::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let q = wafuel::query::stations::parse_stations(&query, now).expect("a valid query");
+        let rows = wafuel::catalog::search::station_rows(&q, None, &refs, None);
+        let got: Vec<&str> = rows.iter().map(|r| r.row.station.digest.as_str()).collect();
+        // Brute force: every station, each rule read off its own fields.
+        let mut want: Vec<&Arc<wafuel::model::station::Station>> = built
+            .iter()
+            .map(|(s, _)| s)
+            .filter(|s| ids.is_empty() || ids.contains(&s.digest))
+            .filter(|s| feature_codes.iter().all(|f| s.features.contains(f)))
+            .filter(|s| !brand_codes.contains(&s.brand))
+            .filter(|s| s.restrictions.as_ref().is_none_or(|r| r.iter().all(|c| !restriction_codes.contains(c))))
+            .collect();
+        if by_name {
+            want.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.digest.cmp(&b.digest)));
+        } else if !ids.is_empty() {
+            want.sort_by_key(|s| ids.iter().position(|i| *i == s.digest));
+        } else {
+            want.sort_by(|a, b| wafuel::model::documents::document_order(a, b));
+        }
+        let want: Vec<&str> = want.iter().map(|s| s.digest.as_str()).collect();
+        prop_assert_eq!(got, want);
+    }
+}

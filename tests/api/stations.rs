@@ -523,3 +523,116 @@ async fn a_list_rendered_before_publication_is_not_served_after_it() {
     assert_eq!(after["meta"]["next"]["publicationStatus"], "available", "{}", after["meta"]);
     assert!(after["data"][0]["attributes"]["price"]["change"].get("1").is_some(), "tomorrow's change");
 }
+
+/// The station API's own filters, against the origin's stations as the list answers them.
+#[tokio::test]
+async fn favourites_features_and_left_out_brands_and_restrictions() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let all = app.get("/v1/stations?product=1").await.json();
+    let rows = all["data"].as_array().expect("rows").clone();
+    assert!(rows.len() > 100);
+    let attr = |r: &serde_json::Value, k: &str| r["attributes"][k].clone();
+    let id = |r: &serde_json::Value| r["id"].as_str().expect("id").to_string();
+    let requests = app.source_requests();
+    // Favourites: in the order asked; an id the day does not list is named in meta.missing.
+    let picked: Vec<String> = [7, 3, 40].iter().map(|&i| id(&rows[i])).collect();
+    let absent = "0".repeat(64);
+    let uri = format!("/v1/stations?product=1&id={},{absent},{},{}", picked[0], picked[1], picked[2]);
+    let fav = app.get(&uri).await.json();
+    let got: Vec<String> = fav["data"].as_array().expect("rows").iter().map(id).collect();
+    assert_eq!(got, picked);
+    assert_eq!(fav["meta"]["missing"], serde_json::json!([absent]));
+    // With a sort, the sort's order over the same stations.
+    let by_name = app.get(&format!("{uri}&sort=name")).await.json();
+    let named: Vec<String> = by_name["data"].as_array().expect("rows").iter().map(id).collect();
+    let mut expected: Vec<(String, String)> = [7, 3, 40]
+        .iter()
+        .map(|&i| (attr(&rows[i], "name").as_str().unwrap_or_default().to_string(), id(&rows[i])))
+        .collect();
+    expected.sort();
+    assert_eq!(named, expected.into_iter().map(|(_, i)| i).collect::<Vec<_>>());
+    // Fifty ids are allowed; fifty-one, a repeated one or a malformed one is 400.
+    let fifty: Vec<String> = rows.iter().take(50).map(id).collect();
+    let r = app.get(&format!("/v1/stations?product=1&id={}", fifty.join(","))).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["data"].as_array().map(Vec::len), Some(50));
+    let fifty_one: Vec<String> = rows.iter().take(51).map(id).collect();
+    for bad in [
+        format!("id={}", fifty_one.join(",")),
+        format!("id={},{}", picked[0], picked[0]),
+        "id=abc".to_string(),
+        "feature=999".to_string(),
+        "feature=x".to_string(),
+        "excludeBrand=999".to_string(),
+        "brand=5&excludeBrand=5,6".to_string(),
+        "excludeRestriction=9".to_string(),
+    ] {
+        let r = app.get(&format!("/v1/stations?product=1&{bad}")).await;
+        assert_eq!(r.status, 400, "{bad}");
+        assert_eq!(r.json()["errors"][0]["code"], "invalid_query", "{bad}");
+    }
+    // Features, brands and restrictions against the full list.
+    let codes = |r: &serde_json::Value, k: &str| -> Vec<u64> {
+        attr(r, k)
+            .as_array()
+            .map(|a| a.iter().filter_map(|c| c["code"].as_u64().or(c.as_u64())).collect())
+            .unwrap_or_default()
+    };
+    let feature =
+        rows.iter().flat_map(|r| codes(r, "siteFeatures")).next().expect("a station with a feature");
+    let with: Vec<String> =
+        rows.iter().filter(|r| codes(r, "siteFeatures").contains(&feature)).map(id).collect();
+    let kept = app.get(&format!("/v1/stations?product=1&feature={feature}")).await.json();
+    let kept: Vec<String> = kept["data"].as_array().expect("rows").iter().map(id).collect();
+    assert_eq!(kept, with);
+    let brand =
+        attr(&rows[0], "brand")["code"].as_u64().or(attr(&rows[0], "brand").as_u64()).expect("brand code");
+    let others: Vec<String> = rows
+        .iter()
+        .filter(|r| attr(r, "brand")["code"].as_u64().or(attr(r, "brand").as_u64()) != Some(brand))
+        .map(id)
+        .collect();
+    let left = app.get(&format!("/v1/stations?product=1&excludeBrand={brand}")).await.json();
+    let left: Vec<String> = left["data"].as_array().expect("rows").iter().map(id).collect();
+    assert_eq!(left, others);
+    assert!(others.len() < rows.len());
+    let unrestricted: Vec<String> =
+        rows.iter().filter(|r| !codes(r, "restrictions").contains(&3)).map(id).collect();
+    let open = app.get("/v1/stations?product=1&excludeRestriction=3").await.json();
+    let open: Vec<String> = open["data"].as_array().expect("rows").iter().map(id).collect();
+    assert_eq!(open, unrestricted);
+    assert_eq!(app.source_requests(), requests, "no request to the source");
+}
+
+#[tokio::test]
+async fn brands_name_every_code_with_its_logo_and_stations() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let all = app.get("/v1/stations").await.json();
+    let mut by_brand: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    for r in all["data"].as_array().expect("rows") {
+        let b = &r["attributes"]["brand"];
+        *by_brand.entry(b["code"].as_u64().or(b.as_u64()).expect("brand")).or_default() += 1;
+    }
+    let r = app.get("/v1/brands").await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let doc = r.json();
+    let data = doc["data"].as_array().expect("brands");
+    assert!(data.len() >= wafuel::model::codes::BRANDS.len());
+    for b in data {
+        let a = &b["attributes"];
+        assert_eq!(b["type"], "brand");
+        let code = a["code"].as_u64().expect("code");
+        assert_eq!(b["id"], code.to_string());
+        assert_eq!(
+            a["stations"].as_u64().map(|n| n as usize),
+            Some(by_brand.get(&code).copied().unwrap_or(0)),
+            "{code}"
+        );
+        if let Some(logo) = a["logo"].as_str() {
+            let served = app.get(logo).await;
+            assert_eq!(served.status, 200, "{logo}");
+            assert_eq!(served.header("content-type"), "image/svg+xml");
+        }
+    }
+    assert_eq!(app.get("/v1/brands?product=1").await.status, 400, "it takes no parameters");
+}

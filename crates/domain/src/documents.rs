@@ -238,6 +238,8 @@ pub struct StationsDoc<'m> {
     pub enrichment: HashMap<String, Merged>,
     /// One station (`/v1/stations/{id}`): a single resource, not a collection.
     pub one: bool,
+    /// A favourites query: the ids asked for that the answer does not list.
+    pub missing: Option<Vec<String>>,
 }
 
 /// A forecast document (`/v1/forecast`, `/v1/stations/{id}/forecast`).
@@ -254,6 +256,16 @@ pub struct ForecastDoc {
     /// The live record's accuracy: the forecasts recorded for this subject up to `asOf`,
     /// scored on the days published by then; `None` until one is scored.
     pub live: Option<crate::forecast::LiveAccuracy>,
+}
+
+/// `/v1/brands`: every brand code with how many stations the day lists under it.
+#[derive(Debug, Clone)]
+pub struct BrandsDoc {
+    pub date: jiff::civil::Date,
+    pub fetched_at: Timestamp,
+    /// (code, stations), in code order: every mapped brand, and the unmapped code 0 when the
+    /// day lists a station under it.
+    pub brands: Vec<(u8, usize)>,
 }
 
 /// `/v1/forecast/record`: one subject's recorded forecasts with their outcomes.

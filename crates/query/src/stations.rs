@@ -12,13 +12,15 @@ use super::grammar::{
     tenths_within,
 };
 use super::selection::{
-    Dialect, MAX_COMBINATIONS, Selection, V1_PARAMS, code_list, parse_selection_up_to, products, selection,
+    Dialect, MAX_COMBINATIONS, Selection, V1_PARAMS, code_list, codes, parse_selection_up_to, products,
+    selection,
 };
 use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::geo::Point;
 use crate::model::key::StationId;
 use crate::model::normalize::is_plain_decimal;
 use crate::model::route;
+use crate::model::station::Station;
 use crate::model::stats::Interval;
 use crate::time::{perth_now, tomorrow_published};
 
@@ -62,6 +64,8 @@ pub enum Sort {
     Detour,
     /// Cheapest stop first: fuel bought plus fuel burnt getting there (needs `fill`).
     Cost,
+    /// The order of the ids asked (`id` without `sort`).
+    Asked,
 }
 
 impl Sort {
@@ -74,6 +78,7 @@ impl Sort {
             Sort::Along => "along",
             Sort::Detour => "detour",
             Sort::Cost => "cost",
+            Sort::Asked => "id",
         }
     }
 }
@@ -93,6 +98,94 @@ pub struct StationsQuery {
     pub route: Option<RouteSearch>,
     /// What a stop costs (with `near` or `route`).
     pub stop: Option<StopCost>,
+    /// The station API's own filters: favourites, features, brands and restrictions left out.
+    pub keep: Keep,
+}
+
+/// Favourites, at most this many ids.
+pub const MAX_IDS: usize = 50;
+/// A query with `id` may be this long (fifty ids and their commas, with room for the rest).
+pub const MAX_ID_QUERY_LEN: usize = 4096;
+
+/// `id`, `feature`, `excludeBrand` and `excludeRestriction`: which stations of the search
+/// are kept (each test is the station's own, read from the day catalog's station).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Keep {
+    /// Only these stations, in the order asked (distinct).
+    pub ids: Option<Vec<StationId>>,
+    /// Stations whose features hold every one of these codes.
+    pub features: Option<Vec<u8>>,
+    /// Brands left out.
+    pub exclude_brands: Option<Vec<BrandCode>>,
+    /// Stations with any of these restrictions left out.
+    pub exclude_restrictions: Option<Vec<u8>>,
+}
+
+impl Keep {
+    /// Whether the filters keep `station`.
+    pub fn keeps(&self, station: &Station) -> bool {
+        self.ids.as_ref().is_none_or(|ids| ids.iter().any(|id| id.as_str() == station.digest))
+            && self
+                .features
+                .as_ref()
+                .is_none_or(|f| f.iter().all(|c| station.features.binary_search(c).is_ok()))
+            && self.exclude_brands.as_ref().is_none_or(|b| b.iter().all(|c| c.get() != station.brand))
+            && self.exclude_restrictions.as_ref().is_none_or(|r| {
+                let held = station.restrictions.as_deref().unwrap_or(&[]);
+                r.iter().all(|c| !held.contains(c))
+            })
+    }
+
+    /// Whether any filter is given.
+    pub fn any(&self) -> bool {
+        self.ids.is_some()
+            || self.features.is_some()
+            || self.exclude_brands.is_some()
+            || self.exclude_restrictions.is_some()
+    }
+
+    /// Where `station` stands in the ids asked (the order of a favourites answer).
+    pub fn position(&self, digest: &str) -> usize {
+        self.ids
+            .as_ref()
+            .and_then(|ids| ids.iter().position(|id| id.as_str() == digest))
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// `id=`: 1…[`MAX_IDS`] distinct station ids, in the order given.
+fn station_ids(value: &str) -> Result<Vec<StationId>, QueryError> {
+    let mut out: Vec<StationId> = Vec::new();
+    for item in value.split(',') {
+        let id = station_id(item.trim())?;
+        if out.contains(&id) {
+            return Err(invalid(format!("station id {} given twice", id.as_str())));
+        }
+        out.push(id);
+    }
+    if out.len() > MAX_IDS {
+        return Err(invalid(format!("{} station ids, at most {MAX_IDS}", out.len())));
+    }
+    Ok(out)
+}
+
+/// The station API's own filters of a query's values.
+fn keep(values: &Values, selection: &Selection) -> Result<Keep, QueryError> {
+    let get = |name: &str| values.get(name).map(str::trim);
+    let ids = get("id").map(station_ids).transpose()?;
+    let features = get("feature")
+        .map(|v| codes(v, "feature", |c| crate::model::codes::feature(c).is_some()))
+        .transpose()?;
+    let exclude_brands = get("excludebrand").map(|v| code_list(v, "brand")).transpose()?;
+    if let (Some(kept), Some(left)) = (&selection.brands, &exclude_brands)
+        && let Some(both) = left.iter().find(|b| kept.contains(b))
+    {
+        return Err(invalid(format!("brand {both} both kept and excluded")));
+    }
+    let exclude_restrictions = get("excluderestriction")
+        .map(|v| codes(v, "restriction", |c| crate::model::codes::restriction(c).is_some()))
+        .transpose()?;
+    Ok(Keep { ids, features, exclude_brands, exclude_restrictions })
 }
 
 /// `route` and `detour`: the stations within `detour_m` of the decoded route.
@@ -136,6 +229,7 @@ impl std::hash::Hash for StationsQuery {
         self.limit.hash(state);
         self.route.as_ref().map(|r| (&r.encoded, r.detour_m.to_bits())).hash(state);
         self.stop.hash(state);
+        self.keep.hash(state);
     }
 }
 
@@ -183,7 +277,11 @@ pub fn station_id(text: &str) -> Result<StationId, QueryError> {
 
 /// Parse `/v1/stations` at `now`.
 pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
-    const EXTRAS: [Param; 8] = [
+    const EXTRAS: [Param; 12] = [
+        plain("id"),
+        plain("feature"),
+        plain("excludebrand"),
+        plain("excluderestriction"),
         plain("near"),
         plain("radius"),
         plain("sort"),
@@ -196,9 +294,16 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     // A route's polyline may make the query up to 8,192 characters; any other stays at 1,024.
     let (selection, values) = parse_selection_up_to(Dialect::V1, raw, now, &EXTRAS, MAX_ROUTE_QUERY_LEN)?;
     let get = |name: &str| values.get(name).map(str::trim);
-    if raw.len() > MAX_QUERY_LEN && get("route").is_none() {
-        return Err(invalid(format!("query of {} characters without a route", raw.len())));
+    // Fifty favourites' ids make a query up to 4,096 characters.
+    let bound = match (get("route"), get("id")) {
+        (Some(_), _) => MAX_ROUTE_QUERY_LEN,
+        (None, Some(_)) => MAX_ID_QUERY_LEN,
+        (None, None) => MAX_QUERY_LEN,
+    };
+    if raw.len() > bound {
+        return Err(invalid(format!("query of {} characters over {bound}", raw.len())));
     }
+    let keep = keep(&values, &selection)?;
     let near = get("near").map(parse_near).transpose()?;
     let radius_km = match get("radius") {
         None => DEFAULT_RADIUS_KM,
@@ -259,6 +364,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     };
     let one_product = selection.products.len() == 1;
     let sort = match get("sort").map(str::to_ascii_lowercase).as_deref() {
+        None if keep.ids.is_some() => Sort::Asked,
         None if near.is_some() => Sort::Distance,
         None if route.is_some() => Sort::Along,
         None => Sort::Suburb,
@@ -285,7 +391,18 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
             Some(n)
         }
     };
-    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit, route, stop })
+    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit, route, stop, keep })
+}
+
+/// A validated `/v1/brands` request: today's stations of every product (no parameters).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BrandsQuery {
+    pub selection: Selection,
+}
+
+/// Parse `/v1/brands` at `now`: it takes no parameters.
+pub fn parse_brands(raw: &str, now: Timestamp) -> Result<BrandsQuery, QueryError> {
+    Ok(BrandsQuery { selection: selection(Dialect::V1, &read(raw, &[])?, now)? })
 }
 
 /// Parse `/v1/stations/{id}`: only `day` and `expand` apply (all products, no filters).
@@ -303,6 +420,7 @@ pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, 
             limit: None,
             route: None,
             stop: None,
+            keep: Keep::default(),
         },
     ))
 }
@@ -418,6 +536,48 @@ mod tests {
             .expect("ok");
         assert_eq!((q.radius_m, q.sort, q.limit), (2_500.0, Sort::Price, Some(3)));
         assert_eq!(parse_stations("sort=name", at(10)).expect("ok").sort, Sort::Name);
+    }
+
+    #[test]
+    fn favourites_and_the_station_filters() {
+        let other = ID.replace('2', "3");
+        let q = parse_stations(&format!("product=1&id={ID},{other}"), at(10)).expect("ok");
+        assert_eq!(q.sort, Sort::Asked);
+        assert_eq!(
+            q.keep.ids.as_ref().map(|i| i.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()),
+            Some(vec![ID.to_string(), other.clone()])
+        );
+        assert_eq!(q.keep.position(&other), 1);
+        let q =
+            parse_stations(&format!("id={ID}&sort=price&product=1&near=-31.95,115.86"), at(10)).expect("ok");
+        assert_eq!(q.sort, Sort::Price);
+        let q =
+            parse_stations("feature=5,10,5&excludeBrand=2&excludeRestriction=3&brand=5", at(10)).expect("ok");
+        assert_eq!(q.keep.features, Some(vec![5, 10]));
+        assert_eq!(
+            q.keep.exclude_brands.map(|b| b.iter().map(|c| c.get()).collect::<Vec<_>>()),
+            Some(vec![2])
+        );
+        assert_eq!(q.keep.exclude_restrictions, Some(vec![3]));
+        // Fifty ids make a query past 1,024 characters: allowed up to 4,096.
+        let fifty: Vec<String> = (0..50).map(|i| format!("{i:064x}")).collect();
+        assert!(parse_stations(&format!("product=1&id={}", fifty.join(",")), at(10)).is_ok());
+        for bad in [
+            format!("id={}", (0..51).map(|i| format!("{i:064x}")).collect::<Vec<_>>().join(",")),
+            format!("id={ID},{ID}"),
+            "id=".to_string(),
+            "id=xyz".to_string(),
+            format!("id={}", ID.to_uppercase().replace('E', "G")),
+            "feature=0".to_string(),
+            "feature=22".to_string(),
+            "feature=a".to_string(),
+            "excludeBrand=200".to_string(),
+            "brand=2&excludeBrand=2".to_string(),
+            "excludeRestriction=0".to_string(),
+            format!("product=1&suburb={}", "A".repeat(1100)),
+        ] {
+            assert!(parse_stations(&bad, at(10)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -9,12 +9,12 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::day::RouteCover;
-use super::search::station_rows;
+use super::search::{missing_ids, station_rows};
 use super::{
     Catalog, CatalogError, ProfileMap, SelectionPart, merged_profiles, publication_status, selected_quotes,
 };
 use crate::model::documents::{
-    Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, RouteSummary, Scope,
+    BrandsDoc, Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, RouteSummary, Scope,
     SnapshotCache, StationsDoc, price_rows,
 };
 use crate::model::key::StationId;
@@ -175,6 +175,11 @@ impl Catalog {
             (Some(sel), Some(priced)) => publication_status(sel, priced, now),
             _ => PublicationStatus::NotYetPublished,
         };
+        let missing = query
+            .keep
+            .ids
+            .as_ref()
+            .map(|_| missing_ids(query, &rows).into_iter().map(str::to_string).collect());
         let doc = StationsDoc {
             scope: scope(&query.selection),
             near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
@@ -191,6 +196,7 @@ impl Catalog {
             meta,
             enrichment,
             one: only.is_some(),
+            missing,
         };
         let facts = Facts {
             date: query.selection.date,
@@ -198,6 +204,37 @@ impl Catalog {
             expires_at,
             status,
             cache: base.data.cache,
+        };
+        Ok((doc, facts))
+    }
+}
+
+impl Catalog {
+    /// `/v1/brands`: how many of the day's stations (any product) each brand has.
+    pub async fn brands_document(&self, selection: &Selection) -> Result<(BrandsDoc, Facts), CatalogError> {
+        let base = self.selection(selection).await?;
+        let quotes = base.quotes(selection, SelectionPart::All);
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut counts: std::collections::BTreeMap<u8, usize> =
+            crate::model::codes::BRANDS.iter().map(|b| (b.code, 0)).collect();
+        for q in &quotes {
+            if seen.insert(q.station.digest.as_str()) {
+                *counts.entry(q.station.brand).or_default() += 1;
+            }
+        }
+        counts.retain(|code, n| *code != crate::model::codes::UNMAPPED_BRAND || *n > 0);
+        let now = self.now();
+        let facts = Facts {
+            date: selection.date,
+            fetched_at: base.data.fetched_at,
+            expires_at: base.data.expires_at,
+            status: publication_status(selection, !quotes.is_empty(), now),
+            cache: base.data.cache,
+        };
+        let doc = BrandsDoc {
+            date: selection.date,
+            fetched_at: base.data.fetched_at,
+            brands: counts.into_iter().collect(),
         };
         Ok((doc, facts))
     }

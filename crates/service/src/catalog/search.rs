@@ -18,6 +18,19 @@ use crate::query::stations::{Sort, StationsQuery};
 /// client's text: a fast hash is safe).
 type NextPrices<'q> = HashMap<&'q str, Vec<(ProductCode, f64)>, foldhash::fast::RandomState>;
 
+/// The ids a favourites query asked for that its search did not find (`meta.missing`), in
+/// the order asked.
+pub fn missing_ids<'q>(query: &'q StationsQuery, rows: &[StationRow]) -> Vec<&'q str> {
+    let Some(ids) = &query.keep.ids else { return Vec::new() };
+    // Before `limit`, every asked id found is a row; a limited answer names only what the
+    // day lacks among the rows it kept.
+    ids.iter()
+        .map(|id| id.as_str())
+        .filter(|id| !rows.iter().any(|r| r.row.station.digest == *id))
+        .filter(|_| query.limit.is_none_or(|l| rows.len() < l))
+        .collect()
+}
+
 /// Stations of the base day's quotes (already filtered to the selection), with distance,
 /// next-day prices and change, sorted, ranked and limited as the query asks. `next` is the
 /// following day's quotes when that day is published; `cover` is the query's route corridor.
@@ -37,7 +50,10 @@ pub fn station_rows(
             .map(|p| great_circle_m((p.latitude, p.longitude), (q.station.latitude, q.station.longitude)))
     };
     let within = |q: &&Quote| from(q).is_none_or(|d| d <= query.radius_m);
-    let base: Vec<&Quote> = base.iter().copied().filter(within).collect();
+    // The station API's own filters (favourites, features, brands and restrictions left out)
+    // read each quote's station: a pass over the quotes the search already holds.
+    let kept = |q: &&Quote| !query.keep.any() || query.keep.keeps(&q.station);
+    let base: Vec<&Quote> = base.iter().copied().filter(within).filter(kept).collect();
     let next_prices: Option<NextPrices> = next.map(|quotes| {
         let mut by_station = NextPrices::default();
         for q in quotes.iter().copied().filter(within) {
@@ -86,6 +102,7 @@ pub fn station_rows(
     };
     match query.sort {
         Sort::Suburb => found.sort_by(|a, b| document_order(&a.quote.station, &b.quote.station)),
+        Sort::Asked => found.sort_by_key(|r| query.keep.position(digest(r))),
         Sort::Distance | Sort::Detour => found.sort_by(|a, b| by(&distance, a, b)),
         Sort::Along => found.sort_by(|a, b| by(&along, a, b)),
         Sort::Name => found.sort_by(|a, b| {

@@ -19,10 +19,12 @@ use crate::query::forecast::{
     ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast,
 };
 use crate::query::stations::{
-    HistoryQuery, StationsQuery, StatsQuery, parse_history, parse_station, parse_stations, parse_stats,
+    BrandsQuery, HistoryQuery, StationsQuery, StatsQuery, parse_brands, parse_history, parse_station,
+    parse_stations, parse_stats,
 };
 use crate::query::wholesale::{WholesaleQuery, parse_wholesale};
 use crate::query::{Dialect, QueryError, Selection, parse_selection};
+use crate::render::brands::brands_jsonapi;
 use crate::render::forecast::{forecast_jsonapi, record_csv, record_jsonapi};
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
@@ -159,6 +161,39 @@ impl Endpoint for Station {
         _: Timestamp,
     ) -> Result<Rendered, ApiError> {
         stations_document(state, query, Some(id), media).await
+    }
+}
+
+/// `/v1/brands`.
+pub const BRANDS_MEDIA: [Media; 1] = [Media::JsonApi];
+
+/// `GET /v1/brands`: every brand code, its name and logo, and its stations on the day.
+pub struct Brands;
+
+impl Endpoint for Brands {
+    const PATH: &'static str = routes::BRANDS;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&BRANDS_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Prices;
+    type Query = BrandsQuery;
+
+    fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<BrandsQuery, QueryError> {
+        parse_brands(query, now)
+    }
+
+    fn key(query: &BrandsQuery, _: Media) -> RenderKey {
+        RenderKey::Brands(query.clone())
+    }
+
+    async fn build(
+        state: &AppState,
+        query: &BrandsQuery,
+        _: Media,
+        _: Timestamp,
+    ) -> Result<Rendered, ApiError> {
+        let (doc, facts) = state.catalog.brands_document(&query.selection).await?;
+        let identity = brands_jsonapi(&doc, &state.meta)?;
+        Ok(rendered_from(Representation::build(identity), &facts, state.catalog.now()))
     }
 }
 

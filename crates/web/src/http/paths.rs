@@ -8,6 +8,7 @@ pub const STATIONS: &str = "/v1/stations";
 pub const STATION: &str = "/v1/stations/{station_id}";
 pub const STATION_HISTORY: &str = "/v1/stations/{station_id}/history";
 pub const STATS: &str = "/v1/stats";
+pub const BRANDS: &str = "/v1/brands";
 pub const FORECAST: &str = "/v1/forecast";
 pub const FORECAST_RECORD: &str = "/v1/forecast/record";
 pub const STATION_FORECAST: &str = "/v1/stations/{station_id}/forecast";

@@ -15,7 +15,7 @@ use crate::model::documents::{PublicationStatus, SnapshotCache};
 use crate::model::key::StationId;
 use crate::query::Selection;
 use crate::query::forecast::{ForecastQuery, RecordQuery};
-use crate::query::stations::{HistoryQuery, StationsQuery, StatsQuery};
+use crate::query::stations::{BrandsQuery, HistoryQuery, StationsQuery, StatsQuery};
 use crate::query::wholesale::WholesaleQuery;
 use crate::render::representation::{Coding, Representation};
 use crate::time::{format_perth, perth};
@@ -30,6 +30,7 @@ pub enum RenderKey {
     Station(StationId, StationsQuery, Media),
     History(HistoryQuery, Media),
     Stats(StatsQuery, Media),
+    Brands(BrandsQuery),
     /// A market or station forecast (JSON:API only).
     Forecast(ForecastQuery),
     /// The forecast's live record.

@@ -38,7 +38,7 @@ impl PublicRoute {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [PublicRoute; 15] = [
+pub const PUBLIC: [PublicRoute; 16] = [
     PublicRoute::other(ROOT, super::root::methods),
     PublicRoute::document::<doc::V1>(),
     PublicRoute::document::<doc::Legacy>(),
@@ -46,6 +46,7 @@ pub const PUBLIC: [PublicRoute; 15] = [
     PublicRoute::document::<doc::Station>(),
     PublicRoute::document::<doc::History>(),
     PublicRoute::document::<doc::Stats>(),
+    PublicRoute::document::<doc::Brands>(),
     PublicRoute::document::<doc::Forecast>(),
     PublicRoute::document::<doc::ForecastRecord>(),
     PublicRoute::document::<doc::StationForecast>(),

@@ -2,6 +2,7 @@
 //! their served representations. Pure: reaches nothing but `model/` and the Perth calendar.
 
 pub(crate) mod asset;
+pub mod brands;
 pub mod errors;
 pub mod events;
 pub mod forecast;

@@ -55,6 +55,9 @@ struct StationsMeta<'a> {
     route: Option<RouteMeta>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop: Option<StopMeta>,
+    /// A favourites query (`id`): the ids asked for that the answer does not list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missing: Option<&'a [String]>,
 }
 
 struct StationResource<'a> {
@@ -121,6 +124,7 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
             fill: fill as f64 / 10.0,
             consumption: consumption as f64 / 10.0,
         }),
+        missing: doc.missing.as_deref(),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
     if doc.one {

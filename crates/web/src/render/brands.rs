@@ -1,0 +1,81 @@
+//! `/v1/brands` as JSON:API: one `brand` resource per code, with its name, its logo's path and
+//! how many of the day's stations carry it. Pure.
+
+use serde::Serialize;
+
+use super::RenderError;
+use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use crate::model::codes::{brand, brand_logo_file};
+use crate::model::documents::{BrandsDoc, DocumentMeta};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta<'a> {
+    source: &'static str,
+    source_date: String,
+    fetched_at: String,
+    copyright: &'a str,
+    documentation: &'a str,
+    issues: &'a str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    jsonapi: JsonApi,
+    meta: Meta<'a>,
+    data: Vec<Resource>,
+}
+
+#[derive(Serialize)]
+struct Resource {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: String,
+    attributes: Attributes,
+}
+
+#[derive(Serialize)]
+struct Attributes {
+    code: u8,
+    /// FuelWatch's brand text; null for the unmapped code 0.
+    name: Option<&'static str>,
+    /// The logo's path on this service; null for the unmapped code 0.
+    logo: Option<String>,
+    stations: usize,
+}
+
+/// The brands document.
+pub fn brands_jsonapi(doc: &BrandsDoc, meta: &DocumentMeta) -> Result<Vec<u8>, RenderError> {
+    let data = doc
+        .brands
+        .iter()
+        .map(|&(code, stations)| {
+            let known = brand(code);
+            Resource {
+                kind: "brand",
+                id: code.to_string(),
+                attributes: Attributes {
+                    code,
+                    name: known.map(|b| b.name),
+                    logo: known.map(|_| format!("/static/image/brand/{}", brand_logo_file(code))),
+                    stations,
+                },
+            }
+        })
+        .collect();
+    let out = Document {
+        jsonapi: JSON_API,
+        meta: Meta {
+            source: SOURCE_HOST,
+            source_date: doc.date.to_string(),
+            fetched_at: crate::time::format_perth(&doc.fetched_at.to_zoned(crate::time::perth())),
+            copyright: &meta.copyright,
+            documentation: &meta.documentation,
+            issues: &meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        data,
+    };
+    Ok(serde_json::to_vec(&out)?)
+}
