@@ -275,7 +275,7 @@ proptest! {
         if by_name { query.push_str("&sort=name"); }
         let now = wafuel::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
         let q = wafuel::query::stations::parse_stations(&query, now).expect("a valid query");
-        let rows = wafuel::catalog::search::station_rows(&q, None, &refs, None);
+        let rows = wafuel::catalog::search::station_rows(&q, None, &refs, None, date(2026, 9, 29).at(10, 0, 0, 0));
         let got: Vec<&str> = rows.iter().map(|r| r.row.station.digest.as_str()).collect();
         // Brute force: every station, each rule read off its own fields.
         let mut want: Vec<&Arc<wafuel::model::station::Station>> = built

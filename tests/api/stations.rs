@@ -636,3 +636,103 @@ async fn brands_name_every_code_with_its_logo_and_stations() {
     }
     assert_eq!(app.get("/v1/brands?product=1").await.status, 400, "it takes no parameters");
 }
+
+/// `open`, `closesAt` and `opensAt` on every station, and `open=` keeping the open ones.
+#[tokio::test]
+async fn open_now_and_at_a_time_keep_the_stations_open_then() {
+    // Tuesday 29 September 2026, 06:30 Perth: some stations open, some not yet.
+    let app = TestApp::at(date(2026, 9, 29).at(6, 30, 0, 0)).await;
+    let ids = |doc: &serde_json::Value| -> Vec<String> {
+        doc["data"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let all = app.get("/v1/stations?product=1").await;
+    let doc = all.json();
+    assert_eq!(doc["meta"]["openAt"], "2026-09-29T06:30+08:00");
+    let rows = doc["data"].as_array().expect("rows");
+    let (mut open, mut closed, mut unknown, mut day_shops) = (0, 0, 0, 0);
+    for r in rows {
+        let a = &r["attributes"];
+        match a["open"].as_bool() {
+            Some(true) => open += 1,
+            Some(false) => closed += 1,
+            None => unknown += 1,
+        }
+        if a["is24Hours"] == true {
+            assert_eq!(a["open"], true);
+            assert!(a["closesAt"].is_null() && a["opensAt"].is_null());
+        }
+        if a["is24Hours"] != true && a.get("openHours").is_none() {
+            assert!(a["open"].is_null(), "unknown hours are never closed: {a}");
+        }
+        // A shop of 06:00-22:00 every day: open, closing at 22:00 today.
+        if a["openHours"]["Tuesday"] == "06:00-22:00" && a["openHours"]["Wednesday"] == "06:00-22:00" {
+            day_shops += 1;
+            assert_eq!(a["open"], true);
+            assert_eq!(a["closesAt"], "2026-09-29T22:00+08:00");
+            assert_eq!(a["opensAt"], "2026-09-30T06:00+08:00");
+        }
+    }
+    assert!(
+        open > 0 && closed > 0 && day_shops > 0,
+        "open {open}, closed {closed}, unknown {unknown}, {day_shops}"
+    );
+    // The answer is fresh no longer than the next opening or closing among its stations.
+    let max_age: i64 = all
+        .header("cache-control")
+        .split(',')
+        .find_map(|d| d.trim().strip_prefix("max-age=").and_then(|v| v.parse().ok()))
+        .expect("max-age");
+    assert!(max_age <= 30 * 60, "{max_age}");
+    // open=now keeps exactly the ones open now; its answer lasts a minute at most.
+    let now = app.get("/v1/stations?product=1&open=now").await;
+    let kept: Vec<String> = rows
+        .iter()
+        .filter(|r| r["attributes"]["open"] == true)
+        .map(|r| r["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(ids(&now.json()), kept);
+    let max_age: i64 = now
+        .header("cache-control")
+        .split(',')
+        .find_map(|d| d.trim().strip_prefix("max-age=").and_then(|v| v.parse().ok()))
+        .expect("max-age");
+    assert!(max_age <= 60, "{max_age}");
+    // open=20:30 answers what the list says at 20:30.
+    let later = app.get("/v1/stations?product=1&open=20:30").await.json();
+    assert_eq!(later["meta"]["openAt"], "2026-09-29T20:30+08:00");
+    app.clock.set(wafuel::time::perth_instant(date(2026, 9, 29).at(20, 30, 0, 0)));
+    let evening = app.get("/v1/stations?product=1&limit=5000").await.json();
+    let open_then: Vec<String> = evening["data"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["attributes"]["open"] == true)
+        .map(|r| r["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(ids(&later), open_then);
+    assert!(open_then.len() < rows.len());
+    // Combined with near and sort.
+    let near = app
+        .get(&format!("/v1/stations?product=1&near={},{}&radius=10&open=now&sort=price", PERTH.0, PERTH.1))
+        .await;
+    assert_eq!(near.status, 200);
+    assert!(near.json()["data"].as_array().expect("rows").iter().all(|r| r["attributes"]["open"] == true));
+    let requests = app.source_requests();
+    for bad in [
+        "open=later",
+        "open=25:00",
+        "open=2026-10-07T21:00",
+        "open=2026-09-28T23:00",
+        "open=2026-09-30T9:00",
+        "open=",
+    ] {
+        let r = app.get(&format!("/v1/stations?product=1&{bad}")).await;
+        assert_eq!(r.status, 400, "{bad}");
+    }
+    assert_eq!(app.source_requests(), requests);
+}

@@ -181,6 +181,8 @@ pub struct StationExtra {
     pub cost: Option<i64>,
     /// Position by price (ties share a rank).
     pub rank: Option<usize>,
+    /// Open at the answer's instant (`meta.openAt`), and the next closing and opening.
+    pub open: crate::opening::OpenState,
 }
 
 /// A station of a station document.
@@ -240,6 +242,8 @@ pub struct StationsDoc<'m> {
     pub one: bool,
     /// A favourites query: the ids asked for that the answer does not list.
     pub missing: Option<Vec<String>>,
+    /// The Perth time stations' `open` is evaluated at.
+    pub open_at: jiff::civil::DateTime,
 }
 
 /// A forecast document (`/v1/forecast`, `/v1/stations/{id}/forecast`).

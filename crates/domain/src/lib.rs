@@ -9,6 +9,7 @@ pub mod forecast;
 pub mod geo;
 pub mod key;
 pub mod normalize;
+pub mod opening;
 pub mod phone;
 pub mod profile;
 pub mod record;

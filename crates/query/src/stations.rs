@@ -100,6 +100,46 @@ pub struct StationsQuery {
     pub stop: Option<StopCost>,
     /// The station API's own filters: favourites, features, brands and restrictions left out.
     pub keep: Keep,
+    /// `open`: keep the stations open then (and evaluate every station's hours then).
+    pub open: Option<OpenAt>,
+}
+
+/// When `open` asks about (Perth time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpenAt {
+    /// The answer's own instant.
+    Now,
+    At(jiff::civil::DateTime),
+}
+
+/// How far ahead `open` may ask.
+pub const OPEN_AHEAD_DAYS: i64 = 7;
+
+/// `open=now|HH:MM|YYYY-MM-DDTHH:MM`: `HH:MM` is today; a date-time from today's midnight to
+/// [`OPEN_AHEAD_DAYS`] days ahead of `now`.
+fn open_at(value: &str, now: Timestamp) -> Result<OpenAt, QueryError> {
+    let v = value.trim();
+    if v.eq_ignore_ascii_case("now") {
+        return Ok(OpenAt::Now);
+    }
+    let here = perth_now(now).datetime();
+    let clock = |t: &str| -> Option<jiff::civil::Time> {
+        let b = t.as_bytes();
+        let shape =
+            b.len() == 5 && b[2] == b':' && b.iter().enumerate().all(|(i, c)| i == 2 || c.is_ascii_digit());
+        let (h, m) = (t.get(..2)?.parse::<i8>().ok()?, t.get(3..)?.parse::<i8>().ok()?);
+        if shape { jiff::civil::Time::new(h, m, 0, 0).ok() } else { None }
+    };
+    let at = match v.split_once('T') {
+        None => clock(v).map(|t| here.date().to_datetime(t)),
+        Some((d, t)) => iso_date(d).ok().zip(clock(t)).map(|(d, t)| d.to_datetime(t)),
+    }
+    .ok_or_else(|| invalid(format!("open {value:?}")))?;
+    let latest = here.checked_add(jiff::Span::new().days(OPEN_AHEAD_DAYS)).unwrap_or(here);
+    if at < here.date().to_datetime(jiff::civil::Time::midnight()) || at > latest {
+        return Err(invalid(format!("open {value:?} is not between today and 7 days ahead")));
+    }
+    Ok(OpenAt::At(at))
 }
 
 /// Favourites, at most this many ids.
@@ -230,6 +270,7 @@ impl std::hash::Hash for StationsQuery {
         self.route.as_ref().map(|r| (&r.encoded, r.detour_m.to_bits())).hash(state);
         self.stop.hash(state);
         self.keep.hash(state);
+        self.open.hash(state);
     }
 }
 
@@ -277,7 +318,8 @@ pub fn station_id(text: &str) -> Result<StationId, QueryError> {
 
 /// Parse `/v1/stations` at `now`.
 pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
-    const EXTRAS: [Param; 12] = [
+    const EXTRAS: [Param; 13] = [
+        plain("open"),
         plain("id"),
         plain("feature"),
         plain("excludebrand"),
@@ -304,6 +346,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
         return Err(invalid(format!("query of {} characters over {bound}", raw.len())));
     }
     let keep = keep(&values, &selection)?;
+    let open = get("open").map(|v| open_at(v, now)).transpose()?;
     let near = get("near").map(parse_near).transpose()?;
     let radius_km = match get("radius") {
         None => DEFAULT_RADIUS_KM,
@@ -391,7 +434,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
             Some(n)
         }
     };
-    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit, route, stop, keep })
+    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit, route, stop, keep, open })
 }
 
 /// A validated `/v1/brands` request: today's stations of every product (no parameters).
@@ -421,6 +464,7 @@ pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, 
             route: None,
             stop: None,
             keep: Keep::default(),
+            open: None,
         },
     ))
 }

@@ -21,7 +21,7 @@ use crate::model::key::StationId;
 use crate::model::profile::Merged;
 use crate::model::station::Quote;
 use crate::query::Selection;
-use crate::query::stations::StationsQuery;
+use crate::query::stations::{OpenAt, StationsQuery};
 use crate::time::{Day, publication_at, tomorrow_published};
 
 /// What a document's headers and freshness are made of, besides its bytes.
@@ -126,6 +126,11 @@ impl Catalog {
     ) -> Result<(StationsDoc<'m>, Facts), CatalogError> {
         let base = self.selection(&query.selection).await?;
         let now = self.now();
+        // Stations' `open` is evaluated at the query's time, else the answer's own.
+        let open_at = match query.open {
+            Some(OpenAt::At(at)) => at,
+            _ => crate::time::perth_now(now).datetime(),
+        };
         let next_sel = next_selection(&query.selection, now);
         let next = match &next_sel {
             Some(sel) => Some((sel, self.selection(sel).await?)),
@@ -144,7 +149,7 @@ impl Catalog {
             };
             let base_quotes = base.quotes(&query.selection, subset);
             let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
-            let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref());
+            let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref(), open_at);
             (rows, !base_quotes.is_empty(), next_quotes.map(|q| !q.is_empty()))
         };
         let (rows, base_priced, next_priced) = match query.route {
@@ -162,6 +167,19 @@ impl Catalog {
         // names it (prices, change, `meta.next`), so the document is fresh until then only.
         if next_sel.is_none() && query.selection.day == Day::Today {
             expires_at = expires_at.min(publication_at(now));
+        }
+        // A station's `open` is true until its next closing or opening: the answer is too.
+        // `open=now` keeps the stations open now, which changes with any station's hours:
+        // the next minute at most.
+        match query.open {
+            Some(OpenAt::At(_)) => {}
+            Some(OpenAt::Now) => expires_at = expires_at.min(next_minute(now)),
+            None => {
+                let change = rows.iter().filter_map(|r| r.extra.open.next_change()).min();
+                if let Some(at) = change {
+                    expires_at = expires_at.min(crate::time::perth_instant(at));
+                }
+            }
         }
         // Profiles are merged for the stations of the answer only.
         let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
@@ -197,6 +215,7 @@ impl Catalog {
             enrichment,
             one: only.is_some(),
             missing,
+            open_at,
         };
         let facts = Facts {
             date: query.selection.date,
@@ -238,6 +257,12 @@ impl Catalog {
         };
         Ok((doc, facts))
     }
+}
+
+/// The start of the minute after `now`.
+fn next_minute(now: Timestamp) -> Timestamp {
+    let secs = now.as_second().div_euclid(60) * 60 + 60;
+    Timestamp::from_second(secs).unwrap_or(now)
 }
 
 /// The selection of the day after the base day, when that day may have prices at `now`.

@@ -11,8 +11,10 @@ use crate::model::documents::{PriceRow, StationExtra, StationRow, document_order
 use crate::model::geo::Point;
 use crate::model::geo::great_circle_m;
 use crate::model::key::station_id;
+use crate::model::opening::{OpenState, open_state};
 use crate::model::station::{Quote, cents, tenths};
 use crate::query::stations::{Sort, StationsQuery};
+use jiff::civil::DateTime;
 
 /// The following day's prices by station digest (the service's own SHA-256 hex, never a
 /// client's text: a fast hash is safe).
@@ -39,6 +41,7 @@ pub fn station_rows(
     cover: Option<&RouteCover>,
     base: &[&Quote],
     next: Option<&[&Quote]>,
+    open_at: DateTime,
 ) -> Vec<StationRow> {
     let date = query.selection.date.to_string();
     // Quotes outside the radius are dropped before any row is made of them: a nearby search
@@ -72,6 +75,11 @@ pub fn station_rows(
     let groups = grouped_prices(base);
     let mut found: Vec<Found> = Vec::with_capacity(groups.len());
     for (quote, prices) in groups {
+        let open = open_state(quote.station.is_24_hours, quote.station.open_hours.as_ref(), open_at);
+        // `open` keeps the stations known to be open then (unknown hours are not).
+        if query.open.is_some() && open.open != Some(true) {
+            continue;
+        }
         let distance = from(quote).map(|d| d.round() as i64);
         let at = Point { latitude: quote.station.latitude, longitude: quote.station.longitude };
         let placed = match cover.map(|cover| cover.place(at)) {
@@ -86,7 +94,7 @@ pub fn station_rows(
             Some(stop.cents(tenths(*price), distance.or(detour).unwrap_or(0)))
         });
         let along = placed.map(|p| p.along.round() as i64);
-        found.push(Found { quote, prices, distance, detour, along, cost, rank: None });
+        found.push(Found { quote, prices, distance, detour, along, cost, rank: None, open });
     }
     let price = |r: &Found| r.prices.first().map_or(i64::MAX, |(_, p)| tenths(*p));
     // Metres off the search: from `near`, or off the route.
@@ -147,6 +155,7 @@ pub fn station_rows(
                 along: f.along,
                 cost: f.cost,
                 rank: f.rank,
+                open: f.open,
             };
             let row = PriceRow {
                 station: station.clone(),
@@ -168,6 +177,7 @@ struct Found<'q> {
     along: Option<i64>,
     cost: Option<i64>,
     rank: Option<usize>,
+    open: OpenState,
 }
 
 /// Competition ranking of sorted rows by `key`: equal keys share a rank ("1, 2, 2, 4").
@@ -192,6 +202,10 @@ mod tests {
     use crate::time::perth_instant;
     use jiff::civil::date;
 
+    fn now_civil() -> DateTime {
+        date(2026, 9, 29).at(10, 0, 0, 0)
+    }
+
     fn quote(name: &str, lat: &str, product: u8, price: f64) -> Quote {
         testing::quote(&testing::station(name, "BP", lat, "115.86"), product, price)
     }
@@ -210,7 +224,7 @@ mod tests {
         let next = [quote("A", "-31.951", 1, 192.1), quote("B", "-31.952", 1, 170.0)];
         let base_refs: Vec<&Quote> = base.iter().collect();
         let next_refs: Vec<&Quote> = next.iter().collect();
-        let rows = station_rows(&q, None, &base_refs, Some(&next_refs));
+        let rows = station_rows(&q, None, &base_refs, Some(&next_refs), now_civil());
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["B", "A", "C", "D"], "cheapest first, nearer first on equal prices");
         let ranks: Vec<usize> = rows.iter().filter_map(|r| r.extra.rank).collect();
@@ -225,7 +239,7 @@ mod tests {
         assert!(rows[2].extra.change.is_empty());
         assert!(rows.iter().all(|r| r.extra.distance.is_some_and(|d| d <= 5_000)));
         let limited = parse_stations("near=-31.95,115.86&product=1&limit=2", now).expect("query");
-        let rows = station_rows(&limited, None, &base_refs, None);
+        let rows = station_rows(&limited, None, &base_refs, None, now_civil());
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["A", "B"], "nearest first, then the limit");
     }
@@ -248,7 +262,7 @@ mod tests {
         let next_refs: Vec<&Quote> = next.iter().collect();
         let q =
             parse_stations("near=-31.95,115.86&radius=5&product=1&sort=price&limit=3", now).expect("query");
-        let rows = station_rows(&q, None, &base_refs, Some(&next_refs));
+        let rows = station_rows(&q, None, &base_refs, Some(&next_refs), now_civil());
         let kept: Vec<(&str, Option<usize>)> =
             rows.iter().map(|r| (r.row.station.name.as_str(), r.extra.rank)).collect();
         assert_eq!(kept, [("A", Some(1)), ("C", Some(2)), ("B", Some(2))], "C is nearer than B");
@@ -256,7 +270,7 @@ mod tests {
         assert!(rows[0].extra.next.is_none() && rows[1].extra.next.is_none());
         assert!(rows.iter().all(|r| r.row.id == station_id("2026-09-29", &r.row.station.digest)));
         let list = parse_stations("product=1,2", now).expect("query");
-        let rows = station_rows(&list, None, &base_refs, None);
+        let rows = station_rows(&list, None, &base_refs, None, now_civil());
         let ids: Vec<&str> = rows.iter().map(|r| r.row.id.as_str()).collect();
         let document = crate::model::documents::price_rows(base_refs.iter().copied(), "2026-09-29");
         let document_ids: Vec<&str> = document.iter().map(|r| r.id.as_str()).collect();

@@ -220,9 +220,17 @@ impl Serialize for Attributes<'_> {
             if let Some(r) = extra.rank {
                 map.serialize_entry("rank", &r)?;
             }
+            map.serialize_entry("open", &extra.open.open)?;
+            map.serialize_entry("closesAt", &extra.open.closes_at.map(perth_minute))?;
+            map.serialize_entry("opensAt", &extra.open.opens_at.map(perth_minute))?;
         }
         map.end()
     }
+}
+
+/// A Perth civil time as `YYYY-MM-DDTHH:MM+08:00` (Perth keeps +08:00 all year).
+pub fn perth_minute(at: jiff::civil::DateTime) -> String {
+    at.strftime("%Y-%m-%dT%H:%M+08:00").to_string()
 }
 
 struct EnrichmentObject<'a>(&'a Merged);

@@ -58,6 +58,9 @@ struct StationsMeta<'a> {
     /// A favourites query (`id`): the ids asked for that the answer does not list.
     #[serde(skip_serializing_if = "Option::is_none")]
     missing: Option<&'a [String]>,
+    /// The Perth time each station's `open` is evaluated at.
+    #[serde(rename = "openAt")]
+    open_at: String,
 }
 
 struct StationResource<'a> {
@@ -125,6 +128,7 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
             consumption: consumption as f64 / 10.0,
         }),
         missing: doc.missing.as_deref(),
+        open_at: super::jsonapi::perth_minute(doc.open_at),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
     if doc.one {
@@ -199,7 +203,7 @@ pub fn render_geojson(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
 }
 
 /// The CSV header of station rows.
-pub const CSV_HEADER: [&str; 15] = [
+pub const CSV_HEADER: [&str; 18] = [
     "stationId",
     "name",
     "brand",
@@ -215,6 +219,9 @@ pub const CSV_HEADER: [&str; 15] = [
     "detour",
     "along",
     "cost",
+    "open",
+    "closes_at",
+    "opens_at",
 ];
 
 /// RFC 4180 CSV: one row per station and selected product it has a base price for.
@@ -242,6 +249,9 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
                 row.extra.detour.map(|d| d.to_string()).unwrap_or_default(),
                 row.extra.along.map(|d| d.to_string()).unwrap_or_default(),
                 row.extra.cost.map(|d| d.to_string()).unwrap_or_default(),
+                row.extra.open.open.map(|o| o.to_string()).unwrap_or_default(),
+                row.extra.open.closes_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
+                row.extra.open.opens_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
             ])?;
         }
     }
