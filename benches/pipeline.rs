@@ -207,7 +207,8 @@ fn nearby() {
     // Rows and the JSON:API document of nearby quotes, as the service writes them.
     let render = |query: &wafuel::query::stations::StationsQuery, base: &[&Quote]| {
         use wafuel::model::documents::{Circle, NextDay, StationsDoc};
-        let rows = wafuel::catalog::search::station_rows(query, None, base, None);
+        let open_at = wafuel::time::perth_now(now).datetime();
+        let rows = wafuel::catalog::search::station_rows(query, None, base, None, open_at);
         let selection = &query.selection;
         let doc = StationsDoc {
             scope: Scope {
@@ -226,6 +227,7 @@ fn nearby() {
             enrichment: no_enrichment.clone(),
             one: false,
             missing: None,
+            open_at,
         };
         wafuel::render::stations::render_jsonapi(&doc).expect("render").len()
     };
