@@ -207,7 +207,7 @@ fn nearby() {
     // Rows and the JSON:API document of nearby quotes, as the service writes them.
     let render = |query: &wafuel::query::stations::StationsQuery, base: &[&Quote]| {
         use wafuel::model::documents::{Circle, NextDay, StationsDoc};
-        let open_at = wafuel::time::perth_now(now).datetime();
+        let open_at = now;
         let rows = wafuel::catalog::search::station_rows(query, None, base, None, open_at);
         let selection = &query.selection;
         let doc = StationsDoc {
