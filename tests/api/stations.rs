@@ -736,3 +736,60 @@ async fn open_now_and_at_a_time_keep_the_stations_open_then() {
     }
     assert_eq!(app.source_requests(), requests);
 }
+
+/// `discount`: each station's effective price, and the price sort and rank read it.
+#[tokio::test]
+async fn a_docket_discount_lowers_the_effective_price_and_the_sort_reads_it() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let near = format!("/v1/stations?product=1&near={},{}&radius=10&sort=price", PERTH.0, PERTH.1);
+    let plain = app.get(&near).await.json();
+    let rows = plain["data"].as_array().expect("rows");
+    let price = |r: &serde_json::Value, k: &str| r["attributes"]["price"][k]["1"].as_f64().expect("price");
+    // Without a discount the effective price is the price.
+    assert!(rows.iter().all(|r| price(r, "effective") == price(r, "products")));
+    // 8 c/L off at the brand of the dearest station.
+    let last = rows.last().expect("a station");
+    let brand = last["attributes"]["brand"].as_u64().expect("brand");
+    let doc = app.get(&format!("{near}&discount={brand}:8")).await.json();
+    assert_eq!(doc["meta"]["discounts"][brand.to_string()], 8.0);
+    let got = doc["data"].as_array().expect("rows");
+    let tenths = |x: f64| (x * 10.0).round() as i64;
+    for r in got {
+        let off = if r["attributes"]["brand"].as_u64() == Some(brand) { 80 } else { 0 };
+        assert_eq!(tenths(price(r, "effective")), tenths(price(r, "products")) - off, "{r}");
+    }
+    // Cheapest effective price first, ranks on it.
+    let eff: Vec<i64> = got.iter().map(|r| tenths(price(r, "effective"))).collect();
+    assert!(eff.windows(2).all(|w| w[0] <= w[1]), "{eff:?}");
+    let mut expected: Vec<i64> = rows
+        .iter()
+        .map(|r| {
+            tenths(price(r, "products"))
+                - if r["attributes"]["brand"].as_u64() == Some(brand) { 80 } else { 0 }
+        })
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(eff, expected);
+    assert_eq!(got[0]["attributes"]["rank"], 1);
+    // cost reads it too: 50 L of the effective price, the drive included.
+    let cost = app.get(&format!("{near}&discount={brand}:8&fill=50&consumption=8&limit=3")).await.json();
+    assert!(cost["data"].is_array(), "{cost}");
+    for r in cost["data"].as_array().expect("rows") {
+        let c = r["attributes"]["cost"].as_i64().expect("cost");
+        assert!(c as f64 >= price(r, "effective") * 50.0 - 0.5, "{r}");
+    }
+    let requests = app.source_requests();
+    for bad in [
+        "discount=5",
+        "discount=5:0",
+        "discount=5:50.1",
+        "discount=5:4.25",
+        "discount=999:4",
+        "discount=5:4,5:3",
+        "discount=1:1,2:1,3:1,4:1,5:1,6:1,7:1,8:1,9:1,10:1,11:1",
+    ] {
+        let r = app.get(&format!("/v1/stations?product=1&{bad}")).await;
+        assert_eq!(r.status, 400, "{bad}");
+    }
+    assert_eq!(app.source_requests(), requests);
+}

@@ -183,6 +183,8 @@ pub struct StationExtra {
     pub rank: Option<usize>,
     /// Open at the answer's instant (`meta.openAt`), and the next closing and opening.
     pub open: crate::opening::OpenState,
+    /// The prices less the query's discount at the station's brand (the prices without one).
+    pub effective: Vec<(ProductCode, f64)>,
 }
 
 /// A station of a station document.
@@ -244,6 +246,8 @@ pub struct StationsDoc<'m> {
     pub missing: Option<Vec<String>>,
     /// The Perth time stations' `open` is evaluated at.
     pub open_at: jiff::civil::DateTime,
+    /// The query's discounts: (brand, tenths of a cent).
+    pub discounts: Option<Vec<(u8, i64)>>,
 }
 
 /// A forecast document (`/v1/forecast`, `/v1/stations/{id}/forecast`).

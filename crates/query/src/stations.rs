@@ -102,6 +102,43 @@ pub struct StationsQuery {
     pub keep: Keep,
     /// `open`: keep the stations open then (and evaluate every station's hours then).
     pub open: Option<OpenAt>,
+    /// `discount`: the docket or card discount per brand (tenths of a cent), by brand.
+    pub discounts: Option<Vec<(BrandCode, i64)>>,
+}
+
+/// Brands a `discount` may name, and the largest discount (tenths of a cent: 50 c/L).
+pub const MAX_DISCOUNTS: usize = 10;
+pub const MAX_DISCOUNT_TENTHS: i64 = 500;
+
+/// `discount=<brand>:<c/L>,…`: up to [`MAX_DISCOUNTS`] distinct brands, each 0 < d ≤ 50 with
+/// at most one decimal; by brand code.
+fn discounts(value: &str) -> Result<Vec<(BrandCode, i64)>, QueryError> {
+    let mut out: Vec<(BrandCode, i64)> = Vec::new();
+    for item in value.split(',') {
+        let (brand, amount) = item
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| invalid(format!("discount {item:?} is not brand:c/L")))?;
+        let brand: Vec<BrandCode> = code_list(brand, "brand")?;
+        let [brand] = brand.as_slice() else { return Err(invalid(format!("discount {item:?}"))) };
+        let tenths = tenths_within("discount", amount.trim(), (1, MAX_DISCOUNT_TENTHS))?;
+        if out.iter().any(|(b, _)| b == brand) {
+            return Err(invalid(format!("discount names brand {brand} twice")));
+        }
+        out.push((*brand, tenths));
+    }
+    if out.len() > MAX_DISCOUNTS {
+        return Err(invalid(format!("discount names {} brands, at most {MAX_DISCOUNTS}", out.len())));
+    }
+    out.sort_by_key(|(b, _)| *b);
+    Ok(out)
+}
+
+impl StationsQuery {
+    /// The discount at a brand (tenths of a cent), 0 without one.
+    pub fn discount(&self, brand: u8) -> i64 {
+        self.discounts.as_ref().and_then(|d| d.iter().find(|(b, _)| b.get() == brand)).map_or(0, |(_, t)| *t)
+    }
 }
 
 /// When `open` asks about (Perth time).
@@ -271,6 +308,7 @@ impl std::hash::Hash for StationsQuery {
         self.stop.hash(state);
         self.keep.hash(state);
         self.open.hash(state);
+        self.discounts.hash(state);
     }
 }
 
@@ -318,7 +356,8 @@ pub fn station_id(text: &str) -> Result<StationId, QueryError> {
 
 /// Parse `/v1/stations` at `now`.
 pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryError> {
-    const EXTRAS: [Param; 13] = [
+    const EXTRAS: [Param; 14] = [
+        plain("discount"),
         plain("open"),
         plain("id"),
         plain("feature"),
@@ -347,6 +386,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     }
     let keep = keep(&values, &selection)?;
     let open = get("open").map(|v| open_at(v, now)).transpose()?;
+    let discounts = get("discount").map(discounts).transpose()?;
     let near = get("near").map(parse_near).transpose()?;
     let radius_km = match get("radius") {
         None => DEFAULT_RADIUS_KM,
@@ -434,7 +474,18 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
             Some(n)
         }
     };
-    Ok(StationsQuery { selection, near, radius_m: radius_km * 1000.0, sort, limit, route, stop, keep, open })
+    Ok(StationsQuery {
+        selection,
+        near,
+        radius_m: radius_km * 1000.0,
+        sort,
+        limit,
+        route,
+        stop,
+        keep,
+        open,
+        discounts,
+    })
 }
 
 /// A validated `/v1/brands` request: today's stations of every product (no parameters).
@@ -465,6 +516,7 @@ pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, 
             stop: None,
             keep: Keep::default(),
             open: None,
+            discounts: None,
         },
     ))
 }

@@ -216,6 +216,7 @@ impl Catalog {
             one: only.is_some(),
             missing,
             open_at,
+            discounts: query.discounts.as_ref().map(|d| d.iter().map(|(b, t)| (b.get(), *t)).collect()),
         };
         let facts = Facts {
             date: query.selection.date,

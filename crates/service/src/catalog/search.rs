@@ -88,15 +88,19 @@ pub fn station_rows(
             placed => placed.flatten(),
         };
         let detour = placed.map(|p| p.detour.round() as i64);
+        // What the driver pays: the price less their discount at this brand, exact in tenths.
+        let discount = query.discount(quote.station.brand);
+        let effective: Vec<(ProductCode, f64)> =
+            prices.iter().map(|(p, v)| (*p, cents(tenths(*v) - discount))).collect();
         // The stop's cost from the whole metres the answer shows, so a client can check it.
         let cost = query.stop.and_then(|stop| {
-            let (_, price) = prices.first()?;
+            let (_, price) = effective.first()?;
             Some(stop.cents(tenths(*price), distance.or(detour).unwrap_or(0)))
         });
         let along = placed.map(|p| p.along.round() as i64);
-        found.push(Found { quote, prices, distance, detour, along, cost, rank: None, open });
+        found.push(Found { quote, prices, effective, distance, detour, along, cost, rank: None, open });
     }
-    let price = |r: &Found| r.prices.first().map_or(i64::MAX, |(_, p)| tenths(*p));
+    let price = |r: &Found| r.effective.first().map_or(i64::MAX, |(_, p)| tenths(*p));
     // Metres off the search: from `near`, or off the route.
     let distance = |r: &Found| r.distance.or(r.detour).unwrap_or(0);
     let cost = |r: &Found| r.cost.unwrap_or(i64::MAX);
@@ -156,6 +160,7 @@ pub fn station_rows(
                 cost: f.cost,
                 rank: f.rank,
                 open: f.open,
+                effective: f.effective,
             };
             let row = PriceRow {
                 station: station.clone(),
@@ -172,6 +177,8 @@ pub fn station_rows(
 struct Found<'q> {
     quote: &'q Quote,
     prices: Vec<(ProductCode, f64)>,
+    /// The prices less the query's discount at the station's brand.
+    effective: Vec<(ProductCode, f64)>,
     distance: Option<i64>,
     detour: Option<i64>,
     along: Option<i64>,

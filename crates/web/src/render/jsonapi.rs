@@ -311,6 +311,7 @@ impl Serialize for Price<'_> {
         if let Some(extra) = self.extra {
             map.serialize_entry("next", &extra.next.as_deref().map(ProductPrices))?;
             map.serialize_entry("change", &ProductPrices(&extra.change))?;
+            map.serialize_entry("effective", &ProductPrices(&extra.effective))?;
         }
         map.end()
     }

@@ -61,6 +61,9 @@ struct StationsMeta<'a> {
     /// The Perth time each station's `open` is evaluated at.
     #[serde(rename = "openAt")]
     open_at: String,
+    /// The query's discounts, c/L by brand code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    discounts: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 struct StationResource<'a> {
@@ -129,6 +132,10 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
         }),
         missing: doc.missing.as_deref(),
         open_at: super::jsonapi::perth_minute(doc.open_at),
+        discounts: doc
+            .discounts
+            .as_ref()
+            .map(|d| d.iter().map(|(b, t)| (b.to_string(), *t as f64 / 10.0)).collect()),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
     if doc.one {
@@ -163,7 +170,12 @@ fn feature(row: &StationRow, attributes: &Attributes<'_>) -> serde_json::Value {
                     if let Some(at) = price.get("asAt") {
                         props.insert("asAt".into(), at.clone());
                     }
-                    for (prefix, key) in [("price", "products"), ("next", "next"), ("change", "change")] {
+                    for (prefix, key) in [
+                        ("price", "products"),
+                        ("next", "next"),
+                        ("change", "change"),
+                        ("effective", "effective"),
+                    ] {
                         if let Some(Value::Object(values)) = price.get(key) {
                             for (code, v) in values {
                                 props.insert(format!("{prefix}_{code}"), v.clone());
@@ -203,7 +215,7 @@ pub fn render_geojson(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
 }
 
 /// The CSV header of station rows.
-pub const CSV_HEADER: [&str; 18] = [
+pub const CSV_HEADER: [&str; 19] = [
     "stationId",
     "name",
     "brand",
@@ -222,6 +234,7 @@ pub const CSV_HEADER: [&str; 18] = [
     "open",
     "closes_at",
     "opens_at",
+    "effective",
 ];
 
 /// RFC 4180 CSV: one row per station and selected product it has a base price for.
@@ -252,6 +265,12 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
                 row.extra.open.open.map(|o| o.to_string()).unwrap_or_default(),
                 row.extra.open.closes_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
                 row.extra.open.opens_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
+                row.extra
+                    .effective
+                    .iter()
+                    .find(|(p, _)| p == product)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default(),
             ])?;
         }
     }
