@@ -228,6 +228,7 @@ fn nearby() {
             one: false,
             missing: None,
             open_at,
+            discounts: None,
         };
         wafuel::render::stations::render_jsonapi(&doc).expect("render").len()
     };
