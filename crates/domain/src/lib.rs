@@ -8,6 +8,7 @@ pub mod error_code;
 pub mod forecast;
 pub mod geo;
 pub mod key;
+pub mod last_change;
 pub mod normalize;
 pub mod opening;
 pub mod phone;
