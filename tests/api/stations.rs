@@ -793,3 +793,52 @@ async fn a_docket_discount_lowers_the_effective_price_and_the_sort_reads_it() {
     }
     assert_eq!(app.source_requests(), requests);
 }
+
+/// `price.lastChange` on every station of a day, against the origin's own prices of the
+/// simulated month before it.
+#[tokio::test]
+async fn last_change_is_right_on_every_station_over_a_simulated_month() {
+    let app = seeded(31).await;
+    let today = date(2026, 9, 29);
+    let doc = app.get("/v1/stations?product=1,4").await.json();
+    let rows = doc["data"].as_array().expect("rows");
+    let (mut known, mut none) = (0, 0);
+    for r in rows {
+        let a = &r["attributes"];
+        let name = a["name"].as_str().expect("name");
+        let s = sim_station(&app, r["id"].as_str().expect("id"));
+        for product in [1u8, 4] {
+            let Some(price) = a["price"]["products"][product.to_string()].as_f64() else { continue };
+            // Brute force: walk back day by day through the origin's prices of the month.
+            let now = (price * 10.0).round() as i64;
+            let mut expected = None;
+            let mut start = today;
+            for back in 1..=31 {
+                let day = today.checked_sub(jiff::Span::new().days(back)).expect("day");
+                let Some(then) = price_of(s, product, day) else { continue };
+                if then != now {
+                    expected = Some((start, then));
+                    break;
+                }
+                start = day;
+            }
+            let got = &a["price"]["lastChange"][product.to_string()];
+            match expected {
+                Some((day, before)) => {
+                    known += 1;
+                    assert_eq!(got["date"], day.to_string(), "{name} {product}");
+                    assert_eq!(
+                        (got["previous"].as_f64().expect("previous") * 10.0).round() as i64,
+                        before,
+                        "{name} {product}"
+                    );
+                }
+                None => {
+                    none += 1;
+                    assert!(got.is_null(), "{name} {product}: {got}");
+                }
+            }
+        }
+    }
+    assert!(known > 100, "{known} changes, {none} without");
+}

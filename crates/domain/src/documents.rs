@@ -185,6 +185,9 @@ pub struct StationExtra {
     pub open: crate::opening::OpenState,
     /// The prices less the query's discount at the station's brand (the prices without one).
     pub effective: Vec<(ProductCode, f64)>,
+    /// Per fuel of `prices`: the day its current price began and the price before it, when
+    /// the stored history reaches that change.
+    pub last_change: Vec<(ProductCode, Option<(jiff::civil::Date, f64)>)>,
 }
 
 /// A station of a station document.

@@ -19,7 +19,7 @@ use crate::model::documents::{
 };
 use crate::model::key::StationId;
 use crate::model::profile::Merged;
-use crate::model::station::Quote;
+use crate::model::station::{Quote, cents, tenths};
 use crate::query::Selection;
 use crate::query::stations::{OpenAt, StationsQuery};
 use crate::time::{Day, publication_at, tomorrow_published};
@@ -152,10 +152,24 @@ impl Catalog {
             let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref(), open_at);
             (rows, !base_quotes.is_empty(), next_quotes.map(|q| !q.is_empty()))
         };
-        let (rows, base_priced, next_priced) = match query.route {
+        let (mut rows, base_priced, next_priced) = match query.route {
             Some(_) => crate::sync::compute(search).await,
             None => search(),
         };
+        // Each fuel's last change, from the runs worked out once per (fuel, day).
+        let date = query.selection.date;
+        for product in &query.selection.products {
+            if !rows.iter().any(|r| r.row.prices.iter().any(|(p, _)| p == product)) {
+                continue;
+            }
+            let runs = self.station_runs(*product, date).await?;
+            for row in &mut rows {
+                let Some((_, price)) = row.row.prices.iter().find(|(p, _)| p == product) else { continue };
+                let change =
+                    runs.get(&row.row.station.digest).and_then(|r| r.last_change(date, tenths(*price)));
+                row.extra.last_change.push((*product, change.map(|(d, before)| (d, cents(before)))));
+            }
+        }
         if only.is_some() && !base_priced {
             return Err(CatalogError::NotFound);
         }

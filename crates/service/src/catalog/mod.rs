@@ -8,6 +8,7 @@ pub mod day;
 pub mod documents;
 pub mod events;
 pub mod forecast;
+pub mod last_change;
 pub mod market;
 pub mod profiles;
 pub mod records;
@@ -101,6 +102,8 @@ pub struct Catalog {
     /// The forecast's live record.
     records: Option<Arc<dyn crate::store::records::RecordStore>>,
     held_records: records::RecordHeld,
+    /// Each station's runs of equal prices, for `price.lastChange`.
+    last_changes: last_change::LastChanges,
     /// How often held wholesale prices are confirmed against the store's counter.
     recheck: jiff::SignedDuration,
 }
@@ -124,6 +127,7 @@ impl Catalog {
             held_wholesale: wholesale::WholesaleHeld::default(),
             records: None,
             held_records: records::RecordHeld::default(),
+            last_changes: last_change::LastChanges::default(),
             recheck: jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX),
         }
     }

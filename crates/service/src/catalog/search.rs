@@ -161,6 +161,8 @@ pub fn station_rows(
                 rank: f.rank,
                 open: f.open,
                 effective: f.effective,
+                // Filled in by the document, from the history's runs.
+                last_change: Vec::new(),
             };
             let row = PriceRow {
                 station: station.clone(),

@@ -312,6 +312,25 @@ impl Serialize for Price<'_> {
             map.serialize_entry("next", &extra.next.as_deref().map(ProductPrices))?;
             map.serialize_entry("change", &ProductPrices(&extra.change))?;
             map.serialize_entry("effective", &ProductPrices(&extra.effective))?;
+            map.serialize_entry("lastChange", &LastChanges(&extra.last_change))?;
+        }
+        map.end()
+    }
+}
+
+/// Per fuel, `{"date","previous"}` or null.
+struct LastChanges<'a>(&'a [(ProductCode, Option<(jiff::civil::Date, f64)>)]);
+
+impl Serialize for LastChanges<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Change {
+            date: String,
+            previous: f64,
+        }
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (product, change) in self.0 {
+            map.serialize_entry(product, &change.map(|(d, p)| Change { date: d.to_string(), previous: p }))?;
         }
         map.end()
     }

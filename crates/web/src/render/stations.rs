@@ -175,6 +175,7 @@ fn feature(row: &StationRow, attributes: &Attributes<'_>) -> serde_json::Value {
                         ("next", "next"),
                         ("change", "change"),
                         ("effective", "effective"),
+                        ("lastChange", "lastChange"),
                     ] {
                         if let Some(Value::Object(values)) = price.get(key) {
                             for (code, v) in values {
@@ -215,7 +216,7 @@ pub fn render_geojson(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
 }
 
 /// The CSV header of station rows.
-pub const CSV_HEADER: [&str; 19] = [
+pub const CSV_HEADER: [&str; 21] = [
     "stationId",
     "name",
     "brand",
@@ -235,6 +236,8 @@ pub const CSV_HEADER: [&str; 19] = [
     "closes_at",
     "opens_at",
     "effective",
+    "last_change",
+    "last_change_previous",
 ];
 
 /// RFC 4180 CSV: one row per station and selected product it has a base price for.
@@ -246,6 +249,9 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
         for (product, price) in &row.row.prices {
             let next = row.extra.next.as_ref().and_then(|n| n.iter().find(|(p, _)| p == product));
             let change = row.extra.change.iter().find(|(p, _)| p == product);
+            let change_of = |product: &crate::model::codes::ProductCode| {
+                row.extra.last_change.iter().find(|(p, _)| p == product).and_then(|(_, c)| *c)
+            };
             w.write_record([
                 row.station_id().to_string(),
                 st.name.clone(),
@@ -271,6 +277,8 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
                     .find(|(p, _)| p == product)
                     .map(|(_, v)| v.to_string())
                     .unwrap_or_default(),
+                change_of(product).map(|(d, _)| d.to_string()).unwrap_or_default(),
+                change_of(product).map(|(_, p)| p.to_string()).unwrap_or_default(),
             ])?;
         }
     }
