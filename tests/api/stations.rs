@@ -842,3 +842,35 @@ async fn last_change_is_right_on_every_station_over_a_simulated_month() {
     }
     assert!(known > 100, "{known} changes, {none} without");
 }
+
+#[tokio::test]
+async fn status_says_what_is_stored_and_what_the_origin_last_answered() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let before = app.get("/v1/status").await;
+    assert_eq!(before.status, 200, "{}", String::from_utf8_lossy(&before.body));
+    let a = before.json()["data"]["attributes"].clone();
+    assert_eq!(a["products"][0]["today"]["publicationStatus"], "notFetched");
+    assert_eq!(a["products"][0]["tomorrow"]["publicationStatus"], "notYetPublished");
+    assert_eq!(a["products"][0]["tomorrow"]["expectedAt"], "2026-09-29T14:30:00+08:00");
+    assert!(a["origin"]["lastSuccess"].is_null());
+    let requests = app.source_requests();
+    assert_eq!(app.source_requests(), requests, "status asks the source nothing");
+    // Shared caches keep it 30 seconds; browsers revalidate with the ETag, as every document.
+    assert!(before.header("cache-control").contains("s-maxage=30"), "{}", before.header("cache-control"));
+    // After a price request: ULP today is stored, the origin answered.
+    assert_eq!(app.get("/v1?product=1").await.status, 200);
+    app.clock.advance(Duration::from_secs(31));
+    let after = app.get("/v1/status").await;
+    let a = after.json()["data"]["attributes"].clone();
+    let ulp =
+        a["products"].as_array().expect("products").iter().find(|p| p["product"] == 1).expect("ULP").clone();
+    assert_eq!(ulp["today"]["publicationStatus"], "available");
+    assert!(ulp["today"]["fetchedAt"].as_str().is_some_and(|t| t.starts_with("2026-09-29T10:00")), "{ulp}");
+    assert!(a["origin"]["lastSuccess"].as_str().is_some());
+    assert_eq!(a["version"], env!("CARGO_PKG_VERSION"));
+    let body = String::from_utf8_lossy(&after.body).to_string();
+    for secret in ["sqlite", "postgres", "127.0.0.1", "localhost"] {
+        assert!(!body.contains(secret), "{secret} in {body}");
+    }
+    assert_eq!(app.get("/v1/status?verbose=1").await.status, 400);
+}

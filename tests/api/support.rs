@@ -230,6 +230,7 @@ fn check_against_openapi(path: &str, r: &TestResponse) {
         ("application/vnd.api+json", 200, "/v1/wholesale") => "WholesaleDocument",
         ("application/vnd.api+json", 200, "/v1/forecast/record") => "ForecastRecordDocument",
         ("application/vnd.api+json", 200, "/v1/brands") => "BrandsDocument",
+        ("application/vnd.api+json", 200, "/v1/status") => "StatusDocument",
         ("application/vnd.api+json", 200, _) if one => "StationDocument",
         ("application/vnd.api+json", 200, _) if stations => "StationsDocument",
         ("application/geo+json", 200, _) if one => "StationFeature",

@@ -279,6 +279,30 @@ pub struct BrandsDoc {
     pub brands: Vec<(u8, usize)>,
 }
 
+/// `/v1/status`: is the service updating? From the shared store, and what this replica saw.
+#[derive(Debug, Clone)]
+pub struct StatusDoc {
+    pub now: Timestamp,
+    pub today: jiff::civil::Date,
+    pub tomorrow: jiff::civil::Date,
+    /// When tomorrow's prices are published (14:30 Perth today).
+    pub expected_at: Timestamp,
+    /// Per product: when today's and tomorrow's whole-state prices were fetched, if stored.
+    pub products: Vec<(ProductCode, Option<Timestamp>, Option<Timestamp>)>,
+    /// This replica's last request to the origin that answered, and the last that failed.
+    pub origin_success: Option<Timestamp>,
+    pub origin_failure: Option<(Timestamp, &'static str)>,
+    /// This replica's last warm pass: when, refreshed, skipped and failed extracts.
+    pub warm: Option<(Timestamp, usize, usize, usize)>,
+    /// The newest day of Perth's stored terminal gate price of unleaded.
+    pub wholesale_day: Option<jiff::civil::Date>,
+    /// The history's first and last day with a price, and its stations.
+    pub history: Option<(jiff::civil::Date, jiff::civil::Date)>,
+    pub history_stations: usize,
+    /// Stations with a provider profile.
+    pub enriched: usize,
+}
+
 /// `/v1/forecast/record`: one subject's recorded forecasts with their outcomes.
 #[derive(Debug, Clone)]
 pub struct RecordDoc {

@@ -499,6 +499,11 @@ pub fn parse_brands(raw: &str, now: Timestamp) -> Result<BrandsQuery, QueryError
     Ok(BrandsQuery { selection: selection(Dialect::V1, &read(raw, &[])?, now)? })
 }
 
+/// Parse `/v1/status`: it takes no parameters.
+pub fn parse_status(raw: &str) -> Result<(), QueryError> {
+    read(raw, &[]).map(|_| ())
+}
+
 /// Parse `/v1/stations/{id}`: only `day` and `expand` apply (all products, no filters).
 pub fn parse_station(id: &str, raw: &str, now: Timestamp) -> Result<(StationId, StationsQuery), QueryError> {
     let id = station_id(id)?;

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::model::documents::{
     BrandsDoc, Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, RouteSummary, Scope,
-    SnapshotCache, StationsDoc, price_rows,
+    SnapshotCache, StationsDoc, StatusDoc, price_rows,
 };
 use crate::model::key::StationId;
 use crate::model::profile::Merged;
@@ -271,6 +271,60 @@ impl Catalog {
             brands: counts.into_iter().collect(),
         };
         Ok((doc, facts))
+    }
+}
+
+impl Catalog {
+    /// `/v1/status`: read from the store (stamps, the history's stations, the newest
+    /// wholesale day) and this replica's own record; never a request to the source.
+    pub async fn status(&self) -> Result<StatusDoc, CatalogError> {
+        use crate::model::codes::product_codes;
+        use crate::snapshot::catalog_key;
+        let now = self.now();
+        let today = crate::time::perth_now(now).date();
+        let tomorrow = today.tomorrow().unwrap_or(today);
+        let store = self.prices.store();
+        let mut products = Vec::new();
+        for p in product_codes() {
+            let stamp = |date| async move {
+                store.stamp(&catalog_key(p, date)).await.map(|s| s.map(|s| s.fetched_at))
+            };
+            products.push((p, stamp(today).await?, stamp(tomorrow).await?));
+        }
+        let wholesale_day = match &self.wholesale {
+            Some(w) => {
+                w.newest_wholesale_day(
+                    crate::model::codes::ProductCode::UNLEADED,
+                    crate::model::wholesale::Centre::Perth,
+                )
+                .await?
+            }
+            None => None,
+        };
+        let (history, history_stations) = match self.prices.history() {
+            Some(h) => {
+                let stations = h.store.stations().await?;
+                let first = stations.values().map(|s| s.first_seen).min();
+                let last = stations.values().map(|s| s.last_seen).max();
+                (first.zip(last), stations.len())
+            }
+            None => (None, 0),
+        };
+        let seen = self.prices.seen();
+        Ok(StatusDoc {
+            now,
+            today,
+            tomorrow,
+            expected_at: publication_at(now),
+            products,
+            origin_success: seen.origin_success,
+            origin_failure: seen.origin_failure,
+            warm: seen.warm,
+            wholesale_day,
+            history,
+            history_stations,
+            enriched: self.profiles(now).await.len(),
+        })
     }
 }
 

@@ -86,6 +86,7 @@ pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
             Err(e) => tracing::warn!(error = %e, "history prune failed"),
         }
     }
+    prices.warmed(now, report.refreshed, report.skipped, report.failed.len());
     metrics::counter!("wafuel_warm_passes_total").increment(1);
     metrics::counter!("wafuel_warm_failures_total").increment(report.failed.len() as u64);
     tracing::info!(

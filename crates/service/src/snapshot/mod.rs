@@ -163,6 +163,18 @@ pub struct PriceService {
     history: Option<History>,
     /// Decoded snapshots in front of the store.
     held: HeldSnapshots,
+    /// What this replica last saw of the origin and of its warm job (`/v1/status`).
+    seen: std::sync::Mutex<Seen>,
+}
+
+/// What this replica last saw of the origin and of its warm job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub origin_success: Option<Timestamp>,
+    /// The last failed request to the origin and its error code.
+    pub origin_failure: Option<(Timestamp, &'static str)>,
+    /// The last warm pass this replica ran: when, and its refreshed, skipped and failed extracts.
+    pub warm: Option<(Timestamp, usize, usize, usize)>,
 }
 
 /// Default days of price history kept: 0, every day (imported archives reach back to 2001).
@@ -199,7 +211,18 @@ impl PriceService {
             fills: SingleFlight::default(),
             history,
             held: HeldSnapshots::default(),
+            seen: std::sync::Mutex::new(Seen::default()),
         })
+    }
+
+    /// What this replica last saw of the origin and of its warm job.
+    pub fn seen(&self) -> Seen {
+        *crate::sync::lock(&self.seen)
+    }
+
+    /// A warm pass this replica ran at `at`.
+    pub fn warmed(&self, at: Timestamp, refreshed: usize, skipped: usize, failed: usize) {
+        crate::sync::lock(&self.seen).warm = Some((at, refreshed, skipped, failed));
     }
 
     pub fn history(&self) -> Option<&History> {
@@ -444,7 +467,15 @@ impl PriceService {
         extract: &Extract,
         previous: Option<Arc<Snapshot>>,
     ) -> Result<Arc<Snapshot>, SourceError> {
-        let quotes = self.client.fetch_quotes(&extract.requests, extract.date).await?;
+        let result = self.client.fetch_quotes(&extract.requests, extract.date).await;
+        {
+            let mut seen = crate::sync::lock(&self.seen);
+            match &result {
+                Ok(_) => seen.origin_success = Some(self.clock.now()),
+                Err(e) => seen.origin_failure = Some((self.clock.now(), e.code.as_str())),
+            }
+        }
+        let quotes = result?;
         if quotes.is_empty() && previous.as_ref().is_some_and(|p| !p.quotes.is_empty()) {
             return Err(SourceError::empty_replacement());
         }

@@ -20,7 +20,7 @@ use crate::query::forecast::{
 };
 use crate::query::stations::{
     BrandsQuery, HistoryQuery, StationsQuery, StatsQuery, parse_brands, parse_history, parse_station,
-    parse_stations, parse_stats,
+    parse_stations, parse_stats, parse_status,
 };
 use crate::query::wholesale::{WholesaleQuery, parse_wholesale};
 use crate::query::{Dialect, QueryError, Selection, parse_selection};
@@ -29,6 +29,7 @@ use crate::render::forecast::{forecast_jsonapi, record_csv, record_jsonapi};
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
 use crate::render::representation::Representation;
 use crate::render::stations::{render_csv, render_geojson, render_jsonapi};
+use crate::render::status::status_jsonapi;
 use crate::render::wholesale::{wholesale_csv, wholesale_jsonapi};
 use crate::render::{jsonapi, legacy};
 use crate::time::perth_now;
@@ -194,6 +195,40 @@ impl Endpoint for Brands {
         let (doc, facts) = state.catalog.brands_document(&query.selection).await?;
         let identity = brands_jsonapi(&doc, &state.meta)?;
         Ok(rendered_from(Representation::build(identity), &facts, state.catalog.now()))
+    }
+}
+
+/// `GET /v1/status`: is the service updating? Fresh for 30 seconds.
+pub struct Status;
+
+/// How long a status answer is kept and may be cached.
+pub const STATUS_MAX_AGE: jiff::SignedDuration = jiff::SignedDuration::from_secs(30);
+
+impl Endpoint for Status {
+    const PATH: &'static str = routes::STATUS;
+    const ERRORS: Flavor = Flavor::JsonApi;
+    const OFFER: Offer = Offer::Negotiated(&BRANDS_MEDIA);
+    const FRESHNESS: Freshness = Freshness::Stored;
+    type Query = ();
+
+    fn parse(_: Option<&str>, query: &str, _: Timestamp) -> Result<(), QueryError> {
+        parse_status(query)
+    }
+
+    fn key(_: &(), _: Media) -> RenderKey {
+        RenderKey::Status
+    }
+
+    async fn build(state: &AppState, _: &(), _: Media, now: Timestamp) -> Result<Rendered, ApiError> {
+        let doc = state.catalog.status().await?;
+        let facts = Facts {
+            date: perth_now(now).date(),
+            fetched_at: now,
+            expires_at: now.saturating_add(STATUS_MAX_AGE).unwrap_or(now),
+            status: PublicationStatus::Available,
+            cache: SnapshotCache::Hit,
+        };
+        Ok(rendered_from(Representation::build(status_jsonapi(&doc)?), &facts, now))
     }
 }
 

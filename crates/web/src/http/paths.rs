@@ -9,6 +9,7 @@ pub const STATION: &str = "/v1/stations/{station_id}";
 pub const STATION_HISTORY: &str = "/v1/stations/{station_id}/history";
 pub const STATS: &str = "/v1/stats";
 pub const BRANDS: &str = "/v1/brands";
+pub const STATUS: &str = "/v1/status";
 pub const FORECAST: &str = "/v1/forecast";
 pub const FORECAST_RECORD: &str = "/v1/forecast/record";
 pub const STATION_FORECAST: &str = "/v1/stations/{station_id}/forecast";

@@ -31,6 +31,7 @@ pub enum RenderKey {
     History(HistoryQuery, Media),
     Stats(StatsQuery, Media),
     Brands(BrandsQuery),
+    Status,
     /// A market or station forecast (JSON:API only).
     Forecast(ForecastQuery),
     /// The forecast's live record.

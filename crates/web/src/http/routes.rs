@@ -38,7 +38,7 @@ impl PublicRoute {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [PublicRoute; 16] = [
+pub const PUBLIC: [PublicRoute; 17] = [
     PublicRoute::other(ROOT, super::root::methods),
     PublicRoute::document::<doc::V1>(),
     PublicRoute::document::<doc::Legacy>(),
@@ -47,6 +47,7 @@ pub const PUBLIC: [PublicRoute; 16] = [
     PublicRoute::document::<doc::History>(),
     PublicRoute::document::<doc::Stats>(),
     PublicRoute::document::<doc::Brands>(),
+    PublicRoute::document::<doc::Status>(),
     PublicRoute::document::<doc::Forecast>(),
     PublicRoute::document::<doc::ForecastRecord>(),
     PublicRoute::document::<doc::StationForecast>(),

@@ -12,6 +12,7 @@ pub(crate) mod logos;
 pub mod market;
 pub mod representation;
 pub mod stations;
+pub mod status;
 pub mod wholesale;
 
 /// A document that could not be written. Writing into memory fails only on a bug (a value

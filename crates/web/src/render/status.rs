@@ -1,0 +1,168 @@
+//! `/v1/status` as JSON:API: one `status` resource saying whether the service is updating.
+//! Pure; names no store, key or host.
+
+use serde::Serialize;
+
+use super::RenderError;
+use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
+use crate::model::documents::StatusDoc;
+use crate::time::{format_perth, perth};
+
+fn at(t: jiff::Timestamp) -> String {
+    format_perth(&t.to_zoned(perth()))
+}
+
+#[derive(Serialize)]
+struct Document {
+    jsonapi: JsonApi,
+    meta: Meta,
+    data: Resource,
+}
+
+#[derive(Serialize)]
+struct Meta {
+    source: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Resource {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: &'static str,
+    attributes: Attributes,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Attributes {
+    now: String,
+    products: Vec<Product>,
+    origin: Origin,
+    warm: Option<Warm>,
+    wholesale: Wholesale,
+    history: History,
+    enrichment: Enrichment,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Day {
+    date: String,
+    publication_status: &'static str,
+    fetched_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected_at: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Product {
+    product: u8,
+    today: Day,
+    tomorrow: Day,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Origin {
+    last_success: Option<String>,
+    last_failure: Option<Failure>,
+}
+
+#[derive(Serialize)]
+struct Failure {
+    at: String,
+    code: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Warm {
+    last_run: String,
+    outcome: &'static str,
+    refreshed: usize,
+    skipped: usize,
+    failed: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Wholesale {
+    newest_day: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct History {
+    first_day: Option<String>,
+    last_day: Option<String>,
+    stations: usize,
+}
+
+#[derive(Serialize)]
+struct Enrichment {
+    stations: usize,
+    of: usize,
+}
+
+/// The status document.
+pub fn status_jsonapi(doc: &StatusDoc) -> Result<Vec<u8>, RenderError> {
+    let published = doc.now >= doc.expected_at;
+    let products = doc
+        .products
+        .iter()
+        .map(|(p, today, tomorrow)| Product {
+            product: p.get(),
+            today: Day {
+                date: doc.today.to_string(),
+                publication_status: if today.is_some() { "available" } else { "notFetched" },
+                fetched_at: today.map(at),
+                expected_at: None,
+            },
+            tomorrow: Day {
+                date: doc.tomorrow.to_string(),
+                publication_status: match (tomorrow, published) {
+                    (Some(_), _) => "available",
+                    (None, false) => "notYetPublished",
+                    (None, true) => "notFetched",
+                },
+                fetched_at: tomorrow.map(at),
+                expected_at: Some(at(doc.expected_at)),
+            },
+        })
+        .collect();
+    let version = env!("CARGO_PKG_VERSION");
+    let out = Document {
+        jsonapi: JSON_API,
+        meta: Meta { source: SOURCE_HOST, version },
+        data: Resource {
+            kind: "status",
+            id: "service",
+            attributes: Attributes {
+                now: at(doc.now),
+                products,
+                origin: Origin {
+                    last_success: doc.origin_success.map(at),
+                    last_failure: doc.origin_failure.map(|(t, code)| Failure { at: at(t), code }),
+                },
+                warm: doc.warm.map(|(t, refreshed, skipped, failed)| Warm {
+                    last_run: at(t),
+                    outcome: if failed == 0 { "ok" } else { "failed" },
+                    refreshed,
+                    skipped,
+                    failed,
+                }),
+                wholesale: Wholesale { newest_day: doc.wholesale_day.map(|d| d.to_string()) },
+                history: History {
+                    first_day: doc.history.map(|(f, _)| f.to_string()),
+                    last_day: doc.history.map(|(_, l)| l.to_string()),
+                    stations: doc.history_stations,
+                },
+                enrichment: Enrichment { stations: doc.enriched, of: doc.history_stations },
+                version,
+            },
+        },
+    };
+    Ok(serde_json::to_vec(&out)?)
+}
