@@ -283,13 +283,11 @@ impl Catalog {
         let now = self.now();
         let today = crate::time::perth_now(now).date();
         let tomorrow = today.tomorrow().unwrap_or(today);
-        let store = self.prices.store();
         let mut products = Vec::new();
         for p in product_codes() {
-            let stamp = |date| async move {
-                store.stamp(&catalog_key(p, date)).await.map(|s| s.map(|s| s.fetched_at))
-            };
-            products.push((p, stamp(today).await?, stamp(tomorrow).await?));
+            let today_at = self.prices.fetched_at(&catalog_key(p, today)).await?;
+            let tomorrow_at = self.prices.fetched_at(&catalog_key(p, tomorrow)).await?;
+            products.push((p, today_at, tomorrow_at));
         }
         let wholesale_day = match &self.wholesale {
             Some(w) => {
@@ -301,15 +299,7 @@ impl Catalog {
             }
             None => None,
         };
-        let (history, history_stations) = match self.prices.history() {
-            Some(h) => {
-                let stations = h.store.stations().await?;
-                let first = stations.values().map(|s| s.first_seen).min();
-                let last = stations.values().map(|s| s.last_seen).max();
-                (first.zip(last), stations.len())
-            }
-            None => (None, 0),
-        };
+        let (history, history_stations) = self.history_span().await?;
         let seen = self.prices.seen();
         Ok(StatusDoc {
             now,
@@ -327,6 +317,31 @@ impl Catalog {
         })
     }
 }
+
+impl Catalog {
+    /// The history's first and last day and its stations, read again only when the history
+    /// counter moved (reading every station costs a store scan).
+    async fn history_span(&self) -> Result<HistorySpan, CatalogError> {
+        let (Some(history), Some(market)) = (self.prices.history(), self.market.as_ref()) else {
+            return Ok((None, 0));
+        };
+        let version = market.version(self.now()).await?;
+        if let Some((v, span)) = *crate::sync::lock(&self.held_span)
+            && v == version
+        {
+            return Ok(span);
+        }
+        let stations = history.store.stations().await?;
+        let first = stations.values().map(|s| s.first_seen).min();
+        let last = stations.values().map(|s| s.last_seen).max();
+        let span = (first.zip(last), stations.len());
+        *crate::sync::lock(&self.held_span) = Some((version, span));
+        Ok(span)
+    }
+}
+
+/// The history's first and last day, and its stations.
+pub type HistorySpan = (Option<(Date, Date)>, usize);
 
 /// The start of the minute after `now`.
 fn next_minute(now: Timestamp) -> Timestamp {

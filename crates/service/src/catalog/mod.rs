@@ -104,6 +104,8 @@ pub struct Catalog {
     held_records: records::RecordHeld,
     /// Each station's runs of equal prices, for `price.lastChange`.
     last_changes: last_change::LastChanges,
+    /// The history's span for `/v1/status`, at one history counter.
+    held_span: std::sync::Mutex<Option<(Option<i64>, documents::HistorySpan)>>,
     /// How often held wholesale prices are confirmed against the store's counter.
     recheck: jiff::SignedDuration,
 }
@@ -128,6 +130,7 @@ impl Catalog {
             records: None,
             held_records: records::RecordHeld::default(),
             last_changes: last_change::LastChanges::default(),
+            held_span: std::sync::Mutex::new(None),
             recheck: jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX),
         }
     }

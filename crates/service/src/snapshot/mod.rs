@@ -215,6 +215,14 @@ impl PriceService {
         })
     }
 
+    /// When the snapshot of `key` was fetched: this replica's held copy, else the store's stamp.
+    pub async fn fetched_at(&self, key: &str) -> Result<Option<Timestamp>, StoreError> {
+        if let Some(held) = self.held.get(key) {
+            return Ok(Some(held.snapshot.fetched_at));
+        }
+        Ok(self.store.stamp(key).await?.map(|s| s.fetched_at))
+    }
+
     /// What this replica last saw of the origin and of its warm job.
     pub fn seen(&self) -> Seen {
         *crate::sync::lock(&self.seen)
