@@ -667,6 +667,24 @@ async fn the_explorer_on_a_desktop() {
         "the station's forecast band",
     )
     .await;
+    // When the fuel's price last changed (from the station API's lastChange), and open now.
+    let station =
+        api(&base, &format!("/v1/stations/{}?expand=all", expected_ids[0]))
+            .await;
+    let last_change = &station["data"]["attributes"]["price"]["lastChange"]["1"];
+    let words = run(&client, "return document.getElementById('card-last-change').textContent").await;
+    let words = words.as_str().unwrap_or_default().to_string();
+    match last_change["previous"].as_f64() {
+        Some(previous) => assert!(words.contains(&format!("from {previous:.1}")), "{words} vs {last_change}"),
+        None => assert_eq!(words, "Not in the stored history"),
+    }
+    let open =
+        run(&client, "const o = document.getElementById('card-open'); return o && o.textContent").await;
+    match station["data"]["attributes"]["open"].as_bool() {
+        Some(true) => assert!(open.as_str().is_some_and(|t| t.starts_with("Open")), "{open}"),
+        Some(false) => assert!(open.as_str().is_some_and(|t| t.starts_with("Closed")), "{open}"),
+        None => assert!(open.is_null(), "{open}"),
+    }
     let marked =
         run(&client, "const c = document.querySelector('#dots circle.chosen'); return c && c.dataset.id")
             .await;

@@ -1303,6 +1303,15 @@ function drawCard(doc, fuel, focus) {
     ),
   );
   const address = [a.address.street, `${titleCase(a.address.suburb)} ${a.address.postcode || ""}`.trim()].join(", ");
+  // When the chosen fuel's price last changed (not when it was fetched), and whether the
+  // station is open now, as the station API works them out.
+  const last = a.price.lastChange && a.price.lastChange[fuel];
+  const lastWords = last ? `${fmtDate(last.date)}, from ${cents(last.previous)}` : "Not in the stored history";
+  const at = (iso) => `${weekdayOf(iso.slice(0, 10)).slice(0, 3)} ${clock(iso)}`;
+  const openWords =
+    a.open === true ? (a.closesAt ? `Open, closes ${at(a.closesAt)}` : "Open")
+      : a.open === false ? (a.opensAt ? `Closed, opens ${at(a.opensAt)}` : "Closed")
+        : null;
   const heading = el("h3", { attrs: { tabindex: "-1", id: "station-name" }, text: a.name });
   const range = el(
     "fieldset",
@@ -1340,6 +1349,10 @@ function drawCard(doc, fuel, focus) {
       el("dd", {}, a.phone ? el("a", { attrs: { href: `tel:${a.phone}` }, text: a.phone }) : "Not listed"),
       el("dt", { text: "Hours" }),
       el("dd", { text: hours }),
+      openWords ? el("dt", { text: "Now" }) : null,
+      openWords ? el("dd", { attrs: { id: "card-open" }, text: openWords }) : null,
+      el("dt", { text: `${fuelName(fuel)} last changed` }),
+      el("dd", { attrs: { id: "card-last-change" }, text: lastWords }),
       el("dt", { text: "Features" }),
       el("dd", { text: named(a.siteFeatures) }),
       a.restrictions ? el("dt", { text: "Restrictions" }) : null,
