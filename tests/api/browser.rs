@@ -570,6 +570,35 @@ async fn the_explorer_on_a_desktop() {
     assert!(expected_ids.len() > 1);
     let page: Vec<String> = expected_ids.iter().take(25).cloned().collect();
     assert_eq!(listed, json!(page), "the list is the API's cheapest, in order, a page at a time");
+    // "Open now": the API's open stations near me, cheapest first; unticked, the list again.
+    click(&client, Locator::Id("open-now"), "open now").await;
+    let open = api(
+        &base,
+        &format!("/v1/stations?near={near}&radius=10&sort=price&product=1&day=today&limit=5000&open=now"),
+    )
+    .await;
+    let open_ids: Vec<String> = ids(&open).into_iter().take(25).collect();
+    assert!(open_ids.iter().all(|id| expected_ids.contains(id)));
+    wait_until(
+        &client,
+        &format!(
+            "const s = document.getElementById('list-status').textContent;
+             return !s.includes('Finding') && JSON.stringify([...document.querySelectorAll('#station-list li')].map(li => li.dataset.id)) === {want}",
+            want = json!(json!(open_ids).to_string()),
+        ),
+        "the open stations near me",
+    )
+    .await;
+    click(&client, Locator::Id("open-now"), "open now, unticked").await;
+    wait_until(
+        &client,
+        &format!(
+            "return JSON.stringify([...document.querySelectorAll('#station-list li')].map(li => li.dataset.id)) === {want}",
+            want = json!(json!(page).to_string()),
+        ),
+        "the whole list again",
+    )
+    .await;
     let first_price =
         run(&client, "return document.querySelector('#station-list li .price').textContent").await;
     let api_price = expected["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("a price");
@@ -668,9 +697,7 @@ async fn the_explorer_on_a_desktop() {
     )
     .await;
     // When the fuel's price last changed (from the station API's lastChange), and open now.
-    let station =
-        api(&base, &format!("/v1/stations/{}?expand=all", expected_ids[0]))
-            .await;
+    let station = api(&base, &format!("/v1/stations/{}?expand=all", expected_ids[0])).await;
     let last_change = &station["data"]["attributes"]["price"]["lastChange"]["1"];
     let words = run(&client, "return document.getElementById('card-last-change').textContent").await;
     let words = words.as_str().unwrap_or_default().to_string();

@@ -1074,7 +1074,9 @@ const shownDay = () => (state.shown ? state.shown.day : state.day);
 /// The same query any client would send for stations near a point.
 function nearQuery(near, radius, sort) {
   const stop = state.stop ? `&fill=${state.stop.fill}&consumption=${state.stop.consumption}` : "";
-  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}`;
+  // "Open now": the stations whose hours say they are open (unknown hours are left out).
+  const open = state.openNow ? "&open=now" : "";
+  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}${open}`;
 }
 
 /// Near a point: the API's own order within the radius, widening when nothing is that close.
@@ -1093,7 +1095,7 @@ async function loadList() {
   if (!state.near) {
     if (state.sort === "distance") state.sort = "price";
     $("sort").value = state.sort;
-    const rows = shown.stations.map((p) => p.s);
+    const rows = shown.stations.map((p) => p.s).filter((s) => !state.openNow || s.attributes.open === true);
     const price = (s) => s.attributes.price.products[shown.fuel];
     rows.sort(state.sort === "name"
       ? (a, b) => a.attributes.name.localeCompare(b.attributes.name)
@@ -1759,6 +1761,10 @@ function start() {
   $("sort").addEventListener("change", () => {
     state.sort = $("sort").value;
     writeHash();
+    loadList();
+  });
+  $("open-now").addEventListener("change", () => {
+    state.openNow = $("open-now").checked;
     loadList();
   });
   $("radius").addEventListener("change", () => {
