@@ -1074,9 +1074,7 @@ const shownDay = () => (state.shown ? state.shown.day : state.day);
 /// The same query any client would send for stations near a point.
 function nearQuery(near, radius, sort) {
   const stop = state.stop ? `&fill=${state.stop.fill}&consumption=${state.stop.consumption}` : "";
-  // "Open now": the stations whose hours say they are open (unknown hours are left out).
-  const open = state.openNow ? "&open=now" : "";
-  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}${open}`;
+  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}${state.openNow ? "&open=now" : ""}`;
 }
 
 /// Near a point: the API's own order within the radius, widening when nothing is that close.
@@ -1305,15 +1303,9 @@ function drawCard(doc, fuel, focus) {
     ),
   );
   const address = [a.address.street, `${titleCase(a.address.suburb)} ${a.address.postcode || ""}`.trim()].join(", ");
-  // When the chosen fuel's price last changed (not when it was fetched), and whether the
-  // station is open now, as the station API works them out.
-  const last = a.price.lastChange && a.price.lastChange[fuel];
-  const lastWords = last ? `${fmtDate(last.date)}, from ${cents(last.previous)}` : "Not in the stored history";
-  const at = (iso) => `${weekdayOf(iso.slice(0, 10)).slice(0, 3)} ${clock(iso)}`;
-  const openWords =
-    a.open === true ? (a.closesAt ? `Open, closes ${at(a.closesAt)}` : "Open")
-      : a.open === false ? (a.opensAt ? `Closed, opens ${at(a.opensAt)}` : "Closed")
-        : null;
+  const last = a.price.lastChange[fuel];
+  const at = (t) => (t ? `, ${a.open ? "closes" : "opens"} ${weekdayOf(t.slice(0, 10)).slice(0, 3)} ${clock(t)}` : "");
+  const openWords = a.open == null ? null : (a.open ? "Open" : "Closed") + at(a.open ? a.closesAt : a.opensAt);
   const heading = el("h3", { attrs: { tabindex: "-1", id: "station-name" }, text: a.name });
   const range = el(
     "fieldset",
@@ -1354,7 +1346,7 @@ function drawCard(doc, fuel, focus) {
       openWords ? el("dt", { text: "Now" }) : null,
       openWords ? el("dd", { attrs: { id: "card-open" }, text: openWords }) : null,
       el("dt", { text: `${fuelName(fuel)} last changed` }),
-      el("dd", { attrs: { id: "card-last-change" }, text: lastWords }),
+      el("dd", { attrs: { id: "card-last-change" }, text: last ? `${fmtDate(last.date)}, from ${cents(last.previous)}` : "Not in the stored history" }),
       el("dt", { text: "Features" }),
       el("dd", { text: named(a.siteFeatures) }),
       a.restrictions ? el("dt", { text: "Restrictions" }) : null,

@@ -14,10 +14,8 @@ struct Meta<'a> {
     source: &'static str,
     source_date: String,
     fetched_at: String,
-    copyright: &'a str,
-    documentation: &'a str,
-    issues: &'a str,
-    version: &'static str,
+    #[serde(flatten)]
+    about: super::jsonapi::About<'a>,
 }
 
 #[derive(Serialize)]
@@ -70,10 +68,7 @@ pub fn brands_jsonapi(doc: &BrandsDoc, meta: &DocumentMeta) -> Result<Vec<u8>, R
             source: SOURCE_HOST,
             source_date: doc.date.to_string(),
             fetched_at: crate::time::format_perth(&doc.fetched_at.to_zoned(crate::time::perth())),
-            copyright: &meta.copyright,
-            documentation: &meta.documentation,
-            issues: &meta.issues,
-            version: env!("CARGO_PKG_VERSION"),
+            about: super::jsonapi::About::of(meta),
         },
         data,
     };

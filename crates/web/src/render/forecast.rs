@@ -15,10 +15,8 @@ struct Meta<'a> {
     source: &'static str,
     product: ProductCode,
     as_of: String,
-    copyright: &'a str,
-    documentation: &'a str,
-    issues: &'a str,
-    version: &'static str,
+    #[serde(flatten)]
+    about: super::jsonapi::About<'a>,
 }
 
 #[derive(Serialize)]
@@ -155,10 +153,7 @@ pub fn forecast_jsonapi(doc: &ForecastDoc, meta: &DocumentMeta) -> Result<Vec<u8
             source: SOURCE_HOST,
             product: doc.product,
             as_of: f.as_of.to_string(),
-            copyright: &meta.copyright,
-            documentation: &meta.documentation,
-            issues: &meta.issues,
-            version: env!("CARGO_PKG_VERSION"),
+            about: super::jsonapi::About::of(meta),
         },
         data: Resource {
             kind: "forecast",
@@ -232,10 +227,8 @@ struct RecordMeta<'a> {
     from: String,
     to: String,
     live: Option<LiveOut>,
-    copyright: &'a str,
-    documentation: &'a str,
-    issues: &'a str,
-    version: &'static str,
+    #[serde(flatten)]
+    about: super::jsonapi::About<'a>,
 }
 
 #[derive(Serialize)]
@@ -334,10 +327,7 @@ pub fn record_jsonapi(doc: &RecordDoc, meta: &DocumentMeta) -> Result<Vec<u8>, R
             from: doc.from.to_string(),
             to: doc.to.to_string(),
             live: doc.live.as_ref().map(live_out),
-            copyright: &meta.copyright,
-            documentation: &meta.documentation,
-            issues: &meta.issues,
-            version: env!("CARGO_PKG_VERSION"),
+            about: super::jsonapi::About::of(meta),
         },
         data,
     };

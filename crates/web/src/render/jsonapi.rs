@@ -228,6 +228,27 @@ impl Serialize for Attributes<'_> {
     }
 }
 
+/// The members every `meta` of the routes beyond the reference ends with: whose data, where
+/// the documentation and issues are, and the version (flattened into each route's `meta`).
+#[derive(Serialize)]
+pub(crate) struct About<'a> {
+    copyright: &'a str,
+    documentation: &'a str,
+    issues: &'a str,
+    version: &'static str,
+}
+
+impl<'a> About<'a> {
+    pub(crate) fn of(meta: &'a crate::model::documents::DocumentMeta) -> Self {
+        About {
+            copyright: &meta.copyright,
+            documentation: &meta.documentation,
+            issues: &meta.issues,
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
+
 /// A Perth civil time as `YYYY-MM-DDTHH:MM+08:00` (Perth keeps +08:00 all year).
 pub fn perth_minute(at: jiff::civil::DateTime) -> String {
     at.strftime("%Y-%m-%dT%H:%M+08:00").to_string()

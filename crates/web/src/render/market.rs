@@ -21,10 +21,8 @@ struct RangeMeta<'a> {
     product: ProductCode,
     from: String,
     to: String,
-    copyright: &'a str,
-    documentation: &'a str,
-    issues: &'a str,
-    version: &'static str,
+    #[serde(flatten)]
+    about: super::jsonapi::About<'a>,
 }
 
 impl<'a> RangeMeta<'a> {
@@ -34,10 +32,7 @@ impl<'a> RangeMeta<'a> {
             product,
             from: from.to_string(),
             to: to.to_string(),
-            copyright: &meta.copyright,
-            documentation: &meta.documentation,
-            issues: &meta.issues,
-            version: env!("CARGO_PKG_VERSION"),
+            about: super::jsonapi::About::of(meta),
         }
     }
 }

@@ -20,10 +20,8 @@ struct Meta<'a> {
     to: String,
     /// What the prices are and include, said once for every reader.
     unit: &'static str,
-    copyright: &'a str,
-    documentation: &'a str,
-    issues: &'a str,
-    version: &'static str,
+    #[serde(flatten)]
+    about: super::jsonapi::About<'a>,
 }
 
 #[derive(Serialize)]
@@ -87,10 +85,7 @@ pub fn wholesale_jsonapi(doc: &WholesaleDoc, meta: &DocumentMeta) -> Result<Vec<
             from: doc.from.to_string(),
             to: doc.to.to_string(),
             unit: UNIT,
-            copyright: &meta.copyright,
-            documentation: &meta.documentation,
-            issues: &meta.issues,
-            version: env!("CARGO_PKG_VERSION"),
+            about: super::jsonapi::About::of(meta),
         },
         data,
     };
