@@ -542,6 +542,10 @@ async fn favourites_features_and_left_out_brands_and_restrictions() {
     let got: Vec<String> = fav["data"].as_array().expect("rows").iter().map(id).collect();
     assert_eq!(got, picked);
     assert_eq!(fav["meta"]["missing"], serde_json::json!([absent]));
+    // A limit that cuts the answer names no id missing: which the day lists is not known.
+    let cut = app.get(&format!("{uri}&limit=2")).await.json();
+    assert_eq!(cut["data"].as_array().map(Vec::len), Some(2));
+    assert_eq!(cut["meta"]["missing"], serde_json::json!([]));
     // With a sort, the sort's order over the same stations.
     let by_name = app.get(&format!("{uri}&sort=name")).await.json();
     let named: Vec<String> = by_name["data"].as_array().expect("rows").iter().map(id).collect();

@@ -8,13 +8,14 @@ use jiff::Span;
 use jiff::civil::Date;
 
 use super::market::{StationFilter, market};
+use super::wholesale::{tgp_products, tgp_series};
 use super::{Catalog, CatalogError};
 use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
 use crate::model::documents::ForecastDoc;
 use crate::model::forecast::{Accuracy, Daily, MAX_HORIZON, REPLAY_DAYS, Replay, Subject, forecast};
 use crate::model::key::StationId;
 use crate::model::station::cents;
-use crate::model::wholesale::{self, days, forecast_products, regions_centre};
+use crate::model::wholesale::{days, regions_centre};
 use crate::query::forecast::{ForecastQuery, RecordQuery};
 use crate::store::StoreError;
 use crate::store::history::{HistoryStore, MarketRows};
@@ -85,11 +86,9 @@ pub async fn wholesale_series(
     (first, last): (Date, Date),
 ) -> Result<Option<Daily>, StoreError> {
     let centre = regions_centre(regions);
-    for &code in forecast_products(product) {
-        let Some(tgp) = ProductCode::parse(code) else { continue };
-        let days = days(&store.wholesale(tgp, Some(centre), first, last).await?);
-        if !days.is_empty() {
-            return Ok(Some(Daily::new(days.iter().map(|d| (d.date, wholesale::cents(d.mean))))));
+    for tgp in tgp_products(product) {
+        if let Some(series) = tgp_series(&days(&store.wholesale(tgp, Some(centre), first, last).await?)) {
+            return Ok(Some(series));
         }
     }
     Ok(None)

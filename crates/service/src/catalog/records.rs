@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use jiff::civil::Date;
 
-use super::forecast::{Of, first_day};
+use super::forecast::Of;
 use super::{Catalog, CatalogError};
 use crate::model::documents::RecordDoc;
 use crate::model::forecast::{Forecast, LiveAccuracy, Recorded, Subject, live_accuracy};
@@ -104,7 +104,8 @@ impl Catalog {
         let today = perth_now(now).date();
         let last = if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today };
         let of = Of::record(q);
-        let series = self.series(of, (first_day(q.from).min(q.from), last)).await?;
+        // Scoring reads the records' own days only: from the first `asOf` listed on.
+        let series = self.series(of, (q.from, last)).await?;
         let records = self.scored(of, series.subject(None), (q.from, q.to), last).await?;
         Ok(RecordDoc {
             product: q.product,

@@ -24,13 +24,11 @@ type NextPrices<'q> = HashMap<&'q str, Vec<(ProductCode, f64)>, foldhash::fast::
 /// the order asked.
 pub fn missing_ids<'q>(query: &'q StationsQuery, rows: &[StationRow]) -> Vec<&'q str> {
     let Some(ids) = &query.keep.ids else { return Vec::new() };
-    // Before `limit`, every asked id found is a row; a limited answer names only what the
-    // day lacks among the rows it kept.
-    ids.iter()
-        .map(|id| id.as_str())
-        .filter(|id| !rows.iter().any(|r| r.row.station.digest == *id))
-        .filter(|_| query.limit.is_none_or(|l| rows.len() < l))
-        .collect()
+    // A limit that cut the answer leaves unknown which of the others the day lists.
+    if query.limit.is_some_and(|l| rows.len() >= l) {
+        return Vec::new();
+    }
+    ids.iter().map(|id| id.as_str()).filter(|id| !rows.iter().any(|r| r.row.station.digest == *id)).collect()
 }
 
 /// Stations of the base day's quotes (already filtered to the selection), with distance,

@@ -188,11 +188,11 @@ impl Catalog {
         }
         let centre = regions_centre(regions);
         let mut series = None;
-        for &code in forecast_products(product) {
-            let Some(tgp) = ProductCode::parse(code) else { continue };
-            let days = self.centre_days(tgp, centre, range).await?;
-            if !days.is_empty() {
-                series = Some(Daily::new(days.iter().map(|(d, day)| (*d, cents(day.mean)))));
+        for tgp in tgp_products(product) {
+            let days: Vec<WholesaleDay> =
+                self.centre_days(tgp, centre, range).await?.into_iter().map(|(_, d)| d).collect();
+            series = tgp_series(&days);
+            if series.is_some() {
                 break;
             }
         }
@@ -296,6 +296,17 @@ impl Catalog {
         *crate::sync::lock(&held.centres) = Some((version, map.clone()));
         Ok(map)
     }
+}
+
+/// The products whose terminal gate price a forecast of `product` reads, in order: the first
+/// with any day in the window is read (the answer's held days and the backtest's store alike).
+pub fn tgp_products(product: ProductCode) -> impl Iterator<Item = ProductCode> {
+    forecast_products(product).iter().filter_map(|&code| ProductCode::parse(code))
+}
+
+/// A centre's days as the series a forecast reads (c/L a day, the mean); `None` without a day.
+pub fn tgp_series(days: &[WholesaleDay]) -> Option<Daily> {
+    (!days.is_empty()).then(|| Daily::new(days.iter().map(|d| (d.date, cents(d.mean)))))
 }
 
 /// Whether held days' counter is due for a check at `now`.
