@@ -716,6 +716,7 @@ async fn the_explorer_on_a_desktop() {
         run(&client, "const c = document.querySelector('#dots circle.chosen'); return c && c.dataset.id")
             .await;
     assert_eq!(marked, json!(expected_ids[0]), "the open station's dot is marked");
+    favourites_and_a_docket(&client, &base, &expected_ids[0]).await;
     let url = client.current_url().await.expect("url");
     assert!(url.fragment().is_some_and(|f| f.contains(&format!("station={}", expected_ids[0]))), "{url}");
     // A year of its history, asked from the day shown back, with the numbers as a table.
@@ -892,6 +893,102 @@ async fn the_explorer_on_a_desktop() {
     assert!(errors.is_empty(), "console errors on desktop: {errors:#?}");
     client.close().await.expect("closed");
     drop(restarted);
+}
+
+/// The card's "Add to favourites", kept in this browser, and the list's "Favourites": the
+/// API's `id=` answer; then a docket at the station's brand, whose effective prices the list
+/// shows and orders by (the API's `discount=`), and taken off again.
+async fn favourites_and_a_docket(client: &Client, base: &str, id: &str) {
+    click(client, Locator::Id("card-favourite"), "add to favourites").await;
+    let pressed =
+        run(client, "return document.getElementById('card-favourite').getAttribute('aria-pressed')").await;
+    assert_eq!(pressed, json!("true"));
+    assert_eq!(
+        run(client, "return localStorage.getItem('wafuel.favourites')").await,
+        json!(json!([id]).to_string())
+    );
+    click(client, Locator::Id("favourites-only"), "favourites").await;
+    wait_until(
+        client,
+        &format!(
+            "return document.getElementById('list-title').textContent === 'Your favourites'
+               && document.getElementById('list-status').textContent.startsWith('1 of your favourites')
+               && JSON.stringify([...document.querySelectorAll('#station-list li')].map(li => li.dataset.id)) === {want}",
+            want = json!(json!([id]).to_string()),
+        ),
+        "the favourites list",
+    )
+    .await;
+    assert!(
+        run(
+            client,
+            "return performance.getEntriesByType('resource').some(e => e.name.includes('/v1/stations?id='))"
+        )
+        .await
+            == json!(true),
+        "the favourites come from the API's id="
+    );
+    click(client, Locator::Id("favourites-only"), "favourites, unticked").await;
+    wait_until(
+        client,
+        "return document.getElementById('list-title').textContent.startsWith('Cheapest near')",
+        "the list near me again",
+    )
+    .await;
+
+    // A 4 c/L docket at this station's brand: the list's prices are the API's effective ones.
+    let station = api(base, &format!("/v1/stations/{id}?expand=brand")).await;
+    let brand = station["data"]["attributes"]["brand"]["code"].as_u64().expect("a brand code");
+    run(
+        client,
+        &format!(
+            "const b = document.getElementById('docket-brand'); b.value = '{brand}'; b.dispatchEvent(new Event('change'));
+             const d = document.getElementById('docket'); d.value = '4'; d.dispatchEvent(new Event('change')); return true"
+        ),
+    )
+    .await;
+    let near = "-31.95000,115.86000";
+    let docketed = api(
+        base,
+        &format!(
+            "/v1/stations?near={near}&radius=10&sort=price&product=1&day=today&limit=5000&discount={brand}:4"
+        ),
+    )
+    .await;
+    let want: Vec<String> = ids(&docketed).into_iter().take(25).collect();
+    let first = &docketed["data"][0]["attributes"]["price"];
+    let first_price = format!("{:.1}", first["effective"]["1"].as_f64().expect("an effective price"));
+    wait_until(
+        client,
+        &format!(
+            "const rows = [...document.querySelectorAll('#station-list li')];
+             return performance.getEntriesByType('resource').some(e => e.name.includes('discount={brand}:4'))
+               && JSON.stringify(rows.map(li => li.dataset.id)) === {want}
+               && rows[0].querySelector('.price').textContent === {first_price}
+               && rows.some(li => li.querySelector('.sub').textContent.includes('less your docket'))",
+            want = json!(json!(want).to_string()),
+            first_price = json!(first_price),
+        ),
+        "the list with the docket",
+    )
+    .await;
+    assert_eq!(
+        run(client, "return localStorage.getItem('wafuel.docket')").await,
+        json!(format!("{{\"brand\":{brand},\"cents\":4}}"))
+    );
+    wait_until(client, "return [...document.querySelectorAll('#card .prices li')].some(li => li.textContent.includes('with your docket'))", "the card's docket price").await;
+    run(
+        client,
+        "const b = document.getElementById('docket-brand'); b.value = ''; b.dispatchEvent(new Event('change')); return true",
+    )
+    .await;
+    wait_until(
+        client,
+        "return ![...document.querySelectorAll('#station-list li .sub')].some(s => s.textContent.includes('less your docket'))
+           && localStorage.getItem('wafuel.docket') === null",
+        "the docket taken off",
+    )
+    .await;
 }
 
 #[cfg_attr(

@@ -78,6 +78,9 @@ const state = {
   adviceGeneration: 0,
   forecastable: false, // the market forecast answered: enough history for station forecasts too
   stop: null, // { fill, consumption } in litres and L/100 km, kept in this browser, or null
+  favourites: [], // station ids, kept in this browser, in the order added
+  favouritesOnly: false, // the list shows the favourites (the API's `id=`) instead of a place
+  docket: null, // { brand, cents }: a docket discount at one brand, kept in this browser
   alert: null, // { id, name, fuel, below }: said on this page while it is open
   stationGeneration: 0,
   opener: null,
@@ -99,23 +102,56 @@ function oneDecimal(text, low, high) {
 
 function readStop() {
   try {
-    const kept = JSON.parse(localStorage.getItem(STOP_KEY) || "null");
-    const fill = kept && oneDecimal(kept.fill, 1, 200);
-    const consumption = kept && oneDecimal(kept.consumption, 1, 30);
+    const stop = kept(STOP_KEY);
+    const fill = stop && oneDecimal(stop.fill, 1, 200);
+    const consumption = stop && oneDecimal(stop.consumption, 1, 30);
     return fill && consumption ? { fill, consumption } : null;
   } catch {
     return null; // storage refused (private mode) or unreadable: ask again
   }
 }
 
-function keepStop(stop) {
+function keep(key, value) {
   try {
-    if (stop) localStorage.setItem(STOP_KEY, JSON.stringify(stop));
-    else localStorage.removeItem(STOP_KEY);
+    if (value) localStorage.setItem(key, JSON.stringify(value));
+    else localStorage.removeItem(key);
   } catch {
     // Kept for this visit only.
   }
 }
+
+function kept(key) {
+  try {
+    return JSON.parse(localStorage.getItem(key) || "null");
+  } catch {
+    return null;
+  }
+}
+
+// ---- favourites and a docket discount, kept in this browser too --------------------------
+
+const FAVOURITES_KEY = "wafuel.favourites";
+const DOCKET_KEY = "wafuel.docket";
+// The API's own bound for `id=`.
+const MAX_FAVOURITES = 50;
+
+function readFavourites() {
+  const ids = kept(FAVOURITES_KEY);
+  return Array.isArray(ids) ? [...new Set(ids.filter((id) => /^[0-9a-f]{1,64}$/.test(id)))].slice(0, MAX_FAVOURITES) : [];
+}
+
+function readDocket() {
+  const d = kept(DOCKET_KEY);
+  const brand = d && Number.isInteger(d.brand) && d.brand > 0 && d.brand < 256 ? d.brand : null;
+  const cents = d && oneDecimal(d.cents, 0.1, 50);
+  return brand && cents ? { brand, cents } : null;
+}
+
+/// The API's `discount=`: sorting, ranks and costs then use the price less the docket.
+const docketQuery = () => (state.docket ? `&discount=${state.docket.brand}:${state.docket.cents}` : "");
+
+/// What the driver pays: the API's effective price where a docket applies, else the price.
+const paid = (a, fuel) => (a.price.effective && typeof a.price.effective[fuel] === "number" ? a.price.effective[fuel] : a.price.products[fuel]);
 
 /// Cents as dollars: 8512 → "$85.12".
 const dollars = (c) => `$${(c / 100).toFixed(2)}`;
@@ -511,7 +547,7 @@ function learnPlaces(doc) {
 
 // ---- loading -------------------------------------------------------------------------------
 
-const stationsPath = (fuel, day) => `/v1/stations?product=${fuel}&day=${day}&expand=brand`;
+const stationsPath = (fuel, day) => `/v1/stations?product=${fuel}&day=${day}&expand=brand${docketQuery()}`;
 
 let recheckTimer = null;
 
@@ -531,6 +567,7 @@ async function loadStations() {
     if (generation !== state.generation) return;
     recovered("stations");
     learnPlaces(doc);
+    fillDocketBrands(doc);
     const before = state.shown;
     showStations(fuel, waiting ? "today" : day, doc, waiting);
     // Tomorrow came out while the page held no stream (hidden, or in the back/forward cache):
@@ -1074,8 +1111,14 @@ const shownDay = () => (state.shown ? state.shown.day : state.day);
 /// The same query any client would send for stations near a point.
 function nearQuery(near, radius, sort) {
   const stop = state.stop ? `&fill=${state.stop.fill}&consumption=${state.stop.consumption}` : "";
-  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}${state.openNow ? "&open=now" : ""}`;
+  return `/v1/stations?near=${near.lat.toFixed(5)},${near.lng.toFixed(5)}&radius=${radius}&sort=${sort}&product=${state.fuel}&day=${shownDay()}&limit=5000&expand=brand${stop}${openQuery()}${docketQuery()}`;
 }
+
+const openQuery = () => (state.openNow ? "&open=now" : "");
+
+/// The favourites, in one request (the API's `id=`): cheapest first, or by name.
+const favouritesQuery = () =>
+  `/v1/stations?id=${state.favourites.join(",")}&product=${state.fuel}&day=${shownDay()}&sort=${state.sort === "name" ? "name" : "price"}&expand=brand${openQuery()}${docketQuery()}`;
 
 /// Near a point: the API's own order within the radius, widening when nothing is that close.
 /// Without a point: every station shown on the map, cheapest (or by name) first.
@@ -1090,11 +1133,12 @@ async function loadList() {
     $("sort").value = state.sort;
   }
   if (!shown) return;
+  if (state.favouritesOnly) return loadFavourites();
   if (!state.near) {
     if (state.sort === "distance") state.sort = "price";
     $("sort").value = state.sort;
     const rows = shown.stations.map((p) => p.s).filter((s) => !state.openNow || s.attributes.open === true);
-    const price = (s) => s.attributes.price.products[shown.fuel];
+    const price = (s) => paid(s.attributes, shown.fuel);
     rows.sort(state.sort === "name"
       ? (a, b) => a.attributes.name.localeCompare(b.attributes.name)
       : (a, b) => price(a) - price(b) || a.attributes.name.localeCompare(b.attributes.name));
@@ -1128,6 +1172,29 @@ async function loadList() {
   }
 }
 
+async function loadFavourites() {
+  const generation = ++state.listGeneration;
+  const base = { near: state.near, favourites: true, fuel: state.fuel, missing: [] };
+  if (!state.favourites.length) {
+    state.list = { ...base, rows: [], sourceDate: state.shown.doc.meta.sourceDate };
+    return renderList();
+  }
+  listNote("Finding your favourites…");
+  try {
+    const doc = await api(favouritesQuery());
+    if (generation !== state.listGeneration) return;
+    recovered("list");
+    state.list = { ...base, rows: doc.data, sourceDate: doc.meta.sourceDate, missing: doc.meta.missing || [] };
+    state.count = PAGE_SIZE;
+    state.listNote = null;
+    renderList();
+  } catch (error) {
+    if (generation !== state.listGeneration) return;
+    if (!(error instanceof ApiError)) throw error;
+    trouble("list", error, loadList);
+  }
+}
+
 /// What the list is doing now ("Finding your location…"), said before what it shows.
 function listNote(text) {
   state.listNote = text;
@@ -1146,7 +1213,7 @@ function renderList() {
   more.hidden = left <= 0;
   more.textContent = `Show ${Math.min(PAGE_SIZE, left)} more of ${left}`;
   const lead = { price: "Cheapest", distance: "Nearest", name: "Stations", cost: "Cheapest stops" }[state.sort];
-  $("list-title").textContent = state.near ? `${lead} near ${state.near.label}` : `${lead} in all of WA`;
+  $("list-title").textContent = state.favouritesOnly ? "Your favourites" : state.near ? `${lead} near ${state.near.label}` : `${lead} in all of WA`;
   $("list-status").textContent = [state.listNote, list ? listWords(list) : null].filter(Boolean).join(" ");
 }
 
@@ -1154,6 +1221,7 @@ function listWords(list) {
   const order = { price: "cheapest first", distance: "nearest first", name: "by name", cost: "cheapest stop first (the fill and the drive there and back)" }[state.sort];
   const when = fmtDate(list.sourceDate);
   const fuel = fuelName(list.fuel);
+  if (list.favourites) return favouriteWords(list, fuel, when);
   const where = list.near ? `within ${list.radius} km of ${list.near.label}` : "in all of WA";
   const widened = list.widened ? ` (none within ${state.radius} km)` : "";
   if (standingIn(state.shown) && list.sourceDate === state.shown.doc.meta.sourceDate) {
@@ -1166,6 +1234,12 @@ function listWords(list) {
   }
   const invite = list.near || state.listNote ? "" : " Allow your location or type a suburb for the ones near you.";
   return `${list.rows.length} ${fuel} prices ${where}${widened}, ${order}, ${when}.${invite}${stopWords(list)}`;
+}
+
+function favouriteWords(list, fuel, when) {
+  if (!state.favourites.length) return "No favourites yet: open a station and choose “Add to favourites”.";
+  const missing = list.missing.length ? ` ${list.missing.length} of your ${state.favourites.length} favourites have no ${fuel} price${state.openNow ? " or are closed" : ""} on ${when}.` : "";
+  return `${list.rows.length} of your favourites with ${fuel}, ${state.sort === "name" ? "by name" : "cheapest first"}, ${when}.${missing}`;
 }
 
 /// The cheapest stop against the cheapest price: "The cheapest stop, Caltex Ellenbrook
@@ -1189,10 +1263,12 @@ function stopWords(list) {
 function stationRow(s, list, index) {
   const a = s.attributes;
   const brand = brandOf(a);
-  const price = a.price.products[list.fuel];
+  const price = paid(a, list.fuel);
+  const pump = a.price.products[list.fuel];
+  const docket = price !== pump ? `${cents(pump)} less your docket` : null;
   const delta = shownDay() === "today" && a.price.change ? a.price.change[list.fuel] : undefined;
   const stop = typeof a.cost === "number" && list.stop ? `${dollars(a.cost)} for ${list.stop.fill} L with the drive` : null;
-  const facts = [titleCase(a.address.suburb), typeof a.distance === "number" ? distance(a.distance) : null, stop, hoursToday(a, list.sourceDate)].filter(Boolean).join(" · ");
+  const facts = [titleCase(a.address.suburb), typeof a.distance === "number" ? distance(a.distance) : null, docket, stop, hoursToday(a, list.sourceDate)].filter(Boolean).join(" · ");
   const rank = typeof a.rank === "number" ? a.rank : state.sort === "price" ? localRank(list, index) : index + 1;
   return el(
     "button",
@@ -1207,7 +1283,7 @@ function stationRow(s, list, index) {
 
 /// Equal prices share a rank (1, 2, 2, 4), as the API ranks them near a point.
 function localRank(list, index) {
-  const price = (s) => s.attributes.price.products[list.fuel];
+  const price = (s) => paid(s.attributes, list.fuel);
   let i = index;
   while (i > 0 && price(list.rows[i - 1]) === price(list.rows[index])) i -= 1;
   return i + 1;
@@ -1300,6 +1376,7 @@ function drawCard(doc, fuel, focus) {
       el("strong", { text: cents(price) }),
       " ",
       a.price.change ? change(a.price.change[code]) : null,
+      docketed(a, code, price),
     ),
   );
   const address = [a.address.street, `${titleCase(a.address.suburb)} ${a.address.postcode || ""}`.trim()].join(", ");
@@ -1332,6 +1409,7 @@ function drawCard(doc, fuel, focus) {
       { class: "card-head" },
       el("img", { attrs: { src: brand.logo, alt: brand.name ? `${brand.name} logo` : "", width: 48, height: 48 } }),
       el("div", {}, heading, el("span", { class: "hint", text: brand.name || "" })),
+      favouriteButton(s.id),
     ),
     el("ul", { class: "prices", attrs: { "aria-label": `Prices on ${fmtDate(doc.meta.sourceDate)}` } }, products),
     el(
@@ -1362,6 +1440,49 @@ function drawCard(doc, fuel, focus) {
   card.removeAttribute("aria-busy");
   if (focus) bringCardIntoView(heading);
   loadHistory(s.id, fuel);
+}
+
+/// " 191.9 with your docket" after a price at the docket's brand.
+function docketed(a, code, price) {
+  const d = state.docket;
+  if (!d || brandOf(a).code !== d.brand || typeof price !== "number") return null;
+  return el("span", { class: "hint", text: ` ${cents(Math.round(price * 10 - d.cents * 10) / 10)} with your docket` });
+}
+
+/// Add or remove the station from the favourites kept in this browser.
+function favouriteButton(id) {
+  const mine = () => state.favourites.includes(id);
+  const button = el("button", { class: "favourite", attrs: { type: "button", id: "card-favourite" } });
+  const say = () => {
+    button.setAttribute("aria-pressed", String(mine()));
+    button.textContent = mine() ? "★ Favourite" : "☆ Add to favourites";
+  };
+  button.addEventListener("click", () => {
+    if (mine()) state.favourites = state.favourites.filter((f) => f !== id);
+    else if (state.favourites.length < MAX_FAVOURITES) state.favourites = [...state.favourites, id];
+    else return listNote(`At most ${MAX_FAVOURITES} favourites: remove one first.`);
+    keep(FAVOURITES_KEY, state.favourites.length ? state.favourites : null);
+    say();
+    if (state.favouritesOnly) loadList();
+  });
+  say();
+  return button;
+}
+
+/// The docket's brand choices: the brands of the stations shown, by name.
+function fillDocketBrands(doc) {
+  const select = $("docket-brand");
+  const brands = new Map();
+  for (const s of doc.data) {
+    const b = brandOf(s.attributes);
+    if (b.code) brands.set(b.code, b.name);
+  }
+  if (state.docket && !brands.has(state.docket.brand)) brands.set(state.docket.brand, `Brand ${state.docket.brand}`);
+  const known = [...select.options].slice(1).map((o) => o.value).join();
+  const sorted = [...brands].sort((x, y) => x[1].localeCompare(y[1]));
+  if (known === sorted.map(([code]) => String(code)).join()) return;
+  select.replaceChildren(el("option", { attrs: { value: "" }, text: "None" }), ...sorted.map(([code, name]) => el("option", { attrs: { value: code }, text: name })));
+  select.value = state.docket ? String(state.docket.brand) : "";
 }
 
 /// "Alert me below …": the page's stream carries the alert while the page is open; the
@@ -1717,6 +1838,9 @@ function adviceWords(doc) {
 
 function start() {
   state.stop = readStop();
+  state.favourites = readFavourites();
+  state.docket = readDocket();
+  if (state.docket) $("docket").value = String(state.docket.cents);
   readHash();
   $("fuel").value = state.fuel;
   $("sort").value = state.sort;
@@ -1759,6 +1883,22 @@ function start() {
     state.openNow = $("open-now").checked;
     loadList();
   });
+  $("favourites-only").addEventListener("change", () => {
+    state.favouritesOnly = $("favourites-only").checked;
+    loadList();
+  });
+  for (const id of ["docket-brand", "docket"]) {
+    $(id).addEventListener("change", () => {
+      const brand = Number($("docket-brand").value);
+      const c = oneDecimal($("docket").value, 0.1, 50);
+      const docket = brand && c ? { brand, cents: c } : null;
+      if (JSON.stringify(docket) === JSON.stringify(state.docket)) return;
+      state.docket = docket;
+      keep(DOCKET_KEY, docket);
+      // The map's answer carries the effective prices: ask again, and the list and card with it.
+      loadStations();
+    });
+  }
   $("radius").addEventListener("change", () => {
     state.radius = Number($("radius").value);
     writeHash();
@@ -1776,7 +1916,7 @@ function start() {
       const stop = fill && consumption ? { fill, consumption } : null;
       if (JSON.stringify(stop) === JSON.stringify(state.stop)) return;
       state.stop = stop;
-      keepStop(stop);
+      keep(STOP_KEY, stop);
       // Both given: the list becomes the cost of the stop; either gone: back to the price.
       if (stop && state.near) state.sort = "cost";
       else if (!stop && state.sort === "cost") state.sort = "price";
