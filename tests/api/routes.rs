@@ -253,3 +253,78 @@ async fn every_bad_route_or_stop_is_400_without_a_source_request() {
     assert_eq!(r.status, 400);
     assert_eq!(app.source_requests(), 0, "no 400 contacted the source");
 }
+
+/// The drivers' filters (`id`, `feature`, `excludeBrand`, `open`, `discount`) with a route,
+/// a stop's cost, `sort=cost` and `limit`: exactly the route's own stations that pass each
+/// rule, in the route answer's cost order (a filter never reorders), cut by the limit.
+#[tokio::test]
+async fn the_drivers_filters_combine_with_a_route_a_stop_and_a_limit() {
+    let app = TestApp::at(date(2026, 9, 29).at(19, 30, 0, 0)).await;
+    let route = encode(&POINTS);
+    let code = |v: &serde_json::Value| v["code"].as_u64().or(v.as_u64());
+    let brand_of = |s: &serde_json::Value| code(&s["attributes"]["brand"]).expect("brand");
+    let features = |s: &serde_json::Value| -> Vec<u64> {
+        s["attributes"]["siteFeatures"]
+            .as_array()
+            .map(|a| a.iter().filter_map(code).collect())
+            .unwrap_or_default()
+    };
+    let base_uri = format!("/v1/stations?route={route}&detour=3&product=1&fill=40&consumption=8&sort=cost");
+    let plain = app.get(&base_uri).await.json();
+    let plain = plain["data"].as_array().expect("data").clone();
+    assert!(plain.len() > 20, "a busy road: {}", plain.len());
+    // The most common brand is left out; another gets a 6 c/L docket; the feature is one that
+    // some but not all of the route's stations have.
+    let mut counts = std::collections::BTreeMap::new();
+    for s in &plain {
+        *counts.entry(brand_of(s)).or_insert(0) += 1;
+    }
+    // (Brand 0, the unmapped ones, is no code a query may name.)
+    counts.remove(&0);
+    let (&excluded, _) = counts.iter().max_by_key(|(_, n)| **n).expect("a brand");
+    let docket = *counts.keys().find(|&&b| b != excluded).expect("a second brand");
+    let feature = plain
+        .iter()
+        .flat_map(features)
+        .find(|f| plain.iter().filter(|s| features(s).contains(f)).count() < plain.len())
+        .expect("a feature some stations lack");
+    let ids: Vec<String> =
+        plain.iter().step_by(2).take(40).map(|s| s["id"].as_str().expect("id").to_string()).collect();
+    let requests = app.source_requests();
+
+    let discounted = app.get(&format!("{base_uri}&discount={docket}:6")).await.json();
+    let discounted = discounted["data"].as_array().expect("data").clone();
+    let filters = format!(
+        "&discount={docket}:6&excludeBrand={excluded}&feature={feature}&open=now&id={}",
+        ids.join(",")
+    );
+    let got = app.get(&format!("{base_uri}{filters}")).await;
+    assert_eq!(got.status, 200, "{}", String::from_utf8_lossy(&got.body));
+    let got = got.json();
+    let want: Vec<&str> = discounted
+        .iter()
+        .filter(|s| ids.iter().any(|i| i == s["id"].as_str().unwrap_or_default()))
+        .filter(|s| brand_of(s) != excluded && features(s).contains(&feature))
+        .filter(|s| s["attributes"]["open"] == serde_json::json!(true))
+        .map(|s| s["id"].as_str().expect("id"))
+        .collect();
+    let served: Vec<&str> =
+        got["data"].as_array().expect("data").iter().map(|s| s["id"].as_str().expect("id")).collect();
+    assert_eq!(served, want);
+    assert!(!want.is_empty(), "the filters leave some stations to compare");
+    // Each kept station's cost is the route answer's with the same docket; at the docket's
+    // brand the effective price is 6 c/L under the pump's.
+    for s in got["data"].as_array().expect("data") {
+        let same = discounted.iter().find(|d| d["id"] == s["id"]).expect("on the route");
+        assert_eq!(s["attributes"]["cost"], same["attributes"]["cost"]);
+        let price = &s["attributes"]["price"];
+        let off = tenths(&price["products"]["1"]) - tenths(&price["effective"]["1"]);
+        assert_eq!(off, if brand_of(s) == docket { 60 } else { 0 }, "{}", s["id"]);
+    }
+    // The limit cuts the same order.
+    let cut = app.get(&format!("{base_uri}{filters}&limit=2")).await.json();
+    let cut: Vec<&str> =
+        cut["data"].as_array().expect("data").iter().map(|s| s["id"].as_str().expect("id")).collect();
+    assert_eq!(cut, want.iter().take(2).copied().collect::<Vec<_>>());
+    assert_eq!(app.source_requests(), requests, "answered from the day's catalog");
+}
