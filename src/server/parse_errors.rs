@@ -35,7 +35,7 @@ pub fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
         out.extend_from_slice(
             b"content-type: application/vnd.api+json\r\naccess-control-allow-origin: *\r\n",
         );
-        crate::render::errors::jsonapi_error(ErrorCode::InvalidQuery, detail::INVALID_QUERY)
+        crate::render::errors::jsonapi_error(ErrorCode::InvalidQuery, detail::INVALID_QUERY, None)
     } else {
         Vec::new()
     };

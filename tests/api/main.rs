@@ -7,6 +7,7 @@ mod catalog;
 mod consumers;
 mod deploy;
 mod enrich;
+mod errors;
 mod events;
 mod explore;
 mod feed_fixtures;

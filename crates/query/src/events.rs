@@ -3,7 +3,7 @@
 //! (`station`, or `near` with `radius`) and when to say so (`below`, `rise`). Read by the one
 //! grammar. Pure.
 
-use super::grammar::{Param, QueryError, filter, invalid, plain, read_up_to, tenths_within};
+use super::grammar::{Param, QueryError, filter, invalid, invalid_in, plain, read_up_to, tenths_within};
 use super::selection::products;
 use super::stations::{DEFAULT_RADIUS_KM, MAX_RADIUS_KM, parse_near, station_id};
 use crate::model::codes::ProductCode;
@@ -92,7 +92,10 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
     let values = read_up_to(raw, &PARAMS, if long { MAX_LEN_WITH_STATIONS } else { MAX_LEN })?;
     let get = |name: &str| values.get(name).map(str::trim);
     if long && get("station").is_none() {
-        return Err(invalid(format!("events query of {} characters without station", raw.len())));
+        return Err(invalid(format!(
+            "the query is {} characters long; at most {MAX_LEN} are read here ({MAX_LEN_WITH_STATIONS} with station)",
+            raw.len()
+        )));
     }
     let products = match values.get("product") {
         Some(v) => products(v)?,
@@ -102,23 +105,38 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
     let near = get("near").map(parse_near).transpose()?;
     let radius_m = match get("radius") {
         None => DEFAULT_RADIUS_KM * 1000.0,
-        Some(_) if near.is_none() => return Err(invalid("radius needs near")),
+        Some(_) if near.is_none() => {
+            return Err(invalid_in("radius", "radius needs near, e.g. near=-31.95,115.86&radius=10"));
+        }
         Some(v) => {
-            let r = super::stations::plain_decimal(v).ok_or_else(|| invalid(format!("radius {v:?}")))?;
-            if !(r > 0.0 && r <= MAX_RADIUS_KM) {
-                return Err(invalid(format!("radius {r} out of range")));
-            }
+            let r = super::stations::plain_decimal(v).filter(|r| *r > 0.0 && *r <= MAX_RADIUS_KM).ok_or_else(|| {
+                invalid_in(
+                    "radius",
+                    format!("radius must be more than 0 and at most {MAX_RADIUS_KM} km, e.g. radius=10; not {v:?}"),
+                )
+            })?;
             r * 1000.0
         }
     };
     let watched = match (get("station"), near) {
-        (Some(_), Some(_)) => return Err(invalid("station and near together")),
+        (Some(_), Some(_)) => {
+            return Err(invalid_in(
+                "station",
+                "station and near do not go together: watch stations or a place",
+            ));
+        }
         (Some(list), None) => {
-            let mut ids = list.split(',').map(|id| station_id(id.trim())).collect::<Result<Vec<_>, _>>()?;
+            let mut ids = list
+                .split(',')
+                .map(|id| station_id(id.trim()).map_err(|e| e.for_parameter("station")))
+                .collect::<Result<Vec<_>, _>>()?;
             ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
             ids.dedup();
             if ids.len() > MAX_ALERT_STATIONS {
-                return Err(invalid(format!("{} stations (at most {MAX_ALERT_STATIONS})", ids.len())));
+                return Err(invalid_in(
+                    "station",
+                    format!("station names {} stations; at most {MAX_ALERT_STATIONS}", ids.len()),
+                ));
             }
             Some(Watched::Stations(ids))
         }
@@ -126,18 +144,24 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
         (None, None) => None,
     };
     // Cents a litre, 0.1 to 999.9.
-    let below = get("below").map(|v| tenths_within("below", v, (1, 9_999))).transpose()?;
-    let rise = get("rise").map(|v| tenths_within("rise", v, (1, 9_999))).transpose()?;
+    let below = get("below").map(|v| tenths_within("below", v, (1, 9_999), "below=180")).transpose()?;
+    let rise = get("rise").map(|v| tenths_within("rise", v, (1, 9_999), "rise=5")).transpose()?;
     let alert = match watched {
         None if below.is_some() || rise.is_some() => {
-            return Err(invalid("below and rise need station or near"));
+            let which = if below.is_some() { "below" } else { "rise" };
+            return Err(invalid_in(which, format!("{which} needs station or near: the stations it watches")));
         }
         None => None,
         Some(watched) => match products.as_slice() {
             [product] if values.get("product").is_some() => {
                 Some(AlertFilter { product: *product, watched, below, rise })
             }
-            _ => return Err(invalid("an alert needs exactly one product")),
+            _ => {
+                return Err(invalid_in(
+                    "product",
+                    "an alert (station or near) needs exactly one product, e.g. product=1",
+                ));
+            }
         },
     };
     Ok(EventsQuery { products, since, alert })
@@ -145,10 +169,16 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
 
 /// An event id: decimal digits, as the stream wrote it (`since` and `Last-Event-ID`).
 pub fn event_id(text: &str) -> Result<i64, QueryError> {
+    let bad = || {
+        invalid_in(
+            "since",
+            format!("since is an event id (the stream's id: lines), e.g. since=0 to replay; not {text:?}"),
+        )
+    };
     if text.is_empty() || text.len() > 18 || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid(format!("event id {text:?}")));
+        return Err(bad());
     }
-    text.parse().map_err(|_| invalid(format!("event id {text:?}")))
+    text.parse().map_err(|_| bad())
 }
 
 #[cfg(test)]

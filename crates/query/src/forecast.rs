@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::grammar::{Param, QueryError, filter, invalid, plain, read};
+use super::grammar::{Param, QueryError, filter, invalid_in, plain, read};
 use super::selection::{MAX_COMBINATIONS, code_list};
 use super::stations::{iso_date, one_product, station_id};
 use crate::model::codes::{BrandCode, ProductCode, RegionCode};
@@ -54,10 +54,7 @@ fn parse(
     let regions = p.get("region").map(|v| code_list(v, "region")).transpose()?;
     // Region membership is asked of the source, one request per region (as `/v1?region=`).
     if regions.as_ref().is_some_and(|r| r.len() > MAX_COMBINATIONS) {
-        return Err(QueryError {
-            detail: crate::model::error_code::detail::TOO_MANY_COMBINATIONS,
-            reason: "too many regions".into(),
-        });
+        return Err(super::stations::too_many_regions());
     }
     let horizon = match p.get("horizon").map(str::trim) {
         None => MAX_HORIZON,
@@ -65,15 +62,20 @@ fn parse(
             let ok = v.len() == 1 && v.bytes().all(|b| b.is_ascii_digit());
             let n: usize = if ok { v.parse().unwrap_or(0) } else { 0 };
             if !(1..=MAX_HORIZON).contains(&n) {
-                return Err(invalid(format!("horizon {v:?}")));
+                return Err(invalid_in(
+                    "horizon",
+                    format!(
+                        "horizon is a whole number of days from 1 to {MAX_HORIZON}, e.g. horizon=3; not {v:?}"
+                    ),
+                ));
             }
             n
         }
     };
     let today = perth_now(now).date();
-    let as_of = p.get("asof").map(iso_date).transpose()?.unwrap_or(today);
+    let as_of = p.get("asof").map(|v| iso_date("asOf", v)).transpose()?.unwrap_or(today);
     if as_of > today {
-        return Err(invalid("asOf is after today"));
+        return Err(invalid_in("asOf", format!("asOf ({as_of}) is after today; e.g. asOf={today}")));
     }
     Ok(ForecastQuery { station, product, brands, regions, horizon, as_of, today: as_of == today })
 }
@@ -102,22 +104,33 @@ pub fn parse_record(raw: &str, now: Timestamp) -> Result<RecordQuery, QueryError
     let product = one_product(p.get("product"))?;
     let brands = p.get("brand").map(|v| code_list(v, "brand")).transpose()?;
     let regions = p.get("region").map(|v| code_list(v, "region")).transpose()?;
-    let station = p.get("station").map(|v| station_id(v.trim())).transpose()?;
+    let station =
+        p.get("station").map(|v| station_id(v.trim()).map_err(|e| e.for_parameter("station"))).transpose()?;
     if station.is_some() && (brands.is_some() || regions.is_some()) {
-        return Err(invalid("station with brand or region"));
+        return Err(invalid_in(
+            "station",
+            "station does not go with brand or region: a station's record is its own",
+        ));
     }
     let today = perth_now(now).date();
-    let to = p.get("to").map(iso_date).transpose()?.unwrap_or(today);
+    let to = p.get("to").map(|v| iso_date("to", v)).transpose()?.unwrap_or(today);
     let back = |n: i64| to.checked_sub(jiff::Span::new().days(n - 1)).unwrap_or(to);
-    let from = p.get("from").map(iso_date).transpose()?.unwrap_or_else(|| back(RECORD_DEFAULT_DAYS));
+    let from =
+        p.get("from").map(|v| iso_date("from", v)).transpose()?.unwrap_or_else(|| back(RECORD_DEFAULT_DAYS));
     if to > today {
-        return Err(invalid("to is after today"));
+        return Err(invalid_in("to", format!("to ({to}) is after today; e.g. to={today}")));
     }
     if from > to {
-        return Err(invalid("from is after to"));
+        return Err(invalid_in(
+            "from",
+            format!("from ({from}) is after to ({to}); give from on or before to"),
+        ));
     }
     if from < back(RECORD_MAX_DAYS) {
-        return Err(invalid("more than 366 days"));
+        return Err(invalid_in(
+            "from",
+            format!("a record covers at most {RECORD_MAX_DAYS} days; e.g. from={}", back(RECORD_MAX_DAYS)),
+        ));
     }
     Ok(RecordQuery { station, product, brands, regions, from, to })
 }

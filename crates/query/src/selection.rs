@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::grammar::{MAX_QUERY_LEN, Param, QueryError, Values, filter, invalid, plain, read_up_to};
+use super::grammar::{MAX_QUERY_LEN, Param, QueryError, Values, filter, invalid_in, plain, read_up_to};
 use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode, Table, product_codes};
 use crate::model::documents::Expand;
 use crate::model::error_code::detail;
@@ -120,7 +120,12 @@ pub fn selection(dialect: Dialect, values: &Values, now: Timestamp) -> Result<Se
     if selection.mode() == Mode::SourceFiltered && selection.combinations() > MAX_COMBINATIONS {
         return Err(QueryError {
             detail: detail::TOO_MANY_COMBINATIONS,
-            reason: format!("{} source combinations", selection.combinations()),
+            reason: format!(
+                "this selection needs {} source requests (products × brands × regions × suburbs); \
+                 at most {MAX_COMBINATIONS}: name fewer, or leave brand and suburb out",
+                selection.combinations()
+            ),
+            parameter: None,
         });
     }
     Ok(selection)
@@ -180,23 +185,38 @@ pub fn products(value: &str) -> Result<Vec<ProductCode>, QueryError> {
     code_list(value, "product")
 }
 
-/// A comma list of one table's codes (`what` names it in the logged reason): trimmed, each in
-/// the table, de-duplicated, ascending.
-pub fn code_list<K: Table>(value: &str, what: &str) -> Result<Vec<Code<K>>, QueryError> {
-    Ok(codes(value, what, K::has)?.into_iter().filter_map(Code::parse).collect())
+/// A comma list of one table's codes for the parameter `param`: trimmed, each in the table,
+/// de-duplicated, ascending.
+pub fn code_list<K: Table>(value: &str, param: &str) -> Result<Vec<Code<K>>, QueryError> {
+    Ok(codes(value, param, K::has)?.into_iter().filter_map(Code::parse).collect())
 }
 
-/// A comma list of integer codes: trimmed, each valid, de-duplicated, ascending.
-pub fn codes(value: &str, what: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
+/// What a code parameter's codes are, and where a user finds them.
+fn code_words(param: &str) -> &'static str {
+    match param {
+        "product" => {
+            "product codes (1 Unleaded, 2 Premium 95, 4 Diesel, 5 LPG, 6 Premium 98, 10 E85, 11 Brand diesel)"
+        }
+        "brand" | "excludeBrand" => "brand codes (GET /v1/brands lists them)",
+        "region" => "region codes (FuelWatch's; docs/api.md lists them)",
+        "feature" => "feature codes (docs/api.md lists them)",
+        _ => "restriction codes (docs/api.md lists them)",
+    }
+}
+
+/// A comma list of integer codes for `param`: trimmed, each valid, de-duplicated, ascending.
+pub fn codes(value: &str, param: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
+    let example = (1..=u8::MAX).find(|c| valid(*c)).unwrap_or(1);
+    let rule = || format!("{param} takes comma-separated {}, e.g. {param}={example}", code_words(param));
     let mut out = Vec::new();
     for item in value.split(',') {
         let item = item.trim();
-        if item.is_empty() || item.len() > 3 || !item.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid(format!("{what} {item:?}")));
-        }
-        let code: u8 = item.parse().map_err(|_| invalid(format!("{what} {item:?}")))?;
+        let code = (!item.is_empty() && item.len() <= 3 && item.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| item.parse::<u8>().ok())
+            .flatten()
+            .ok_or_else(|| invalid_in(param, format!("{}; {item:?} is not a code", rule())))?;
         if !valid(code) {
-            return Err(invalid(format!("unknown {what} {code}")));
+            return Err(invalid_in(param, format!("{}; {code} is not one", rule())));
         }
         out.push(code);
     }
@@ -211,10 +231,19 @@ fn suburbs(value: &str) -> Result<Vec<String>, QueryError> {
         let collapsed = item.split_whitespace().collect::<Vec<_>>().join(" ");
         let chars = collapsed.chars().count();
         if chars == 0 || chars > MAX_SUBURB_CHARS {
-            return Err(invalid(format!("suburb of {chars} characters")));
+            return Err(invalid_in(
+                "suburb",
+                format!(
+                    "suburb takes comma-separated suburb names of 1 to {MAX_SUBURB_CHARS} characters, \
+                     e.g. suburb=ELLENBROOK; one here has {chars}"
+                ),
+            ));
         }
         if collapsed.chars().any(char::is_control) {
-            return Err(invalid("control character in suburb"));
+            return Err(invalid_in(
+                "suburb",
+                "suburb names hold no control characters, e.g. suburb=ELLENBROOK",
+            ));
         }
         out.push(collapsed.to_uppercase());
     }
@@ -227,7 +256,10 @@ fn yes_no(value: &str) -> Result<bool, QueryError> {
     match value.trim().to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
-        other => Err(invalid(format!("surrounding {other:?}"))),
+        other => Err(invalid_in(
+            "surrounding",
+            format!("surrounding is yes or no, e.g. surrounding=no; not {other:?}"),
+        )),
     }
 }
 
@@ -237,9 +269,14 @@ fn day(value: &str, now: Timestamp) -> Result<(Day, Date), QueryError> {
     if let Some(d) = Day::from_word(value) {
         return Ok((d, d.resolve(now)));
     }
-    let date = parse_dmy(value).ok_or_else(|| invalid(format!("day {value:?}")))?;
-    let d = Day::for_date(date, now)
-        .ok_or_else(|| invalid(format!("day {date} is not yesterday, today or tomorrow")))?;
+    let rule = "day is today, tomorrow, yesterday or one of those dates as DD/MM/YYYY, e.g. day=tomorrow";
+    let date = parse_dmy(value).ok_or_else(|| invalid_in("day", format!("{rule}; not {value:?}")))?;
+    let d = Day::for_date(date, now).ok_or_else(|| {
+        invalid_in(
+            "day",
+            format!("{rule}; {value} is not one of them (older days: /v1/stations/{{id}}/history)"),
+        )
+    })?;
     Ok((d, date))
 }
 
@@ -262,7 +299,14 @@ fn expand(value: &str) -> Result<Expand, QueryError> {
             "restrictions" => e.restrictions = true,
             "all" => e = Expand { brand: true, site_features: true, restrictions: true },
             other => {
-                return Err(QueryError { detail: detail::BAD_EXPAND, reason: format!("expand {other:?}") });
+                return Err(QueryError {
+                    detail: detail::BAD_EXPAND,
+                    reason: format!(
+                        "expand takes brand, siteFeatures, restrictions or all, comma-separated, \
+                         e.g. expand=brand; {other:?} is none of them"
+                    ),
+                    parameter: Some("expand".into()),
+                });
             }
         }
     }

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{
-    MAX_QUERY_LEN, MAX_ROUTE_QUERY_LEN, Param, QueryError, Values, filter, invalid, plain, read,
+    MAX_QUERY_LEN, MAX_ROUTE_QUERY_LEN, Param, QueryError, Values, filter, invalid, invalid_in, plain, read,
     tenths_within,
 };
 use super::selection::{
@@ -115,20 +115,26 @@ pub const MAX_DISCOUNT_TENTHS: i64 = 500;
 fn discounts(value: &str) -> Result<Vec<(BrandCode, i64)>, QueryError> {
     let mut out: Vec<(BrandCode, i64)> = Vec::new();
     for item in value.split(',') {
-        let (brand, amount) = item
-            .trim()
-            .split_once(':')
-            .ok_or_else(|| invalid(format!("discount {item:?} is not brand:c/L")))?;
-        let brand: Vec<BrandCode> = code_list(brand, "brand")?;
-        let [brand] = brand.as_slice() else { return Err(invalid(format!("discount {item:?}"))) };
-        let tenths = tenths_within("discount", amount.trim(), (1, MAX_DISCOUNT_TENTHS))?;
+        let rule = "discount takes brand:cents-a-litre pairs, comma-separated, each discount more than 0 \
+                    and at most 50 with at most one decimal, e.g. discount=2:4,23:6.5";
+        let bad = |why: String| invalid_in("discount", format!("{rule}; {why}"));
+        let (brand, amount) =
+            item.trim().split_once(':').ok_or_else(|| bad(format!("{:?} has no ':'", item.trim())))?;
+        let brand: Vec<BrandCode> = code_list(brand, "brand")
+            .map_err(|_| bad(format!("{brand:?} is not a brand code (GET /v1/brands)")))?;
+        let [brand] = brand.as_slice() else { return Err(bad(format!("{item:?} names no single brand"))) };
+        let tenths = tenths_within("discount", amount.trim(), (1, MAX_DISCOUNT_TENTHS), "discount=2:4")
+            .map_err(|_| bad(format!("{:?} is not such a discount", amount.trim())))?;
         if out.iter().any(|(b, _)| b == brand) {
-            return Err(invalid(format!("discount names brand {brand} twice")));
+            return Err(bad(format!("brand {brand} is named twice")));
         }
         out.push((*brand, tenths));
     }
     if out.len() > MAX_DISCOUNTS {
-        return Err(invalid(format!("discount names {} brands, at most {MAX_DISCOUNTS}", out.len())));
+        return Err(invalid_in(
+            "discount",
+            format!("discount names {} brands; at most {MAX_DISCOUNTS}, e.g. discount=2:4", out.len()),
+        ));
     }
     out.sort_by_key(|(b, _)| *b);
     Ok(out)
@@ -152,6 +158,9 @@ pub enum OpenAt {
 /// How far ahead `open` may ask.
 pub const OPEN_AHEAD_DAYS: i64 = 7;
 
+const OPEN_RULE: &str = "open is now, a time today as HH:MM or a Perth date and time up to 7 days ahead as \
+                         YYYY-MM-DDTHH:MM, e.g. open=now or open=21:30";
+
 /// `open=now|HH:MM|YYYY-MM-DDTHH:MM`: `HH:MM` is today; a date-time from today's midnight to
 /// [`OPEN_AHEAD_DAYS`] days ahead of `now`.
 fn open_at(value: &str, now: Timestamp) -> Result<OpenAt, QueryError> {
@@ -169,12 +178,17 @@ fn open_at(value: &str, now: Timestamp) -> Result<OpenAt, QueryError> {
     };
     let at = match v.split_once('T') {
         None => clock(v).map(|t| here.date().to_datetime(t)),
-        Some((d, t)) => iso_date(d).ok().zip(clock(t)).map(|(d, t)| d.to_datetime(t)),
+        Some((d, t)) => iso_date("open", d).ok().zip(clock(t)).map(|(d, t)| d.to_datetime(t)),
     }
-    .ok_or_else(|| invalid(format!("open {value:?}")))?;
+    .ok_or_else(|| invalid_in("open", format!("{OPEN_RULE}; not {value:?}")))?;
     let latest = here.checked_add(jiff::Span::new().days(OPEN_AHEAD_DAYS)).unwrap_or(here);
     if at < here.date().to_datetime(jiff::civil::Time::midnight()) || at > latest {
-        return Err(invalid(format!("open {value:?} is not between today and 7 days ahead")));
+        return Err(invalid_in(
+            "open",
+            format!(
+                "{OPEN_RULE}; {value} is not between today's midnight and {OPEN_AHEAD_DAYS} days from now"
+            ),
+        ));
     }
     Ok(OpenAt::At(at))
 }
@@ -234,14 +248,14 @@ impl Keep {
 fn station_ids(value: &str) -> Result<Vec<StationId>, QueryError> {
     let mut out: Vec<StationId> = Vec::new();
     for item in value.split(',') {
-        let id = station_id(item.trim())?;
+        let id = station_id(item.trim()).map_err(|e| e.for_parameter("id"))?;
         if out.contains(&id) {
-            return Err(invalid(format!("station id {} given twice", id.as_str())));
+            return Err(invalid_in("id", format!("id names station {} twice; name each once", id.as_str())));
         }
         out.push(id);
     }
     if out.len() > MAX_IDS {
-        return Err(invalid(format!("{} station ids, at most {MAX_IDS}", out.len())));
+        return Err(invalid_in("id", format!("id names {} stations; at most {MAX_IDS}", out.len())));
     }
     Ok(out)
 }
@@ -253,14 +267,17 @@ fn keep(values: &Values, selection: &Selection) -> Result<Keep, QueryError> {
     let features = get("feature")
         .map(|v| codes(v, "feature", |c| crate::model::codes::feature(c).is_some()))
         .transpose()?;
-    let exclude_brands = get("excludebrand").map(|v| code_list(v, "brand")).transpose()?;
+    let exclude_brands = get("excludebrand").map(|v| code_list(v, "excludeBrand")).transpose()?;
     if let (Some(kept), Some(left)) = (&selection.brands, &exclude_brands)
         && let Some(both) = left.iter().find(|b| kept.contains(b))
     {
-        return Err(invalid(format!("brand {both} both kept and excluded")));
+        return Err(invalid_in(
+            "excludeBrand",
+            format!("brand {both} is both in brand and in excludeBrand; name it in one of them"),
+        ));
     }
     let exclude_restrictions = get("excluderestriction")
-        .map(|v| codes(v, "restriction", |c| crate::model::codes::restriction(c).is_some()))
+        .map(|v| codes(v, "excludeRestriction", |c| crate::model::codes::restriction(c).is_some()))
         .transpose()?;
     Ok(Keep { ids, features, exclude_brands, exclude_restrictions })
 }
@@ -338,20 +355,35 @@ pub fn plain_decimal(text: &str) -> Option<f64> {
 }
 
 pub fn parse_near(value: &str) -> Result<Point, QueryError> {
-    let (lat, lng) = value.split_once(',').ok_or_else(|| invalid("near needs lat,lng"))?;
-    let latitude = plain_decimal(lat.trim()).ok_or_else(|| invalid(format!("near latitude {lat:?}")))?;
-    let longitude = plain_decimal(lng.trim()).ok_or_else(|| invalid(format!("near longitude {lng:?}")))?;
-    if !(WA_LATITUDE.0..=WA_LATITUDE.1).contains(&latitude)
-        || !(WA_LONGITUDE.0..=WA_LONGITUDE.1).contains(&longitude)
-    {
-        return Err(invalid("near is outside Western Australia"));
+    let bad = |why: String| invalid_in("near", format!("{NEAR_RULE}; {why}"));
+    let (lat, lng) = value.split_once(',').ok_or_else(|| bad(format!("{value:?} has no comma")))?;
+    let latitude = plain_decimal(lat.trim()).ok_or_else(|| bad(format!("{lat:?} is not a latitude")))?;
+    let longitude = plain_decimal(lng.trim()).ok_or_else(|| bad(format!("{lng:?} is not a longitude")))?;
+    let inside = |(lo, hi): (f64, f64), v: f64| (lo..=hi).contains(&v);
+    if !inside(WA_LATITUDE, latitude) || !inside(WA_LONGITUDE, longitude) {
+        // Swapped coordinates are the usual mistake: say so when swapping them fits.
+        let swapped = inside(WA_LATITUDE, longitude) && inside(WA_LONGITUDE, latitude);
+        let hint = if swapped {
+            format!(" (latitude first: near={},{})", lng.trim(), lat.trim())
+        } else {
+            String::new()
+        };
+        return Err(bad(format!("{latitude},{longitude} is outside Western Australia{hint}")));
     }
     Ok(Point { latitude, longitude })
 }
 
-/// The station id of a path: 64 lowercase hex characters.
+const NEAR_RULE: &str = "near is latitude,longitude in decimal degrees inside Western Australia \
+                         (latitude -36 to -13, longitude 112 to 130), e.g. near=-31.95,115.86";
+
+/// A station id: 64 lowercase hex characters (a path's, or one of a list's).
 pub fn station_id(text: &str) -> Result<StationId, QueryError> {
-    StationId::parse(text).ok_or_else(|| invalid("malformed station id"))
+    StationId::parse(text).ok_or_else(|| {
+        invalid(format!(
+            "a station id is 64 lowercase hex characters (the id of a station in /v1/stations); {:?} is not one",
+            text.chars().take(70).collect::<String>()
+        ))
+    })
 }
 
 /// Parse `/v1/stations` at `now`.
@@ -382,7 +414,10 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
         (None, None) => MAX_QUERY_LEN,
     };
     if raw.len() > bound {
-        return Err(invalid(format!("query of {} characters over {bound}", raw.len())));
+        return Err(invalid(format!(
+            "the query is {} characters long; at most {bound} are read here (4,096 with id, 8,192 with route)",
+            raw.len()
+        )));
     }
     let keep = keep(&values, &selection)?;
     let open = get("open").map(|v| open_at(v, now)).transpose()?;
@@ -390,39 +425,48 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     let near = get("near").map(parse_near).transpose()?;
     let radius_km = match get("radius") {
         None => DEFAULT_RADIUS_KM,
-        Some(_) if near.is_none() => return Err(invalid("radius needs near")),
-        Some(v) => {
-            let r = plain_decimal(v).ok_or_else(|| invalid(format!("radius {v:?}")))?;
-            if !(r > 0.0 && r <= MAX_RADIUS_KM) {
-                return Err(invalid(format!("radius {r} out of range")));
-            }
-            r
+        Some(_) if near.is_none() => {
+            return Err(invalid_in("radius", "radius needs near, e.g. near=-31.95,115.86&radius=10"));
         }
+        Some(v) => kilometres("radius", v, MAX_RADIUS_KM, "radius=10")?,
     };
     let route = match get("route") {
-        None if get("detour").is_some() => return Err(invalid("detour needs route")),
+        None if get("detour").is_some() => {
+            return Err(invalid_in("detour", "detour needs route (an encoded polyline)"));
+        }
         None => None,
-        Some(_) if near.is_some() => return Err(invalid("route and near together")),
+        Some(_) if near.is_some() => {
+            return Err(invalid_in(
+                "route",
+                "route and near do not go together: ask along a route or near a point",
+            ));
+        }
         Some(encoded) => {
             let bounds = (WA_LATITUDE, WA_LONGITUDE);
-            let decoded = route::Route::decode(encoded, bounds).map_err(|e| invalid(e.to_string()))?;
+            let decoded = route::Route::decode(encoded, bounds).map_err(|e| {
+                invalid_in(
+                    "route",
+                    format!(
+                        "route is an encoded polyline (precision 5, as map services return) of 2 to 1,000 points \
+                         inside Western Australia; {e}"
+                    ),
+                )
+            })?;
             let detour_km = match get("detour") {
                 None => DEFAULT_DETOUR_KM,
-                Some(v) => {
-                    let d = plain_decimal(v).ok_or_else(|| invalid(format!("detour {v:?}")))?;
-                    if !(d > 0.0 && d <= MAX_DETOUR_KM) {
-                        return Err(invalid(format!("detour {d} out of range")));
-                    }
-                    d
-                }
+                Some(v) => kilometres("detour", v, MAX_DETOUR_KM, "detour=2")?,
             };
             // The search's work grows with the corridor's area (the grid cells it covers and
             // the segments each cell names), so the area is what is bounded.
             let corridor_km2 = decoded.length_m() / 1000.0 * 2.0 * detour_km;
             if corridor_km2 > MAX_CORRIDOR_KM2 {
-                return Err(invalid(format!(
-                    "route corridor of {corridor_km2:.0} km² (length × 2 × detour) over {MAX_CORRIDOR_KM2:.0} km²"
-                )));
+                return Err(invalid_in(
+                    "detour",
+                    format!(
+                        "the route's corridor is {corridor_km2:.0} km² (length × 2 × detour), over \
+                         {MAX_CORRIDOR_KM2:.0} km²: ask with a smaller detour or a shorter route"
+                    ),
+                ));
             }
             Some(RouteSearch {
                 encoded: encoded.into(),
@@ -433,16 +477,24 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     };
     let stop = match (get("fill"), get("consumption")) {
         (None, None) => None,
-        (Some(_), None) | (None, Some(_)) => return Err(invalid("fill and consumption go together")),
+        (Some(_), None) => {
+            return Err(invalid_in("consumption", "fill needs consumption too, e.g. fill=50&consumption=8.5"));
+        }
+        (None, Some(_)) => {
+            return Err(invalid_in("fill", "consumption needs fill too, e.g. fill=50&consumption=8.5"));
+        }
         (Some(_), Some(_)) if near.is_none() && route.is_none() => {
-            return Err(invalid("fill needs near or route"));
+            return Err(invalid_in(
+                "fill",
+                "fill needs near or route: the drive is from a point or along a route",
+            ));
         }
         (Some(_), Some(_)) if selection.products.len() != 1 => {
-            return Err(invalid("fill needs exactly one product"));
+            return Err(invalid_in("product", "fill needs exactly one product, e.g. product=1"));
         }
         (Some(f), Some(c)) => Some(StopCost {
-            fill_tenths: tenths_within("fill", f, FILL_TENTHS)?,
-            consumption_tenths: tenths_within("consumption", c, CONSUMPTION_TENTHS)?,
+            fill_tenths: tenths_within("fill", f, FILL_TENTHS, "fill=50")?,
+            consumption_tenths: tenths_within("consumption", c, CONSUMPTION_TENTHS, "consumption=8.5")?,
         }),
     };
     let one_product = selection.products.len() == 1;
@@ -452,16 +504,32 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
         None if route.is_some() => Sort::Along,
         None => Sort::Suburb,
         Some("distance") if near.is_some() => Sort::Distance,
-        Some("distance") => return Err(invalid("sort=distance needs near")),
+        Some("distance") => {
+            return Err(invalid_in("sort", "sort=distance needs near, e.g. near=-31.95,115.86"));
+        }
         Some("along") if route.is_some() => Sort::Along,
         Some("detour") if route.is_some() => Sort::Detour,
-        Some("along" | "detour") => return Err(invalid("sort=along and sort=detour need route")),
+        Some(s @ ("along" | "detour")) => return Err(invalid_in("sort", format!("sort={s} needs route"))),
         Some("cost") if stop.is_some() => Sort::Cost,
-        Some("cost") => return Err(invalid("sort=cost needs fill and consumption")),
+        Some("cost") => {
+            return Err(invalid_in(
+                "sort",
+                "sort=cost needs fill and consumption, e.g. fill=50&consumption=8.5",
+            ));
+        }
         Some("price") if one_product => Sort::Price,
-        Some("price") => return Err(invalid("sort=price needs exactly one product")),
+        Some("price") => {
+            return Err(invalid_in("sort", "sort=price needs exactly one product, e.g. product=1"));
+        }
         Some("name") => Sort::Name,
-        Some(other) => return Err(invalid(format!("sort {other:?}"))),
+        Some(other) => {
+            return Err(invalid_in(
+                "sort",
+                format!(
+                    "sort is distance, along, detour, price, cost or name, e.g. sort=price; not {other:?}"
+                ),
+            ));
+        }
     };
     let limit = match get("limit") {
         None => None,
@@ -469,7 +537,10 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
             let ok = !v.is_empty() && v.len() <= 4 && v.bytes().all(|b| b.is_ascii_digit());
             let n: usize = if ok { v.parse().unwrap_or(0) } else { 0 };
             if !(1..=MAX_LIMIT).contains(&n) {
-                return Err(invalid(format!("limit {v:?}")));
+                return Err(invalid_in(
+                    "limit",
+                    format!("limit is a whole number from 1 to {MAX_LIMIT}, e.g. limit=10; not {v:?}"),
+                ));
             }
             Some(n)
         }
@@ -532,25 +603,42 @@ pub fn newest_published(now: Timestamp) -> Date {
     if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today }
 }
 
-pub fn iso_date(value: &str) -> Result<Date, QueryError> {
+/// A date `YYYY-MM-DD` given as the parameter `param`.
+pub fn iso_date(param: &str, value: &str) -> Result<Date, QueryError> {
     let v = value.trim();
     let b = v.as_bytes();
     let shape = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
         && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    let bad = |why: &str| {
+        invalid_in(
+            param,
+            format!("{param} is a date as YYYY-MM-DD, e.g. {param}=2026-01-31; {value:?} {why}"),
+        )
+    };
     if !shape {
-        return Err(invalid(format!("date {value:?}")));
+        return Err(bad("is not written so"));
     }
-    v.parse().map_err(|_| invalid(format!("date {value:?}")))
+    v.parse().map_err(|_| bad("is no such day"))
+}
+
+/// A distance in kilometres: more than 0 and at most `max`.
+fn kilometres(param: &str, value: &str, max: f64, example: &str) -> Result<f64, QueryError> {
+    plain_decimal(value).filter(|v| *v > 0.0 && *v <= max).ok_or_else(|| {
+        invalid_in(
+            param,
+            format!("{param} must be more than 0 and at most {max} km, e.g. {example}; not {value:?}"),
+        )
+    })
 }
 
 /// `from`/`to` with defaults (the 90 days up to today) and bounds.
 fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, Date), QueryError> {
     let today = perth_now(now).date();
     let back = |d: Date| d.checked_sub(jiff::Span::new().days(DEFAULT_RANGE_DAYS - 1)).unwrap_or(d);
-    let to = to.map(iso_date).transpose()?;
-    let from = from.map(iso_date).transpose()?;
+    let to = to.map(|v| iso_date("to", v)).transpose()?;
+    let from = from.map(|v| iso_date("from", v)).transpose()?;
     let (from, to) = match (from, to) {
         (Some(f), Some(t)) => (f, t),
         (Some(f), None) => (f, today),
@@ -558,19 +646,37 @@ fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, 
         (None, None) => (back(today), today),
     };
     if from > to {
-        return Err(invalid("from is after to"));
+        return Err(invalid_in(
+            "from",
+            format!("from ({from}) is after to ({to}); give from on or before to"),
+        ));
     }
-    if to > newest_published(now) {
-        return Err(invalid("to is after the newest published day"));
+    let newest = newest_published(now);
+    if to > newest {
+        return Err(invalid_in(
+            "to",
+            format!("to ({to}) is after the newest published day, {newest}; e.g. to={newest}"),
+        ));
     }
     Ok((from, to))
 }
 
 pub fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
-    let value = value.ok_or_else(|| invalid("product is required"))?;
+    let one = "product is required here, exactly one product code (1 Unleaded, 2 Premium 95, 4 Diesel, 5 LPG, \
+               6 Premium 98, 10 E85, 11 Brand diesel), e.g. product=1";
+    let value = value.ok_or_else(|| invalid_in("product", one))?;
     match products(value)?.as_slice() {
         [p] => Ok(*p),
-        _ => Err(invalid("exactly one product")),
+        _ => Err(invalid_in("product", format!("{one}; {value:?} names more than one"))),
+    }
+}
+
+/// More regions than the source can be asked about in one answer.
+pub fn too_many_regions() -> QueryError {
+    QueryError {
+        detail: crate::model::error_code::detail::TOO_MANY_COMBINATIONS,
+        reason: format!("region names more than {MAX_COMBINATIONS} regions; name fewer"),
+        parameter: Some("region".into()),
     }
 }
 
@@ -595,21 +701,28 @@ pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> 
     let regions = get("region").map(|v| code_list(v, "region")).transpose()?;
     // Region membership is asked of the source, one request per region (as `/v1?region=`).
     if regions.as_ref().is_some_and(|r| r.len() > MAX_COMBINATIONS) {
-        return Err(QueryError {
-            detail: crate::model::error_code::detail::TOO_MANY_COMBINATIONS,
-            reason: "too many regions".into(),
-        });
+        return Err(too_many_regions());
     }
     let (from, to) = range(get("from"), get("to"), now)?;
     let interval = match get("interval").map(str::trim) {
         None | Some("day") => Interval::Day,
         Some("week") => Interval::Week,
         Some("month") => Interval::Month,
-        Some(other) => return Err(invalid(format!("interval {other:?}"))),
+        Some(other) => {
+            return Err(invalid_in(
+                "interval",
+                format!("interval is day, week or month, e.g. interval=week; not {other:?}"),
+            ));
+        }
     };
     let days = (to - from).get_days() + 1;
     if interval == Interval::Day && days > MAX_DAILY_STATS_DAYS {
-        return Err(invalid(format!("{days} days of daily statistics")));
+        return Err(invalid_in(
+            "interval",
+            format!(
+                "daily statistics cover at most {MAX_DAILY_STATS_DAYS} days, these {days}: ask interval=week or month"
+            ),
+        ));
     }
     Ok(StatsQuery { product, brands, regions, from, to, interval })
 }

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::grammar::{QueryError, Values, filter, invalid, plain, read};
+use super::grammar::{QueryError, Values, filter, invalid_in, plain, read};
 use super::stations::{DEFAULT_RANGE_DAYS, iso_date, newest_published, one_product};
 use crate::model::codes::ProductCode;
 use crate::model::wholesale::{Centre, has_wholesale};
@@ -27,21 +27,38 @@ pub fn parse_wholesale(raw: &str, now: Timestamp) -> Result<WholesaleQuery, Quer
     let p: Values = read(raw, &[filter("product"), filter("centre"), plain("from"), plain("to")])?;
     let product = one_product(p.get("product"))?;
     if !has_wholesale(product) {
-        return Err(invalid(format!("product {product} has no terminal gate price")));
+        return Err(invalid_in(
+            "product",
+            format!(
+                "product {product} has no terminal gate price; FuelWatch publishes one for 1 Unleaded, 2 Premium 95, 4 Diesel and 6 Premium 98, e.g. product=1"
+            ),
+        ));
     }
     let centre = match p.get("centre") {
         None => Centre::Perth,
-        Some(text) => Centre::from_slug(text.trim()).ok_or_else(|| invalid(format!("centre {text:?}")))?,
+        Some(text) => Centre::from_slug(text.trim()).ok_or_else(|| {
+            let names: Vec<&str> = Centre::ALL.iter().map(|c| c.slug()).collect();
+            invalid_in(
+                "centre",
+                format!("centre is one of {}, e.g. centre=perth; not {text:?}", names.join(", ")),
+            )
+        })?,
     };
     let newest = newest_published(now);
-    let to = p.get("to").map(iso_date).transpose()?.unwrap_or(newest);
+    let to = p.get("to").map(|v| iso_date("to", v)).transpose()?.unwrap_or(newest);
     let back = to.checked_sub(jiff::Span::new().days(DEFAULT_RANGE_DAYS - 1)).unwrap_or(to);
-    let from = p.get("from").map(iso_date).transpose()?.unwrap_or(back).max(FIRST_DAY);
+    let from = p.get("from").map(|v| iso_date("from", v)).transpose()?.unwrap_or(back).max(FIRST_DAY);
     if from > to {
-        return Err(invalid("from is after to"));
+        return Err(invalid_in(
+            "from",
+            format!("from ({from}) is after to ({to}); give from on or before to"),
+        ));
     }
     if to > newest {
-        return Err(invalid("to is after the newest published day"));
+        return Err(invalid_in(
+            "to",
+            format!("to ({to}) is after the newest published day, {newest}; e.g. to={newest}"),
+        ));
     }
     Ok(WholesaleQuery { product, centre, from, to })
 }

@@ -72,6 +72,7 @@ impl<const LEGACY: bool> Endpoint for Prices<LEGACY> {
     const ERRORS: Flavor = if LEGACY { Flavor::Legacy } else { Flavor::JsonApi };
     const OFFER: Offer = if LEGACY { Offer::LegacyJson } else { Offer::JsonApi };
     const FRESHNESS: Freshness = Freshness::Prices;
+    const EXPLAINS: bool = false;
     type Query = Selection;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<Selection, QueryError> {

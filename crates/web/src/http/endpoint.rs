@@ -88,6 +88,9 @@ pub trait Endpoint: Send + Sync + 'static {
     const FRESHNESS: Freshness;
     /// Whether the path ends in `{station_id}`.
     const STATION_IN_PATH: bool = false;
+    /// Whether a refused query is answered with its rule and parameter (every route but the
+    /// reference's `/v1` and `/legacy`, which keep their documented texts).
+    const EXPLAINS: bool = true;
 
     /// The parsed query (and station id).
     type Query: Send + Sync;
@@ -138,7 +141,8 @@ async fn pipeline<E: Endpoint>(state: &AppState, request: &mut Parts) -> Result<
     let now = state.catalog.now();
     // The front cache was tried before the router (`app::public_site`): a request here missed.
     let id = path_station_id::<E>(request).await?;
-    let query = E::parse(id.as_deref(), request.uri.query().unwrap_or(""), now)?;
+    let query = E::parse(id.as_deref(), request.uri.query().unwrap_or(""), now)
+        .map_err(|e| if E::EXPLAINS { ApiError::Query(e) } else { ApiError::ReferenceQuery(e) })?;
     let built = E::build(state, &query, media, now);
     let (doc, found) = cached(&state.rendered, E::key(&query, media), state.catalog.now(), built).await?;
     let served = E::OFFER.served(media, E::FRESHNESS);

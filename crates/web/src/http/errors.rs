@@ -33,9 +33,14 @@ pub enum Flavor {
 /// A failed request, with its cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    /// The query breaks a rule; nothing was read or fetched.
+    /// The query breaks a rule; nothing was read or fetched. The answer says which rule and
+    /// names the parameter (`errors[].source.parameter`).
     #[error("invalid query: {}", .0.reason)]
     Query(#[from] QueryError),
+    /// The same on `/v1` and `/legacy`, whose answers keep the reference's own texts (their
+    /// clients match them) and gain nothing.
+    #[error("invalid query: {}", .0.reason)]
+    ReferenceQuery(QueryError),
     /// A document's data could not be had (prices, history, a station).
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -77,10 +82,20 @@ impl ApiError {
         }
     }
 
-    /// The error catalog's code, the safe text and `Retry-After` for this failure.
-    fn public(&self) -> (ErrorCode, &'static str, Option<u32>) {
+    /// The parameter an error names, when it names one.
+    fn parameter(&self) -> Option<&str> {
         match self {
-            Self::Query(e) => (ErrorCode::InvalidQuery, e.detail, None),
+            Self::Query(e) => e.parameter.as_deref(),
+            Self::Shared(e) => e.parameter(),
+            _ => None,
+        }
+    }
+
+    /// The error catalog's code, the safe text and `Retry-After` for this failure.
+    fn public(&self) -> (ErrorCode, &str, Option<u32>) {
+        match self {
+            Self::Query(e) => (ErrorCode::InvalidQuery, e.reason.as_str(), None),
+            Self::ReferenceQuery(e) => (ErrorCode::InvalidQuery, e.detail, None),
             Self::Catalog(CatalogError::Prices { code, detail, retry_after, .. }) => {
                 (*code, detail, *retry_after)
             }
@@ -105,7 +120,7 @@ impl ApiError {
     /// Log the cause: client mistakes quietly, failures of ours or upstream loudly.
     fn log(&self) {
         match self {
-            Self::Query(e) => tracing::debug!(reason = %e.reason, "invalid query"),
+            Self::Query(e) | Self::ReferenceQuery(e) => tracing::debug!(reason = %e.reason, "invalid query"),
             Self::Catalog(CatalogError::Prices { code, reason, .. }) => {
                 tracing::warn!(code = code.as_str(), reason = %reason, "source selection failed")
             }
@@ -122,7 +137,7 @@ impl ApiError {
         let (code, detail, retry_after) = self.public();
         let status = StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let (content_type, body) = match flavor {
-            Flavor::JsonApi => ("application/vnd.api+json", jsonapi_error(code, detail)),
+            Flavor::JsonApi => ("application/vnd.api+json", jsonapi_error(code, detail, self.parameter())),
             Flavor::Legacy => ("application/json", legacy_error(code, detail)),
             Flavor::Empty => ("", Vec::new()),
         };
@@ -190,8 +205,9 @@ mod tests {
             reason: String::new(),
         };
         assert_eq!(status_and_retry(ApiError::from(busy)), (503, Some("2".into())));
-        let bad = crate::query::QueryError { detail: detail::INVALID_QUERY, reason: "x".into() };
-        assert_eq!(status_and_retry(ApiError::from(bad)), (400, None));
+        let bad = crate::query::grammar::invalid_in("radius", "radius must be more than 0");
+        assert_eq!(status_and_retry(ApiError::from(bad.clone())), (400, None));
+        assert_eq!(status_and_retry(ApiError::ReferenceQuery(bad)), (400, None));
     }
 
     #[test]

@@ -4,13 +4,13 @@ use serde_json::json;
 
 use crate::model::error_code::ErrorCode;
 
-/// `{"jsonapi":{"version":"1.1"},"errors":[{"status","code","detail"}]}`
-pub fn jsonapi_error(code: ErrorCode, detail: &str) -> Vec<u8> {
-    let doc = json!({
-        "jsonapi": {"version": "1.1"},
-        "errors": [{"status": code.status().to_string(), "code": code.as_str(), "detail": detail}],
-    });
-    serde_json::to_vec(&doc).unwrap_or_default()
+/// `{"jsonapi":{"version":"1.1"},"errors":[{"status","code","detail"[,"source":{"parameter"}]}]}`
+pub fn jsonapi_error(code: ErrorCode, detail: &str, parameter: Option<&str>) -> Vec<u8> {
+    let mut error = json!({"status": code.status().to_string(), "code": code.as_str(), "detail": detail});
+    if let Some(parameter) = parameter {
+        error["source"] = json!({ "parameter": parameter });
+    }
+    serde_json::to_vec(&json!({"jsonapi": {"version": "1.1"}, "errors": [error]})).unwrap_or_default()
 }
 
 /// `{"error":{"code","message"}}`
