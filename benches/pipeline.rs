@@ -229,6 +229,7 @@ fn nearby() {
             missing: None,
             open_at,
             discounts: None,
+            unknown_suburbs: None,
         };
         wafuel::render::stations::render_jsonapi(&doc).expect("render").len()
     };

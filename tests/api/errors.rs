@@ -207,3 +207,48 @@ async fn the_reference_routes_keep_their_texts_and_gain_nothing() {
     );
     assert_eq!(app.source_requests(), 0);
 }
+
+/// `suburb=` naming a suburb no station of the day is in: the answer says so in
+/// `meta.unknownSuburbs`, with the known names close to it; a known suburb is not named.
+#[tokio::test]
+async fn an_unknown_suburb_is_named_with_the_known_names_close_to_it() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let all = app.get("/v1/stations?product=1").await.json();
+    let suburbs: std::collections::BTreeSet<String> = all["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|s| s["attributes"]["address"]["suburb"].as_str().expect("suburb").to_uppercase())
+        .collect();
+    // A known suburb of eight letters or more, misspelt by one dropped letter.
+    let known = suburbs
+        .iter()
+        .find(|s| s.len() >= 8 && s.chars().all(|c| c.is_ascii_uppercase()))
+        .expect("a long suburb");
+    let misspelt: String = known.chars().enumerate().filter(|(i, _)| *i != 2).map(|(_, c)| c).collect();
+    assert!(!suburbs.contains(&misspelt));
+    for surrounding in ["", "&surrounding=no"] {
+        let uri = format!(
+            "/v1/stations?product=1&suburb={},{}{surrounding}",
+            misspelt.to_lowercase(),
+            known.to_lowercase()
+        );
+        let r = app.get(&uri).await;
+        assert_eq!(r.status, 200, "{uri}");
+        let doc = r.json();
+        assert_valid("StationsDocument", &doc);
+        let unknown = doc["meta"]["unknownSuburbs"].as_array().expect("unknownSuburbs").clone();
+        assert_eq!(unknown.len(), 1, "{unknown:?}");
+        assert_eq!(unknown[0]["suburb"], misspelt.as_str());
+        let meant: Vec<&str> =
+            unknown[0]["didYouMean"].as_array().expect("list").iter().filter_map(|v| v.as_str()).collect();
+        assert!(meant.contains(&known.as_str()) && meant.len() <= 3, "{meant:?}");
+    }
+    // Every suburb known: an empty list; no suburb filter: no member.
+    let fine = app
+        .get(&format!("/v1/stations?product=1&suburb={}&surrounding=no", known.to_lowercase()))
+        .await
+        .json();
+    assert_eq!(fine["meta"]["unknownSuburbs"], serde_json::json!([]));
+    assert!(all["meta"].get("unknownSuburbs").is_none());
+}

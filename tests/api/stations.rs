@@ -202,9 +202,23 @@ async fn history_across_several_simulated_days() {
     assert_eq!(text.lines().count(), 5);
     assert_conditional_get(&app, &uri, &[]).await;
     assert_head_parity(&app, &uri, &[]).await;
-    // A product the station never had in the store: 404.
+    // A product the station never had in the store: 404, saying which it has.
     let never = app.get(&format!("/v1/stations/{id}/history?product=10")).await;
     assert_eq!(never.status, 404);
+    let error = &never.json()["errors"][0];
+    assert_eq!(error["code"], "not_found");
+    let detail = error["detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("This station has no stored E85 prices; its history holds product")
+            && detail.contains(" 1 (Unleaded Petrol)"),
+        "{detail}"
+    );
+    assert!(detail.ends_with(": e.g. product=1."), "{detail}");
+    assert_eq!(detail.contains("4 (Diesel)"), origin.products.contains(&4), "{detail}");
+    // A station the history never had: the plain text.
+    let unknown = app.get(&format!("/v1/stations/{}/history?product=1", "0".repeat(64))).await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.json()["errors"][0]["detail"], "Station not found.");
 }
 
 /// Seed `days` past days through the real parser, as the demo does.

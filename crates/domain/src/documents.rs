@@ -251,6 +251,16 @@ pub struct StationsDoc<'m> {
     pub open_at: jiff::civil::DateTime,
     /// The query's discounts: (brand, tenths of a cent).
     pub discounts: Option<Vec<(u8, i64)>>,
+    /// The suburbs asked for that no station of the day is in, each with up to three known
+    /// names close to it; `None` without a `suburb` filter.
+    pub unknown_suburbs: Option<Vec<UnknownSuburb>>,
+}
+
+/// A suburb no station of the day is in, and the known names it may have meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownSuburb {
+    pub suburb: String,
+    pub did_you_mean: Vec<String>,
 }
 
 /// A forecast document (`/v1/forecast`, `/v1/stations/{id}/forecast`).

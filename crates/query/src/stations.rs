@@ -478,7 +478,10 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     let stop = match (get("fill"), get("consumption")) {
         (None, None) => None,
         (Some(_), None) => {
-            return Err(invalid_in("consumption", "fill needs consumption too, e.g. fill=50&consumption=8.5"));
+            return Err(invalid_in(
+                "consumption",
+                "fill needs consumption too, e.g. fill=50&consumption=8.5",
+            ));
         }
         (None, Some(_)) => {
             return Err(invalid_in("fill", "consumption needs fill too, e.g. fill=50&consumption=8.5"));

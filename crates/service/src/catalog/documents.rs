@@ -212,7 +212,14 @@ impl Catalog {
             .ids
             .as_ref()
             .map(|_| missing_ids(query, &rows).into_iter().map(str::to_string).collect());
+        let unknown_suburbs = match &query.selection.suburbs {
+            Some(asked) if only.is_none() => {
+                Some(self.unknown_suburbs(&query.selection, asked, &rows).await?)
+            }
+            _ => None,
+        };
         let doc = StationsDoc {
+            unknown_suburbs,
             scope: scope(&query.selection),
             near: query.near.map(|centre| Circle { centre, radius_m: query.radius_m }),
             route: query.route.as_ref().map(|r| RouteSummary {

@@ -13,6 +13,7 @@ pub mod market;
 pub mod profiles;
 pub mod records;
 pub mod search;
+mod suburbs;
 pub mod wholesale;
 
 use std::collections::{HashMap, HashSet};
@@ -53,6 +54,10 @@ pub enum CatalogError {
     /// No such station (in that day's catalog, or in the history with that product).
     #[error("station not found")]
     NotFound,
+    /// The history has the station, but never with the product asked: what it does have, in
+    /// words (`404 not_found`).
+    #[error("{0}")]
+    NotSold(String),
     /// This process keeps no price history (the same answer as a failing history store).
     #[error("no price history is kept")]
     NoHistory,
@@ -183,7 +188,8 @@ impl Catalog {
     }
 
     /// One station's stored prices of `product` from `from` to `to`, as (date, tenths of a
-    /// cent); `NotFound` when the history never had that station with that product.
+    /// cent); `NotFound` when the history never had that station, `NotSold` when it never had
+    /// it with that product (saying which products it has).
     pub async fn station_history(
         &self,
         station_id: &StationId,
@@ -192,11 +198,27 @@ impl Catalog {
         to: jiff::civil::Date,
     ) -> Result<Vec<(jiff::civil::Date, i64)>, CatalogError> {
         let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
-        history
-            .store
-            .station_history(station_id.as_str(), product, from, to)
-            .await?
-            .ok_or(CatalogError::NotFound)
+        if let Some(points) = history.store.station_history(station_id.as_str(), product, from, to).await? {
+            return Ok(points);
+        }
+        // Only on the way to a 404: which products the station has (a day's read each, empty
+        // for a product it has and `None` for one it never had).
+        let mut sold = Vec::new();
+        for other in crate::model::codes::product_codes().filter(|p| *p != product) {
+            if history.store.station_history(station_id.as_str(), other, to, to).await?.is_some() {
+                sold.push(other);
+            }
+        }
+        let Some(first) = sold.first() else { return Err(CatalogError::NotFound) };
+        let name = |p: ProductCode| crate::model::codes::product(p.get()).map_or("?", |p| p.name);
+        let has: Vec<String> = sold.iter().map(|p| format!("{} ({})", p.get(), name(*p))).collect();
+        Err(CatalogError::NotSold(format!(
+            "This station has no stored {} prices; its history holds {} {}: e.g. product={}.",
+            name(product),
+            if has.len() == 1 { "product" } else { "products" },
+            has.join(", "),
+            first.get()
+        )))
     }
 
     pub fn prices(&self) -> &Arc<PriceService> {

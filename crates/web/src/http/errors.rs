@@ -105,6 +105,7 @@ impl ApiError {
                 (ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Some(5))
             }
             Self::Catalog(CatalogError::NotFound) => (ErrorCode::NotFound, detail::STATION_NOT_FOUND, None),
+            Self::Catalog(CatalogError::NotSold(text)) => (ErrorCode::NotFound, text.as_str(), None),
             Self::Catalog(CatalogError::NoForecast(NoForecast::TooLittleHistory)) => {
                 (ErrorCode::NotFound, detail::TOO_LITTLE_HISTORY, None)
             }
@@ -124,7 +125,10 @@ impl ApiError {
             Self::Catalog(CatalogError::Prices { code, reason, .. }) => {
                 tracing::warn!(code = code.as_str(), reason = %reason, "source selection failed")
             }
-            Self::Catalog(CatalogError::NotFound | CatalogError::NoForecast(_)) | Self::Refused { .. } => {}
+            Self::Catalog(
+                CatalogError::NotFound | CatalogError::NotSold(_) | CatalogError::NoForecast(_),
+            )
+            | Self::Refused { .. } => {}
             Self::Catalog(e) => tracing::warn!(error = %e, "history store unavailable"),
             Self::Render(e) => tracing::error!(error = %e, "document could not be written"),
             Self::Shared(e) => e.log(),

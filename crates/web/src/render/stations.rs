@@ -64,6 +64,16 @@ struct StationsMeta<'a> {
     /// The query's discounts, c/L by brand code.
     #[serde(skip_serializing_if = "Option::is_none")]
     discounts: Option<std::collections::BTreeMap<String, f64>>,
+    /// With `suburb`: the suburbs asked for that no station of the day is in.
+    #[serde(rename = "unknownSuburbs", skip_serializing_if = "Option::is_none")]
+    unknown_suburbs: Option<Vec<UnknownSuburbMeta<'a>>>,
+}
+
+#[derive(Serialize)]
+struct UnknownSuburbMeta<'a> {
+    suburb: &'a str,
+    #[serde(rename = "didYouMean")]
+    did_you_mean: &'a [String],
 }
 
 struct StationResource<'a> {
@@ -136,6 +146,11 @@ pub fn render_jsonapi(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
             .discounts
             .as_ref()
             .map(|d| d.iter().map(|(b, t)| (b.to_string(), *t as f64 / 10.0)).collect()),
+        unknown_suburbs: doc.unknown_suburbs.as_ref().map(|list| {
+            list.iter()
+                .map(|u| UnknownSuburbMeta { suburb: &u.suburb, did_you_mean: &u.did_you_mean })
+                .collect()
+        }),
     };
     let mut out = Vec::with_capacity(1024 + doc.rows.len() * 900);
     if doc.one {
