@@ -24,6 +24,39 @@ impl crate::time::Clock for SystemClock {
     }
 }
 
+/// The machine's clock moved to start at another instant (`demo --now`): it runs on at the
+/// machine's pace from there, so timers and jobs behave as they would at that time of day.
+#[derive(Debug)]
+pub struct ShiftedClock {
+    /// Nanoseconds ahead of (or behind) the machine's clock.
+    offset_ns: std::sync::atomic::AtomicI64,
+}
+
+impl ShiftedClock {
+    pub fn starting_at(at: jiff::Timestamp) -> Self {
+        let clock = Self { offset_ns: std::sync::atomic::AtomicI64::new(0) };
+        clock.start_at(at);
+        clock
+    }
+
+    /// Read `at` now: the demo sets its clock again when it starts serving, so the time it
+    /// took to seed its store does not eat into the minutes before a publish.
+    pub fn start_at(&self, at: jiff::Timestamp) {
+        let ahead = at.duration_since(jiff::Timestamp::now()).as_nanos();
+        let ahead = i64::try_from(ahead).unwrap_or(if ahead < 0 { i64::MIN } else { i64::MAX });
+        self.offset_ns.store(ahead, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl crate::time::Clock for ShiftedClock {
+    fn now(&self) -> jiff::Timestamp {
+        let now = jiff::Timestamp::now();
+        let offset =
+            jiff::SignedDuration::from_nanos(self.offset_ns.load(std::sync::atomic::Ordering::SeqCst));
+        now.checked_add(offset).unwrap_or(now)
+    }
+}
+
 /// Memory for rendered documents (all encodings): plenty for every common selection.
 pub const RENDER_CACHE_BYTES: u64 = 32 * 1024 * 1024;
 

@@ -44,11 +44,17 @@ pub async fn simulate_source(args: SimulateArgs) -> anyhow::Result<ExitCode> {
 /// `wafuel demo`: the API over an in-process simulated origin, with seeded history and a
 /// Places stand-in, in a store of its own (simulated prices never reach a real store).
 pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let clock: SharedClock = Arc::new(SystemClock);
+    let start = args.now.map(|s| s.resolve(jiff::Timestamp::now()));
+    let shifted = start.map(|at| Arc::new(crate::app::ShiftedClock::starting_at(at)));
+    let clock: SharedClock = match &shifted {
+        Some(shifted) => shifted.clone(),
+        None => Arc::new(SystemClock),
+    };
     let sim = SimHandle::spawn("127.0.0.1:0".parse()?, clock.clone(), Default::default()).await?;
     let dir = std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id()));
     let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
     say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
+    say!("its store: {}/demo.sqlite3 (simulated prices only; removed when the demo stops)", dir.display());
     // Past days of prices, so history, statistics and the price cycle have shape.
     say!("seeding {DEMO_HISTORY_DAYS} past days of price history…");
     let history: Arc<dyn crate::store::history::HistoryStore> = store.clone();
@@ -102,7 +108,15 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     // answer, so every chart has its wholesale line from the start.
     say!("importing two years of terminal gate (wholesale) prices…");
     demo_wholesale(store.clone(), sim.wholesale_list_url(), today.year() - 2).await;
-    let result = serve_api(config, &args.listen, None, wholesale).await;
+    if let (Some(shifted), Some(at)) = (&shifted, start) {
+        shifted.start_at(at);
+        let perth = crate::time::perth_now(at).strftime("%Y-%m-%d %H:%M:%S");
+        say!("the demo's clock starts at {perth} Perth time (--now) and runs on from there");
+    }
+    // The hourly warm job runs as in `serve` (14:31 brings tomorrow's prices and a
+    // `published` event); the enrichment already ran once above.
+    let jobs = Jobs { warm: true, places: None };
+    let result = serve_api(config, &args.listen, jobs, wholesale).await;
     if let Some(archive) = archive {
         archive.abort();
     }
@@ -195,7 +209,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ..args.store.apply(AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock)))
     };
     let wholesale = if args.jobs.no_jobs { None } else { Some(args.wholesale.client()?) };
-    serve_api(config, &args.listen, (!args.jobs.no_jobs).then_some(&args.places), wholesale).await
+    let jobs = Jobs { warm: !args.jobs.no_jobs, places: (!args.jobs.no_jobs).then_some(&args.places) };
+    serve_api(config, &args.listen, jobs, wholesale).await
 }
 
 /// `wafuel warm`: one warm pass; failure when any extract failed.
@@ -244,12 +259,19 @@ pub async fn enrich(args: EnrichArgs) -> anyhow::Result<ExitCode> {
     Ok(if report.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// Serve the public API and the admin port until a signal; with `jobs`, run the hourly warm
-/// job and (given a Places key) the enrichment job too.
+/// The background jobs a served API runs beside it.
+struct Jobs<'a> {
+    /// The hourly warm job (and its passes just after 14:30).
+    warm: bool,
+    /// The enrichment job, given a Places key.
+    places: Option<&'a PlacesArgs>,
+}
+
+/// Serve the public API and the admin port until a signal, with `jobs` beside it.
 async fn serve_api(
     config: AppConfig,
     listen: &ListenArgs,
-    jobs: Option<&PlacesArgs>,
+    jobs: Jobs<'_>,
     wholesale: Option<crate::source::wholesale::WholesaleClient>,
 ) -> anyhow::Result<ExitCode> {
     let store = config.store.clone();
@@ -284,9 +306,11 @@ async fn serve_api(
         let clock = app.state().catalog.prices().clock().clone();
         background.push(tokio::spawn(crate::jobs::wholesale::run(store.clone(), client, clock)));
     }
-    if let Some(places) = jobs {
-        let prices = app.state().catalog.prices().clone();
+    let prices = app.state().catalog.prices().clone();
+    if jobs.warm {
         background.push(tokio::spawn(warm::run_hourly(prices.clone())));
+    }
+    if let Some(places) = jobs.places {
         match places.client()? {
             Some(client) => background.push(tokio::spawn(enrich::run_every(
                 prices,

@@ -279,12 +279,71 @@ pub struct DemoArgs {
     /// (a quicker start, for runs that need no long history).
     #[arg(long, env = "WAFUEL_NO_IMPORT")]
     pub no_import: bool,
+    /// Run the whole demo (its simulated FuelWatch, jobs and answers) on a clock that starts
+    /// here and runs on at the machine's pace: `today 14:29` (Perth time; also `tomorrow
+    /// HH:MM`, `HH:MM`, `YYYY-MM-DDTHH:MM`) or an RFC 3339 time. `--now 'today 14:29'` shows
+    /// tomorrow's prices being published, and a `published` event on `/v1/events`, within two
+    /// minutes.
+    #[arg(long, env = "WAFUEL_NOW", value_parser = parse_start)]
+    pub now: Option<StartAt>,
     #[command(flatten)]
     pub listen: ListenArgs,
     #[command(flatten)]
     pub public: PublicArgs,
     #[command(flatten)]
     pub meta: MetaArgs,
+}
+
+/// Where `demo --now` starts its clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartAt {
+    /// An instant (RFC 3339).
+    Instant(jiff::Timestamp),
+    /// A Perth wall-clock time on the machine's Perth day plus `days`.
+    Perth { days: i8, time: jiff::civil::Time },
+    /// A Perth date and time.
+    Civil(jiff::civil::DateTime),
+}
+
+impl StartAt {
+    /// The instant this names, read against `now` (the machine's time).
+    pub fn resolve(self, now: jiff::Timestamp) -> jiff::Timestamp {
+        match self {
+            StartAt::Instant(at) => at,
+            StartAt::Perth { days, time } => {
+                let day = crate::time::perth_now(now).date();
+                let day = day.checked_add(jiff::Span::new().days(days)).unwrap_or(day);
+                crate::time::perth_instant(day.to_datetime(time))
+            }
+            StartAt::Civil(at) => crate::time::perth_instant(at),
+        }
+    }
+}
+
+fn parse_start(text: &str) -> Result<StartAt, String> {
+    let text = text.trim();
+    let clock = |t: &str| {
+        jiff::civil::Time::strptime("%H:%M", t.trim()).map_err(|_| format!("{t:?} is not a time as HH:MM"))
+    };
+    if let Ok(at) = text.parse::<jiff::Timestamp>() {
+        return Ok(StartAt::Instant(at));
+    }
+    if let Ok(at) = jiff::civil::DateTime::strptime("%Y-%m-%dT%H:%M", text) {
+        return Ok(StartAt::Civil(at));
+    }
+    let lower = text.to_ascii_lowercase();
+    let (days, time) = match lower.split_once(' ') {
+        Some(("today", t)) => (0, t),
+        Some(("tomorrow", t)) => (1, t),
+        Some(("yesterday", t)) => (-1, t),
+        None => (0, lower.as_str()),
+        Some(_) => {
+            return Err(format!(
+                "{text:?}: give `today HH:MM`, `HH:MM`, `YYYY-MM-DDTHH:MM` (Perth) or an RFC 3339 time"
+            ));
+        }
+    };
+    clock(time).map(|time| StartAt::Perth { days, time })
 }
 
 #[derive(Debug, Clone, Args)]
@@ -311,10 +370,12 @@ pub struct EnrichArgs {
 /// `GET /_sim/requests` (`DELETE` clears it).
 #[derive(Debug, Clone, Args)]
 pub struct SimulateArgs {
-    /// Address to serve the feed on (`GET /fuelwatch/fuelWatchRSS`).
-    #[arg(long, env = "WAFUEL_LISTEN", default_value = "127.0.0.1:8081")]
+    /// Address to serve the feed on (`GET /fuelwatch/fuelWatchRSS`). Its environment twin is
+    /// `WAFUEL_SIM_LISTEN` (not `serve`'s `WAFUEL_LISTEN`), so one environment can hold both.
+    #[arg(long, env = "WAFUEL_SIM_LISTEN", default_value = "127.0.0.1:8081")]
     pub listen: SocketAddr,
-    /// Fixed current time (RFC 3339, e.g. `2026-09-29T10:00:00+08:00`) instead of the clock.
+    /// Fixed current time (RFC 3339, e.g. `2026-09-29T10:00:00+08:00`) instead of the clock
+    /// (environment: `WAFUEL_SIM_NOW`, the simulator's twin as for `--listen`).
     #[arg(long, env = "WAFUEL_SIM_NOW")]
     pub now: Option<jiff::Timestamp>,
     /// Answer with this HTTP status (403, 429, 500, 503, …) instead of the feed.
@@ -393,6 +454,25 @@ mod tests {
         assert_eq!(f.mode, Some(FaultMode::WrongDate));
         assert_eq!(f.products, Some(vec![1, 4]));
         assert_eq!(f.times, Some(2));
+    }
+
+    #[test]
+    fn demo_now_reads_perth_times_and_instants() {
+        use jiff::civil::date;
+        // 10:00 Perth on 29 September 2026.
+        let now = crate::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let at = |text: &str| parse_start(text).map(|s| crate::time::perth_now(s.resolve(now)).datetime());
+        assert_eq!(at("today 14:29"), Ok(date(2026, 9, 29).at(14, 29, 0, 0)));
+        assert_eq!(at("Tomorrow 06:00"), Ok(date(2026, 9, 30).at(6, 0, 0, 0)));
+        assert_eq!(at("14:29"), Ok(date(2026, 9, 29).at(14, 29, 0, 0)));
+        assert_eq!(at("2026-10-01T14:29"), Ok(date(2026, 10, 1).at(14, 29, 0, 0)));
+        assert_eq!(at("2026-09-29T06:29:30Z"), Ok(date(2026, 9, 29).at(14, 29, 30, 0)));
+        for bad in ["today", "today 25:00", "next week 14:29", "14h29", ""] {
+            assert!(parse_start(bad).is_err(), "{bad}");
+        }
+        let cli = Cli::try_parse_from(["wafuel", "demo", "--now", "today 14:29"]).expect("parses");
+        let Command::Demo(args) = cli.command else { panic!("wrong command") };
+        assert!(args.now.is_some());
     }
 
     #[test]

@@ -316,3 +316,55 @@ async fn the_binary_runs_with_one_malloc_arena_per_core_unless_told_otherwise() 
         "the operator's setting wins"
     );
 }
+
+/// `demo --now`: the whole demo on a clock that starts at 14:30:50 Perth time today, so the
+/// warm job's 14:31 pass brings tomorrow's prices and `/v1/events` says `published` for
+/// tomorrow within a minute or so; before it, tomorrow is not yet published.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn the_demo_on_a_clock_of_its_own_shows_a_publish() {
+    let today =
+        jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("zone")).date();
+    let tomorrow = today.tomorrow().expect("a tomorrow");
+    let start_at = format!("{today}T14:30:50+08:00");
+    let demo = start(&[
+        "demo",
+        "--no-import",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--log-format",
+        "json",
+        "--now",
+        &start_at,
+    ]);
+    let mut stream =
+        http().get(format!("{}/v1/events?product=1&since=0", demo.public)).send().await.expect("events");
+    assert_eq!(stream.status(), 200);
+    let want = format!("\"date\":\"{tomorrow}\"");
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(150);
+    while !seen.split("\n\n").any(|e| e.contains("event: published") && e.contains(&want)) {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, stream.chunk()).await {
+            Ok(Ok(Some(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+            other => panic!("no published event for {tomorrow} in time ({other:?}); the stream said: {seen}"),
+        }
+    }
+    let doc: serde_json::Value = http()
+        .get(format!("{}/v1/stations?product=1&day=tomorrow&limit=1", demo.public))
+        .send()
+        .await
+        .expect("tomorrow")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(doc["meta"]["publicationStatus"], "available");
+    assert_eq!(doc["meta"]["sourceDate"], tomorrow.to_string());
+    let fetched = doc["meta"]["fetchedAt"].as_str().expect("fetchedAt");
+    assert!(fetched.starts_with(&format!("{today}T14:3")), "fetched on the demo's clock: {fetched}");
+}
