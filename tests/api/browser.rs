@@ -440,7 +440,7 @@ async fn the_explorer_on_a_desktop() {
     let accuracy = run(&client, "return document.getElementById('advice-accuracy').textContent").await;
     assert!(
         accuracy.as_str().is_some_and(
-            |a| a.contains(&format!("within 2 c/L on {} days out of 10", (within * 10.0).round()))
+            |a| a.contains(&format!("within 2 c/L on {} days out of 10", (within * 10.0 + 1e-9).floor()))
         ),
         "{accuracy} for {within}"
     );
@@ -717,6 +717,7 @@ async fn the_explorer_on_a_desktop() {
             .await;
     assert_eq!(marked, json!(expected_ids[0]), "the open station's dot is marked");
     favourites_and_a_docket(&client, &base, &expected_ids[0]).await;
+    what_a_new_user_tripped_on(&client, &base, &expected_ids[0]).await;
     let url = client.current_url().await.expect("url");
     assert!(url.fragment().is_some_and(|f| f.contains(&format!("station={}", expected_ids[0]))), "{url}");
     // A year of its history, asked from the day shown back, with the numbers as a table.
@@ -893,6 +894,66 @@ async fn the_explorer_on_a_desktop() {
     assert!(errors.is_empty(), "console errors on desktop: {errors:#?}");
     client.close().await.expect("closed");
     drop(restarted);
+}
+
+/// The card's phone as people write it, "Open 24 hours" said once, the chart's unit, and an
+/// address edited in the open tab taking effect (then put back).
+async fn what_a_new_user_tripped_on(client: &Client, base: &str, id: &str) {
+    let station = api(base, &format!("/v1/stations/{id}?expand=all")).await;
+    let a = &station["data"]["attributes"];
+    let phone =
+        run(client, "const p = document.querySelector('#card a[href^=\"tel:\"]'); return p && p.textContent")
+            .await;
+    match a["phone"].as_str() {
+        Some(e164) if e164.starts_with("+61") => {
+            let shown = phone.as_str().expect("a phone link");
+            assert!(!shown.starts_with('+'), "{shown} for {e164}: written as people write it");
+            let digits: String = shown.chars().filter(char::is_ascii_digit).collect();
+            assert_eq!(format!("+61{}", digits.trim_start_matches('0')), e164, "{shown} is {e164}");
+        }
+        Some(other) => assert_eq!(phone, json!(other)),
+        None => assert!(phone.is_null()),
+    }
+    let features = run(client, "const dt = [...document.querySelectorAll('#card dt')].find(d => d.textContent === 'Features'); return dt.nextElementSibling.textContent").await;
+    if a["is24Hours"] == json!(true) {
+        assert!(!features.as_str().unwrap_or_default().contains("Open 24 hours"), "{features}");
+    }
+    wait_until(
+        client,
+        "return [...document.querySelectorAll('#station-chart text')].some(t => t.textContent === 'c/L')",
+        "the chart's unit",
+    )
+    .await;
+
+    let hash = run(client, "return location.hash").await;
+    let hash = hash.as_str().expect("a hash").to_string();
+    assert!(hash.contains("fuel=1"), "{hash}");
+    run(client, &format!("location.hash = {}; return true", json!(hash.replace("fuel=1", "fuel=4")))).await;
+    wait_until(
+        client,
+        "return document.getElementById('fuel').value === '4' && document.getElementById('status').textContent.includes('Diesel')",
+        "the edited address's fuel",
+    )
+    .await;
+    // Put back: the card is drawn anew for it (a marked heading is replaced), with its chart.
+    run(
+        client,
+        &format!(
+            "document.getElementById('station-name').dataset.old = '1'; location.hash = {}; return true",
+            json!(hash)
+        ),
+    )
+    .await;
+    wait_until(
+        client,
+        "const s = document.getElementById('list-status').textContent;
+         const h = document.getElementById('station-name');
+         return document.getElementById('fuel').value === '1' && s.includes('Unleaded') && !s.includes('Finding')
+           && h && !h.dataset.old && !!document.querySelector('#card svg.chart polyline.series')
+           && !document.getElementById('station-key').textContent.includes('Loading')",
+        "the address put back, and the card with it",
+    )
+    .await;
 }
 
 /// The card's "Add to favourites", kept in this browser, and the list's "Favourites": the

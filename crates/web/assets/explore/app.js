@@ -496,7 +496,9 @@ function readHash() {
   if (FUELS[params.get("fuel")]) state.fuel = params.get("fuel");
   if (["today", "tomorrow"].includes(params.get("day"))) state.day = params.get("day");
   const near = (params.get("near") || "").split(",").map(Number);
-  if (near.length === 2 && insideWa(near[0], near[1])) state.near = { lat: near[0], lng: near[1], label: "the chosen point" };
+  // The same point as now (the address this page wrote) keeps its name ("your location").
+  const same = state.near && state.near.lat.toFixed(5) === near[0].toFixed(5) && state.near.lng.toFixed(5) === near[1]?.toFixed(5);
+  if (near.length === 2 && insideWa(near[0], near[1]) && !same) state.near = { lat: near[0], lng: near[1], label: "the chosen point" };
   if (/^[0-9a-f]{64}$/.test(params.get("station") || "")) state.station = params.get("station");
   if (["price", "distance", "name", "cost"].includes(params.get("sort"))) state.sort = params.get("sort");
   if (RADII.includes(Number(params.get("radius")))) state.radius = Number(params.get("radius"));
@@ -1357,6 +1359,24 @@ async function openStation(id, { focus = true, opener = null } = {}) {
   drawCard(doc, fuel, focus);
 }
 
+// FuelWatch's feature code of "Open 24 hours".
+const OPEN_24_HOURS = 21;
+
+/// An Australian number as people write it: +61893114700 → (08) 9311 4700, +61412345678 →
+/// 0412 345 678, +611300123456 → 1300 123 456; anything else as the API gave it.
+function phoneText(e164) {
+  const forms = [
+    [/^\+61([2378])(\d{4})(\d{4})$/, (m) => `(0${m[1]}) ${m[2]} ${m[3]}`],
+    [/^\+61(4\d{2})(\d{3})(\d{3})$/, (m) => `0${m[1]} ${m[2]} ${m[3]}`],
+    [/^\+61(1[38]00)(\d{3})(\d{3})$/, (m) => `${m[1]} ${m[2]} ${m[3]}`],
+  ];
+  for (const [form, write] of forms) {
+    const m = form.exec(e164);
+    if (m) return write(m);
+  }
+  return e164;
+}
+
 function drawCard(doc, fuel, focus) {
   const card = $("card");
   const s = doc.data;
@@ -1368,6 +1388,8 @@ function drawCard(doc, fuel, focus) {
       ? Object.entries(a.openHours).map(([day, h]) => `${day.slice(0, 3)} ${h.replaceAll(",", ", ")}`).join("; ")
       : "Not listed";
   const named = (list) => (Array.isArray(list) && list.length ? list.map((f) => f.name || f.description || f.code).join(", ") : "None listed");
+  // "Open 24 hours" is said under Hours already: not again as a feature.
+  const features = (a.siteFeatures || []).filter((f) => !(a.is24Hours && f.code === OPEN_24_HOURS));
   const products = Object.entries(a.price.products).map(([code, price]) =>
     el(
       "li",
@@ -1418,7 +1440,7 @@ function drawCard(doc, fuel, focus) {
       el("dt", { text: "Address" }),
       el("dd", { text: address }),
       el("dt", { text: "Phone" }),
-      el("dd", {}, a.phone ? el("a", { attrs: { href: `tel:${a.phone}` }, text: a.phone }) : "Not listed"),
+      el("dd", {}, a.phone ? el("a", { attrs: { href: `tel:${a.phone}` }, text: phoneText(a.phone) }) : "Not listed"),
       el("dt", { text: "Hours" }),
       el("dd", { text: hours }),
       openWords ? el("dt", { text: "Now" }) : null,
@@ -1426,7 +1448,7 @@ function drawCard(doc, fuel, focus) {
       el("dt", { text: `${fuelName(fuel)} last changed` }),
       el("dd", { attrs: { id: "card-last-change" }, text: last ? `${fmtDate(last.date)}, from ${cents(last.previous)}` : "Not in the stored history" }),
       el("dt", { text: "Features" }),
-      el("dd", { text: named(a.siteFeatures) }),
+      el("dd", { text: named(features) }),
       a.restrictions ? el("dt", { text: "Restrictions" }) : null,
       a.restrictions ? el("dd", { text: named(a.restrictions) }) : null,
     ),
@@ -1662,6 +1684,8 @@ function drawChart(svg, spec) {
     svg.append(svgEl("line", { class: "axis", x1: left, x2: right, y1: y(v).toFixed(1), y2: y(v).toFixed(1) }));
     svg.append(svgEl("text", { x: left - 6, y: (y(v) + 4).toFixed(1), "text-anchor": "end" }, step < 1 ? v.toFixed(1) : v.toFixed(0)));
   }
+  // The price axis's unit, under its numbers, beside the first date.
+  svg.append(svgEl("text", { x: 4, y: height - 8, class: "unit-label" }, "c/L"));
   const long = t1 - t0 > 400 * 86400000;
   const label = (d) => (long ? monthYear : shortDate).format(asDate(d));
   const ticks = width < 420 ? [[t0, "start"], [t1, "end"]] : [[t0, "start"], [(t0 + t1) / 2, "middle"], [t1, "end"]];
@@ -1776,8 +1800,8 @@ function marginWords(fuel, days, centre, interval) {
   return `What retailers pay for ${fuelName(fuel)} (${place}'s terminal gate price): ${latest.wholesale.toFixed(2)} c/L ${when}; the median pump price is ${side}, GST included in both.`;
 }
 
-/// The detected cycle in words, e.g. "Unleaded prices rise about every 14 days; last rise
-/// Wednesday 18 Nov; cheapest day usually Tuesday."
+/// The detected cycle in words, e.g. "Unleaded prices rise about every 14 days; the last
+/// rise from Tuesday 17 Nov to its peak on Wednesday 18 Nov; cheapest day usually Tuesday."
 function cycleWords(fuel, days, cycle, interval) {
   const name = fuelName(fuel);
   const latest = days.length ? days[days.length - 1] : null;
@@ -1788,7 +1812,9 @@ function cycleWords(fuel, days, cycle, interval) {
     return `${name} shows no regular price cycle${why}.${today}`;
   }
   const cheapest = cycle.cheapestWeekday ? `; cheapest day usually ${cycle.cheapestWeekday}` : "";
-  return `${name} prices rise about every ${cycle.periodDays} days; last rise ${fmtDate(cycle.lastPeak)}${cheapest}.${today}`;
+  // A rise runs from the cycle's low to its peak: dated by both, not by its peak alone.
+  const rise = cycle.lastTrough && cycle.lastTrough < cycle.lastPeak ? `the last rise from ${fmtDate(cycle.lastTrough)} to its peak on ${fmtDate(cycle.lastPeak)}` : `the last rise peaked ${fmtDate(cycle.lastPeak)}`;
+  return `${name} prices rise about every ${cycle.periodDays} days; ${rise}${cheapest}.${today}`;
 }
 
 // ---- fill now or wait ---------------------------------------------------------------------
@@ -1828,7 +1854,7 @@ function adviceWords(doc) {
     wait: `Wait: ${fuel} is likely to be about ${about} c/L cheaper by ${day}.`,
     either: `Fill when it suits you: ${fuel} prices are not expected to move by 1 c/L or more this week.`,
   }[advice.action] || advice.reason;
-  const within = accuracy.within2c && typeof accuracy.within2c[0] === "number" ? Math.round(accuracy.within2c[0] * 10) : null;
+  const within = accuracy.within2c && typeof accuracy.within2c[0] === "number" ? Math.floor(accuracy.within2c[0] * 10 + 1e-9) : null;
   const when = accuracy.days >= 300 ? "Last year" : `Over the last ${accuracy.days} days`;
   const told = within === null ? "This forecast has no track record yet." : `${when}, tomorrow's forecast was within 2 c/L on ${within} days out of 10.`;
   return [words, `${told} WA median; a guide, not a promise.`];
@@ -1930,6 +1956,22 @@ function start() {
     if (e.key === "Escape" && $("card-panel").classList.contains("open") && narrow()) closeCard();
   });
   $("retry").addEventListener("click", retryAll);
+  // The address edited (or a shared link pasted) in an open tab: show what it now says.
+  window.addEventListener("hashchange", () => {
+    const was = JSON.stringify([state.fuel, state.day, state.near, state.station, state.sort, state.radius]);
+    readHash();
+    if (JSON.stringify([state.fuel, state.day, state.near, state.station, state.sort, state.radius]) === was) return;
+    $("fuel").value = state.fuel;
+    $("sort").value = state.sort;
+    $("radius").value = String(state.radius);
+    for (const radio of document.querySelectorAll("input[name=day]")) radio.checked = radio.value === state.day;
+    if (state.near) {
+      $("view-near").disabled = false;
+      viewAround(state.near.lat, state.near.lng, 30);
+    }
+    loadStations();
+    loadMarket();
+  });
   wireStream();
   $("news-show").addEventListener("click", showTomorrow);
   window.addEventListener("online", retryAll);
