@@ -53,6 +53,11 @@ struct FixtureStation {
 
 const FIXTURE_JSON: &str = include_str!("data/stations.json");
 
+/// The days a recorded station's own prices hold: the recorded feed's day (29 September
+/// 2026) and the days before and after it.
+const FIXTURE_DAYS: std::ops::RangeInclusive<Date> =
+    jiff::civil::date(2026, 9, 28)..=jiff::civil::date(2026, 9, 30);
+
 /// Number of stations in the simulated state.
 pub const TARGET_STATIONS: usize = 940;
 
@@ -435,9 +440,38 @@ impl SimStation {
         if !self.products.contains(&product) {
             return None;
         }
-        if let Some(fixed) = self.fixed_prices.get(&product) {
+        // A recorded station's own prices on the days around its recording (the reference
+        // answers are kept byte for byte there); on any other day it is priced as the rest.
+        if let Some(fixed) = self.fixed_prices.get(&product).filter(|_| FIXTURE_DAYS.contains(&date)) {
             return Some(fixed.clone());
         }
+        let tenths = self.ordered_tenths(product, date);
+        let (whole, tenth) = (tenths / 10, tenths % 10);
+        Some(if tenth == 0 { whole.to_string() } else { format!("{whole}.{tenth}") })
+    }
+
+    /// A product's price in tenths with the grades in order, as at a real pump (FuelWatch's
+    /// July 2026 files: PULP never at or below ULP at a station selling both, 98 in 12 of
+    /// 22,403 station-days): each premium grade at least 5 c/L over the grade below it that
+    /// the station sells, the gap varying by station and day.
+    fn ordered_tenths(&self, product: u8, date: Date) -> u64 {
+        let own = self.generated_tenths(product, date);
+        let below = match product {
+            6 if self.products.contains(&2) => 2,
+            2 | 6 if self.products.contains(&1) => 1,
+            _ => return own,
+        };
+        let gap = mix(&[&self.seed().to_le_bytes(), b"gap", &[product], date.to_string().as_bytes()]) % 40;
+        own.max(self.ordered_tenths(below, date) + 50 + gap)
+    }
+
+    /// The station's seed: its name and address.
+    fn seed(&self) -> u64 {
+        mix(&[self.trading_name.as_bytes(), self.address.as_bytes()])
+    }
+
+    /// A product's price on a day in tenths of a cent, before the grades are put in order.
+    fn generated_tenths(&self, product: u8, date: Date) -> u64 {
         let day = date.to_string();
         let station = mix(&[self.trading_name.as_bytes(), self.address.as_bytes()]);
         let daily = mix(&[&station.to_le_bytes(), &[product], day.as_bytes()]);
@@ -446,10 +480,7 @@ impl SimStation {
         let remote = (((self.lat + 31.95).abs() + (self.lon - 115.86).abs()) * 2.5).min(40.0);
         let market = market_tenths(product, date, station);
         let noise = if is_cycling(product) { daily % 30 } else { daily % 20 };
-        let tenths = (base_tenths(product) + station % 180 + noise + (remote * 10.0) as u64)
-            .saturating_add_signed(market);
-        let (whole, tenth) = (tenths / 10, tenths % 10);
-        Some(if tenth == 0 { whole.to_string() } else { format!("{whole}.{tenth}") })
+        (base_tenths(product) + station % 180 + noise + (remote * 10.0) as u64).saturating_add_signed(market)
     }
 
     /// Distance in km to a point.
@@ -523,6 +554,25 @@ mod tests {
             assert!(s.price_text(3, d).is_none());
         }
         assert!(whole > 0, "some whole-cent prices");
+        // Off the recorded days, premium grades sit above unleaded at every station selling
+        // them, and the recorded stations are priced as the rest.
+        for day in [date(2026, 8, 1), date(2026, 12, 2), date(2027, 3, 15)] {
+            for s in &data.stations {
+                let price = |p: u8| s.price_text(p, day).and_then(|t| t.parse::<f64>().ok());
+                if let (Some(ulp), Some(pulp)) = (price(1), price(2)) {
+                    assert!(pulp >= ulp + 5.0, "{} on {day}: PULP {pulp} over ULP {ulp}", s.trading_name);
+                }
+                if let (Some(ulp), Some(ron98)) = (price(1), price(6)) {
+                    assert!(ron98 >= ulp + 5.0, "{} on {day}: 98 {ron98} over ULP {ulp}", s.trading_name);
+                }
+                if let (Some(pulp), Some(ron98)) = (price(2), price(6)) {
+                    assert!(ron98 >= pulp + 5.0, "{} on {day}: 98 {ron98} over PULP {pulp}", s.trading_name);
+                }
+            }
+            let roadhouse =
+                data.stations.iter().find(|s| s.trading_name == "Billabong Roadhouse").expect("recorded");
+            assert_ne!(roadhouse.price_text(1, day).as_deref(), Some("195.0"), "priced as the rest on {day}");
+        }
         let costco = &data.stations[0];
         assert_eq!(costco.price_text(1, d).as_deref(), Some("218.7"));
     }
