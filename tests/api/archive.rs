@@ -87,7 +87,7 @@ async fn small_archive(store: Arc<dyn Store>) {
     assert_eq!(s.written, 3 + 3 + 1, "live station's 3 days, the closed station's 3, the far one");
     assert_eq!((s.conflicts, s.unchanged), (1, 0), "the live price wins");
     assert_eq!((s.matched_stations, s.archive_stations), (1, 2));
-    assert_eq!(s.read.skipped.get("unknown product \"KEROSENE\""), Some(&1));
+    assert_eq!(s.read.skipped.get("not a fuel served here \"KEROSENE\""), Some(&1));
     assert_eq!(s.read.unknown_area, 1, "Southern Cross (no region code): kept, region unknown");
     assert!(s.line().contains("1 conflicts"), "{}", s.line());
 

@@ -608,6 +608,8 @@ async fn the_explorer_on_a_desktop() {
 
     // What a stop costs: a fill and a consumption typed in turn the list into the cost of the
     // stop, the API's own order, with the saving against the cheapest price in words.
+    // Folded until used: the settings open from their summary.
+    click(&client, Locator::Css("#stop-settings summary"), "the fill, car and docket settings").await;
     for (id, value) in [("fill", "50"), ("consumption", "8.5")] {
         let input = client.find(Locator::Id(id)).await.expect("a stop field");
         input.send_keys(&format!("{value}\u{E004}")).await.expect("typed, then Tab");
@@ -1094,6 +1096,16 @@ async fn the_explorer_on_a_phone() {
     )
     .await;
     assert_eq!(first_screen, json!([true, true, true]), "near-me controls on the first screen");
+    // …and a price: the list's first row is on the first screen too.
+    run(&phone, "window.scrollTo(0, 0); return true").await;
+    save_screenshot(&phone, "explore-phone-first-screen.png").await;
+    let price_seen = run(
+        &phone,
+        "const p = document.querySelector('#station-list li .price');
+         if (!p) return false; const r = p.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight",
+    )
+    .await;
+    assert_eq!(price_seen, json!(true), "a price on the phone's first screen");
     let overflow = run(&phone, "return document.documentElement.scrollWidth - window.innerWidth").await;
     assert!(overflow.as_i64().is_some_and(|o| o <= 0), "wider than a phone by {overflow} px");
     // Dots are big enough to tap.

@@ -209,7 +209,8 @@ pub fn fold_address(text: &str) -> String {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ReadTally {
     pub rows: u64,
-    /// Rows not imported, by reason (e.g. `unknown product "KEROSENE"`, `bad date`).
+    /// Rows not imported, by reason (e.g. `not a fuel served here "KEROSENE"`: FuelWatch's
+    /// archives hold kerosene, which the live feed and this API do not carry; `bad date`).
     pub skipped: BTreeMap<String, u64>,
     /// Rows kept whose area names no region we know.
     pub unknown_area: u64,
@@ -381,7 +382,7 @@ pub fn read_prices(
             continue;
         };
         let Some(code) = product_for_text(field(product)) else {
-            tally.skip(format!("unknown product {:?}", field(product).to_uppercase()));
+            tally.skip(format!("not a fuel served here {:?}", field(product).to_uppercase()));
             continue;
         };
         let Some(tenths) = parse_price(field(price)) else {
@@ -452,7 +453,7 @@ mod tests {
         assert_eq!(prices[1].station.region, None, "Southern Cross has no region code: kept, counted");
         assert_eq!(tally.rows, 4, "blank trailing lines are not rows");
         assert_eq!(tally.unknown_area, 1);
-        assert_eq!(tally.skipped.get("unknown product \"KEROSENE\""), Some(&1));
+        assert_eq!(tally.skipped.get("not a fuel served here \"KEROSENE\""), Some(&1));
         assert_eq!(tally.skipped.get("bad date"), Some(&1));
     }
 

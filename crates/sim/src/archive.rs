@@ -273,7 +273,7 @@ mod tests {
             prices += 1;
         })
         .expect("read");
-        assert_eq!(tally.skipped.get("unknown product \"KEROSENE\""), Some(&28));
+        assert_eq!(tally.skipped.get("not a fuel served here \"KEROSENE\""), Some(&28));
         assert!(prices > 28 * 900, "{prices}");
         assert_eq!(tally.unknown_area, 0, "every area the simulated archive writes is FuelWatch's");
         let text = String::from_utf8_lossy(&body);

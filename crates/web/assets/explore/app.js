@@ -1867,6 +1867,9 @@ function start() {
   state.favourites = readFavourites();
   state.docket = readDocket();
   if (state.docket) $("docket").value = String(state.docket.cents);
+  // Folded until used, so a phone's first screen reaches the list's prices; open when this
+  // browser keeps a fill or a docket.
+  $("stop-settings").open = !!(state.stop || state.docket);
   readHash();
   $("fuel").value = state.fuel;
   $("sort").value = state.sort;
