@@ -28,23 +28,29 @@ impl crate::time::Clock for SystemClock {
 /// machine's pace from there, so timers and jobs behave as they would at that time of day.
 #[derive(Debug)]
 pub struct ShiftedClock {
+    /// Where the clock starts.
+    start: jiff::Timestamp,
     /// Nanoseconds ahead of (or behind) the machine's clock.
     offset_ns: std::sync::atomic::AtomicI64,
 }
 
 impl ShiftedClock {
-    pub fn starting_at(at: jiff::Timestamp) -> Self {
-        let clock = Self { offset_ns: std::sync::atomic::AtomicI64::new(0) };
-        clock.start_at(at);
+    pub fn starting_at(start: jiff::Timestamp) -> Self {
+        let clock = Self { start, offset_ns: std::sync::atomic::AtomicI64::new(0) };
+        clock.restart();
         clock
     }
 
-    /// Read `at` now: the demo sets its clock again when it starts serving, so the time it
-    /// took to seed its store does not eat into the minutes before a publish.
-    pub fn start_at(&self, at: jiff::Timestamp) {
-        let ahead = at.duration_since(jiff::Timestamp::now()).as_nanos();
+    /// Read the start again now: the demo restarts its clock when it begins serving, so the
+    /// time it took to seed its store does not eat into the minutes before a publish.
+    pub fn restart(&self) {
+        let ahead = self.start.duration_since(jiff::Timestamp::now()).as_nanos();
         let ahead = i64::try_from(ahead).unwrap_or(if ahead < 0 { i64::MIN } else { i64::MAX });
         self.offset_ns.store(ahead, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn start(&self) -> jiff::Timestamp {
+        self.start
     }
 }
 

@@ -44,8 +44,8 @@ pub async fn simulate_source(args: SimulateArgs) -> anyhow::Result<ExitCode> {
 /// `wafuel demo`: the API over an in-process simulated origin, with seeded history and a
 /// Places stand-in, in a store of its own (simulated prices never reach a real store).
 pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let start = args.now.map(|s| s.resolve(jiff::Timestamp::now()));
-    let shifted = start.map(|at| Arc::new(crate::app::ShiftedClock::starting_at(at)));
+    let shifted =
+        args.now.map(|s| Arc::new(crate::app::ShiftedClock::starting_at(s.resolve(jiff::Timestamp::now()))));
     let clock: SharedClock = match &shifted {
         Some(shifted) => shifted.clone(),
         None => Arc::new(SystemClock),
@@ -108,9 +108,9 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     // answer, so every chart has its wholesale line from the start.
     say!("importing two years of terminal gate (wholesale) prices…");
     demo_wholesale(store.clone(), sim.wholesale_list_url(), today.year() - 2).await;
-    if let (Some(shifted), Some(at)) = (&shifted, start) {
-        shifted.start_at(at);
-        let perth = crate::time::perth_now(at).strftime("%Y-%m-%d %H:%M:%S");
+    if let Some(shifted) = &shifted {
+        shifted.restart();
+        let perth = crate::time::perth_now(shifted.start()).strftime("%Y-%m-%d %H:%M:%S");
         say!("the demo's clock starts at {perth} Perth time (--now) and runs on from there");
     }
     // The hourly warm job runs as in `serve` (14:31 brings tomorrow's prices and a

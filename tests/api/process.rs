@@ -24,7 +24,12 @@ impl Drop for Running {
 /// Start `wafuel demo` on random ports and read its addresses from stdout; without the
 /// archive import (the admin port's test needs no long history).
 fn start_demo() -> Running {
-    start(&[
+    start_demo_with(&[])
+}
+
+/// [`start_demo`] with `extra` arguments.
+fn start_demo_with(extra: &[&str]) -> Running {
+    let mut args = vec![
         "demo",
         "--no-import",
         "--listen",
@@ -33,7 +38,9 @@ fn start_demo() -> Running {
         "127.0.0.1:0",
         "--log-format",
         "json",
-    ])
+    ];
+    args.extend_from_slice(extra);
+    start(&args)
 }
 
 /// `wafuel serve` on random ports over `feed` (the simulated origin), with its SQLite store
@@ -330,18 +337,7 @@ async fn the_demo_on_a_clock_of_its_own_shows_a_publish() {
         jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("zone")).date();
     let tomorrow = today.tomorrow().expect("a tomorrow");
     let start_at = format!("{today}T14:30:50+08:00");
-    let demo = start(&[
-        "demo",
-        "--no-import",
-        "--listen",
-        "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--log-format",
-        "json",
-        "--now",
-        &start_at,
-    ]);
+    let demo = start_demo_with(&["--now", &start_at]);
     let mut stream =
         http().get(format!("{}/v1/events?product=1&since=0", demo.public)).send().await.expect("events");
     assert_eq!(stream.status(), 200);

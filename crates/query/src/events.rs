@@ -5,7 +5,7 @@
 
 use super::grammar::{Param, QueryError, filter, invalid, invalid_in, plain, read_up_to, tenths_within};
 use super::selection::products;
-use super::stations::{DEFAULT_RADIUS_KM, MAX_RADIUS_KM, parse_near, station_id};
+use super::stations::{parse_near, radius_km, station_id};
 use crate::model::codes::ProductCode;
 use crate::model::codes::product_codes;
 use crate::model::geo::Point;
@@ -103,21 +103,7 @@ pub fn parse_events(raw: &str) -> Result<EventsQuery, QueryError> {
     };
     let since = values.get("since").map(event_id).transpose()?;
     let near = get("near").map(parse_near).transpose()?;
-    let radius_m = match get("radius") {
-        None => DEFAULT_RADIUS_KM * 1000.0,
-        Some(_) if near.is_none() => {
-            return Err(invalid_in("radius", "radius needs near, e.g. near=-31.95,115.86&radius=10"));
-        }
-        Some(v) => {
-            let r = super::stations::plain_decimal(v).filter(|r| *r > 0.0 && *r <= MAX_RADIUS_KM).ok_or_else(|| {
-                invalid_in(
-                    "radius",
-                    format!("radius must be more than 0 and at most {MAX_RADIUS_KM} km, e.g. radius=10; not {v:?}"),
-                )
-            })?;
-            r * 1000.0
-        }
-    };
+    let radius_m = radius_km(get("radius"), near.is_some())? * 1000.0;
     let watched = match (get("station"), near) {
         (Some(_), Some(_)) => {
             return Err(invalid_in(

@@ -6,7 +6,7 @@ use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, filter, invalid_in, plain, read};
 use super::selection::{MAX_COMBINATIONS, code_list};
-use super::stations::{iso_date, one_product, station_id};
+use super::stations::{bounded_range, iso_date, one_product, station_id};
 use crate::model::codes::{BrandCode, ProductCode, RegionCode};
 use crate::model::forecast::MAX_HORIZON;
 use crate::model::key::StationId;
@@ -117,15 +117,7 @@ pub fn parse_record(raw: &str, now: Timestamp) -> Result<RecordQuery, QueryError
     let back = |n: i64| to.checked_sub(jiff::Span::new().days(n - 1)).unwrap_or(to);
     let from =
         p.get("from").map(|v| iso_date("from", v)).transpose()?.unwrap_or_else(|| back(RECORD_DEFAULT_DAYS));
-    if to > today {
-        return Err(invalid_in("to", format!("to ({to}) is after today; e.g. to={today}")));
-    }
-    if from > to {
-        return Err(invalid_in(
-            "from",
-            format!("from ({from}) is after to ({to}); give from on or before to"),
-        ));
-    }
+    bounded_range(from, to, today, "today")?;
     if from < back(RECORD_MAX_DAYS) {
         return Err(invalid_in(
             "from",

@@ -108,8 +108,8 @@ pub fn read_up_to(raw: &str, params: &[Param], max_len: usize) -> Result<Values,
 /// zero or bare point), in tenths, within `bounds` (tenths, inclusive): the litres, litres per
 /// 100 km and cents a litre a query may carry, held exactly.
 pub fn tenths_within(name: &str, value: &str, bounds: (i64, i64), example: &str) -> Result<i64, QueryError> {
-    let (low, high) = (tenths_text(bounds.0), tenths_text(bounds.1));
     let bad = || {
+        let (low, high) = (tenths_text(bounds.0), tenths_text(bounds.1));
         invalid_in(
             name,
             format!("{name} must be a number from {low} to {high} with at most one decimal, e.g. {example}"),

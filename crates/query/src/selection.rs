@@ -206,8 +206,11 @@ fn code_words(param: &str) -> &'static str {
 
 /// A comma list of integer codes for `param`: trimmed, each valid, de-duplicated, ascending.
 pub fn codes(value: &str, param: &str, valid: impl Fn(u8) -> bool) -> Result<Vec<u8>, QueryError> {
-    let example = (1..=u8::MAX).find(|c| valid(*c)).unwrap_or(1);
-    let rule = || format!("{param} takes comma-separated {}, e.g. {param}={example}", code_words(param));
+    // Written only for a refusal: a valid query pays nothing for the words.
+    let rule = || {
+        let example = (1..=u8::MAX).find(|c| valid(*c)).unwrap_or(1);
+        format!("{param} takes comma-separated {}, e.g. {param}={example}", code_words(param))
+    };
     let mut out = Vec::new();
     for item in value.split(',') {
         let item = item.trim();

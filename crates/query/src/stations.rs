@@ -423,13 +423,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     let open = get("open").map(|v| open_at(v, now)).transpose()?;
     let discounts = get("discount").map(discounts).transpose()?;
     let near = get("near").map(parse_near).transpose()?;
-    let radius_km = match get("radius") {
-        None => DEFAULT_RADIUS_KM,
-        Some(_) if near.is_none() => {
-            return Err(invalid_in("radius", "radius needs near, e.g. near=-31.95,115.86&radius=10"));
-        }
-        Some(v) => kilometres("radius", v, MAX_RADIUS_KM, "radius=10")?,
-    };
+    let radius_km = radius_km(get("radius"), near.is_some())?;
     let route = match get("route") {
         None if get("detour").is_some() => {
             return Err(invalid_in("detour", "detour needs route (an encoded polyline)"));
@@ -648,20 +642,32 @@ fn range(from: Option<&str>, to: Option<&str>, now: Timestamp) -> Result<(Date, 
         (None, Some(t)) => (back(t), t),
         (None, None) => (back(today), today),
     };
+    bounded_range(from, to, newest_published(now), "the newest published day")?;
+    Ok((from, to))
+}
+
+/// The one rule of every `from`/`to` pair: `from` on or before `to`, and `to` no later than
+/// `latest` (which `latest_is` names: "today", "the newest published day").
+pub fn bounded_range(from: Date, to: Date, latest: Date, latest_is: &str) -> Result<(), QueryError> {
     if from > to {
         return Err(invalid_in(
             "from",
             format!("from ({from}) is after to ({to}); give from on or before to"),
         ));
     }
-    let newest = newest_published(now);
-    if to > newest {
-        return Err(invalid_in(
-            "to",
-            format!("to ({to}) is after the newest published day, {newest}; e.g. to={newest}"),
-        ));
+    if to > latest {
+        return Err(invalid_in("to", format!("to ({to}) is after {latest_is}, {latest}; e.g. to={latest}")));
     }
-    Ok((from, to))
+    Ok(())
+}
+
+/// `radius` in kilometres (only with `near`), or the default.
+pub fn radius_km(value: Option<&str>, near: bool) -> Result<f64, QueryError> {
+    match value {
+        None => Ok(DEFAULT_RADIUS_KM),
+        Some(_) if !near => Err(invalid_in("radius", "radius needs near, e.g. near=-31.95,115.86&radius=10")),
+        Some(v) => kilometres("radius", v, MAX_RADIUS_KM, "radius=10"),
+    }
 }
 
 pub fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{QueryError, Values, filter, invalid_in, plain, read};
-use super::stations::{DEFAULT_RANGE_DAYS, iso_date, newest_published, one_product};
+use super::stations::{DEFAULT_RANGE_DAYS, bounded_range, iso_date, newest_published, one_product};
 use crate::model::codes::ProductCode;
 use crate::model::wholesale::{Centre, has_wholesale};
 
@@ -48,18 +48,7 @@ pub fn parse_wholesale(raw: &str, now: Timestamp) -> Result<WholesaleQuery, Quer
     let to = p.get("to").map(|v| iso_date("to", v)).transpose()?.unwrap_or(newest);
     let back = to.checked_sub(jiff::Span::new().days(DEFAULT_RANGE_DAYS - 1)).unwrap_or(to);
     let from = p.get("from").map(|v| iso_date("from", v)).transpose()?.unwrap_or(back).max(FIRST_DAY);
-    if from > to {
-        return Err(invalid_in(
-            "from",
-            format!("from ({from}) is after to ({to}); give from on or before to"),
-        ));
-    }
-    if to > newest {
-        return Err(invalid_in(
-            "to",
-            format!("to ({to}) is after the newest published day, {newest}; e.g. to={newest}"),
-        ));
-    }
+    bounded_range(from, to, newest, "the newest published day")?;
     Ok(WholesaleQuery { product, centre, from, to })
 }
 

@@ -473,7 +473,7 @@ impl SimStation {
     /// A product's price on a day in tenths of a cent, before the grades are put in order.
     fn generated_tenths(&self, product: u8, date: Date) -> u64 {
         let day = date.to_string();
-        let station = mix(&[self.trading_name.as_bytes(), self.address.as_bytes()]);
+        let station = self.seed();
         let daily = mix(&[&station.to_le_bytes(), &[product], day.as_bytes()]);
         // Regional sites (far from Perth) are dearer, as they really are.
         // Up to 40 cents more, growing with the distance (in degrees) from Perth.

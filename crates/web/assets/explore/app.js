@@ -137,7 +137,7 @@ const MAX_FAVOURITES = 50;
 
 function readFavourites() {
   const ids = kept(FAVOURITES_KEY);
-  return Array.isArray(ids) ? [...new Set(ids.filter((id) => /^[0-9a-f]{1,64}$/.test(id)))].slice(0, MAX_FAVOURITES) : [];
+  return Array.isArray(ids) ? [...new Set(ids.filter((id) => /^[0-9a-f]{64}$/.test(id)))].slice(0, MAX_FAVOURITES) : [];
 }
 
 function readDocket() {
