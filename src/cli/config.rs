@@ -29,7 +29,8 @@ pub struct Cli {
     pub command: Command,
 
     /// Log output: `pretty` for people, `json` for log collectors. Default: pretty on a
-    /// terminal, json otherwise. Verbosity follows RUST_LOG (default `info`).
+    /// terminal and always for `demo`, json otherwise. Verbosity follows RUST_LOG (default
+    /// `info`).
     #[arg(long, env = "WAFUEL_LOG_FORMAT", global = true, value_enum)]
     pub log_format: Option<LogFormat>,
 }

@@ -364,3 +364,25 @@ async fn the_demo_on_a_clock_of_its_own_shows_a_publish() {
     let fetched = doc["meta"]["fetchedAt"].as_str().expect("fetchedAt");
     assert!(fetched.starts_with(&format!("{today}T14:3")), "fetched on the demo's clock: {fetched}");
 }
+
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn the_demo_logs_text_for_a_person_even_through_a_pipe() {
+    // Its stderr is a pipe here, where `serve` would write JSON; the demo writes text lines
+    // like its own, so `wafuel demo 2>&1 | tee` reads as one kind of line.
+    let mut run = start(&["demo", "--no-import", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]);
+    let answer = http().get(format!("{}/v1", run.public)).send().await.expect("request");
+    assert_eq!(answer.status(), 200);
+    let status = Command::new("kill").args(["-TERM", &run.child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+    let exit = wait_with_timeout(&mut run.child, Duration::from_secs(10));
+    assert!(exit.success(), "{exit:?}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut run.child.stderr.take().expect("stderr"), &mut stderr).expect("log");
+    assert!(stderr.lines().any(|l| l.contains("/v1")), "a line for the request:\n{stderr}");
+    let json: Vec<&str> = stderr.lines().filter(|l| l.trim_start().starts_with('{')).collect();
+    assert!(json.is_empty(), "JSON lines in the demo's log: {json:?}");
+}
