@@ -28,11 +28,7 @@ fn main() -> ExitCode {
 async fn run() -> ExitCode {
     let cli = Cli::parse();
     // Held to the end of main: dropping it writes the lines still queued.
-    // The demo is for a person reading its terminal, even through a pipe (`| tee`): its log
-    // lines are text like its own, unless `--log-format` says otherwise.
-    let demo = matches!(cli.command, Command::Demo(_));
-    let format = cli.log_format.or(demo.then_some(wafuel::telemetry::LogFormat::Pretty));
-    let _log = wafuel::telemetry::init_logging(format);
+    let _log = wafuel::telemetry::init_logging(cli.log_format());
     let ran = match cli.command {
         Command::Serve(args) => commands::serve(args).await,
         Command::Demo(args) => commands::demo(args).await,

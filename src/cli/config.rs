@@ -37,6 +37,17 @@ pub struct Cli {
 
 pub use crate::telemetry::LogFormat;
 
+impl Cli {
+    /// The log format this run asked for, or `None` for the terminal's default (see
+    /// [`crate::telemetry::init_logging`]). The demo is for a person reading its terminal even
+    /// through a pipe (`| tee`), so its log lines are text like its own unless the flag says
+    /// otherwise.
+    pub fn log_format(&self) -> Option<LogFormat> {
+        let demo = matches!(self.command, Command::Demo(_));
+        self.log_format.or(demo.then_some(LogFormat::Pretty))
+    }
+}
+
 // Parsed once per process; boxing the larger variants would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]

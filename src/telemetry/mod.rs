@@ -28,7 +28,7 @@ pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id"
 static JSON_SINK: OnceLock<LogSink> = OnceLock::new();
 
 /// How log lines are written (`--log-format`): one line of JSON each (the default when
-/// stderr is not a terminal), or compact text for people.
+/// stderr is not a terminal, except for `demo`: `Cli::log_format`), or compact text for people.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
     Pretty,

@@ -167,20 +167,16 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     assert!(first.starts_with(b"retry: "), "{first:?}");
 
     // SIGTERM: drain and exit 0.
-    let status = Command::new("kill").args(["-TERM", &run.child.id().to_string()]).status().expect("kill");
-    assert!(status.success());
+    terminate(&run);
     let mut rest = Vec::new();
     while let Ok(Some(bytes)) = stream.chunk().await {
         rest.extend_from_slice(&bytes);
     }
     let rest = String::from_utf8_lossy(&rest).to_string();
     assert!(rest.contains(": server shutting down; reconnect with Last-Event-ID"), "{rest:?}");
-    let exit = wait_with_timeout(&mut run.child, Duration::from_secs(10));
-    assert!(exit.success(), "{exit:?}");
 
     // The JSON log has a line per request carrying that request's id.
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut run.child.stderr.take().expect("stderr"), &mut stderr).expect("log");
+    let stderr = log_after_clean_exit(&mut run);
     let lines_of = |id: &str| -> Vec<serde_json::Value> {
         stderr
             .lines()
@@ -193,6 +189,21 @@ async fn admin_port_logs_metrics_and_graceful_exit() {
     assert_eq!(staged.len(), 1, "one line for the revalidation:\n{stderr}");
     assert_eq!(staged[0]["status"], 304);
     assert_eq!(staged[0]["span"]["path"], "/v1");
+}
+
+/// Ask the process to stop, as a supervisor does (SIGTERM).
+fn terminate(run: &Running) {
+    let status = Command::new("kill").args(["-TERM", &run.child.id().to_string()]).status().expect("kill");
+    assert!(status.success());
+}
+
+/// Wait for a terminated process to exit 0 and return everything it logged.
+fn log_after_clean_exit(run: &mut Running) -> String {
+    let exit = wait_with_timeout(&mut run.child, Duration::from_secs(10));
+    assert!(exit.success(), "{exit:?}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut run.child.stderr.take().expect("stderr"), &mut stderr).expect("log");
+    stderr
 }
 
 pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
@@ -376,12 +387,8 @@ async fn the_demo_logs_text_for_a_person_even_through_a_pipe() {
     let mut run = start(&["demo", "--no-import", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]);
     let answer = http().get(format!("{}/v1", run.public)).send().await.expect("request");
     assert_eq!(answer.status(), 200);
-    let status = Command::new("kill").args(["-TERM", &run.child.id().to_string()]).status().expect("kill");
-    assert!(status.success());
-    let exit = wait_with_timeout(&mut run.child, Duration::from_secs(10));
-    assert!(exit.success(), "{exit:?}");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut run.child.stderr.take().expect("stderr"), &mut stderr).expect("log");
+    terminate(&run);
+    let stderr = log_after_clean_exit(&mut run);
     assert!(stderr.lines().any(|l| l.contains("/v1")), "a line for the request:\n{stderr}");
     let json: Vec<&str> = stderr.lines().filter(|l| l.trim_start().starts_with('{')).collect();
     assert!(json.is_empty(), "JSON lines in the demo's log: {json:?}");
