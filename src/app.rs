@@ -111,10 +111,11 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let records: Arc<dyn crate::store::records::RecordStore> = config.store.clone();
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
+    let catalog =
+        Arc::new(Catalog::new(prices, profiles, recheck).with_wholesale(wholesale).with_records(records));
+    events.prepare_for(&catalog);
     Ok(AppState {
-        catalog: Arc::new(
-            Catalog::new(prices, profiles, recheck).with_wholesale(wholesale).with_records(records),
-        ),
+        catalog,
         rendered: rendered::new_cache(RENDER_CACHE_BYTES),
         meta: Arc::new(config.meta),
         public_origin: config.public_origin,

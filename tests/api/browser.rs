@@ -610,6 +610,7 @@ async fn the_explorer_on_a_desktop() {
     // stop, the API's own order, with the saving against the cheapest price in words.
     // Folded until used: the settings open from their summary.
     click(&client, Locator::Css("#stop-settings summary"), "the fill, car and docket settings").await;
+    placeholders_fit(&client).await;
     for (id, value) in [("fill", "50"), ("consumption", "8.5")] {
         let input = client.find(Locator::Id(id)).await.expect("a stop field");
         input.send_keys(&format!("{value}\u{E004}")).await.expect("typed, then Tab");
@@ -900,6 +901,26 @@ async fn the_explorer_on_a_desktop() {
 
 /// The card's phone as people write it, "Open 24 hours" said once, the chart's unit, and an
 /// address edited in the open tab taking effect (then put back).
+/// Every shown field's example ("e.g. 8.5") is whole in its box: its text, in the field's own
+/// font, fits the width inside the padding, less a number field's spin buttons.
+async fn placeholders_fit(client: &Client) {
+    let cut = run(
+        client,
+        "const pen = document.createElement('canvas').getContext('2d');
+         return [...document.querySelectorAll('input[placeholder]')].filter(i => i.offsetParent).filter(i => {
+           const css = getComputedStyle(i);
+           pen.font = css.font;
+           const room = i.clientWidth - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight)
+             - (i.type === 'number' ? 18 : 0);
+           return pen.measureText(i.placeholder).width > room;
+         }).map(i => i.id + ': ' + i.placeholder);",
+    )
+    .await;
+    let shown = run(client, "return document.querySelectorAll('input[placeholder]').length").await;
+    assert!(shown.as_u64().is_some_and(|n| n >= 4), "the fields with examples: {shown}");
+    assert_eq!(cut, json!([]), "examples cut off in their fields");
+}
+
 async fn what_a_new_user_tripped_on(client: &Client, base: &str, id: &str) {
     let station = api(base, &format!("/v1/stations/{id}?expand=all")).await;
     let a = &station["data"]["attributes"];

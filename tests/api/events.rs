@@ -137,7 +137,7 @@ async fn replica(app: &TestApp, second: Arc<dyn Store>) -> Server {
 }
 
 /// Until `done`, or fail after [`ARRIVES`].
-async fn until(what: &str, done: impl Fn() -> bool) {
+pub async fn until(what: &str, done: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + ARRIVES;
     while !done() {
         assert!(tokio::time::Instant::now() < deadline, "{what}");

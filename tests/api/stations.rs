@@ -861,6 +861,27 @@ async fn last_change_is_right_on_every_station_over_a_simulated_month() {
     assert!(known > 100, "{known} changes, {none} without");
 }
 
+/// Worked out when the day's catalog is published (the event reader hears it), so the first
+/// answer of the day reads it ready: the warm job publishes, no request has asked yet.
+#[tokio::test]
+async fn last_change_is_worked_out_when_the_day_is_published() {
+    let app = seeded(31).await;
+    let state = &app.server.state;
+    state.events.start().await.expect("the event reader");
+    let today = date(2026, 9, 29);
+    assert!(!state.catalog.last_changes_ready(p(1), today), "nothing published yet");
+    let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    assert!(report.refreshed > 0, "{report:?}");
+    crate::events::until("ULP's last changes ready after its publish", || {
+        state.catalog.last_changes_ready(p(1), today)
+    })
+    .await;
+    let doc = app.get("/v1/stations?product=1").await.json();
+    let changes = doc["data"].as_array().expect("rows").iter();
+    let known = changes.filter(|r| r["attributes"]["price"]["lastChange"]["1"].is_object()).count();
+    assert!(known > 50, "{known} stations with a last change");
+}
+
 #[tokio::test]
 async fn status_says_what_is_stored_and_what_the_origin_last_answered() {
     let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;

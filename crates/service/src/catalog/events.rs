@@ -84,6 +84,9 @@ pub struct EventHub {
     closing: watch::Sender<bool>,
     /// The newest id this replica's reader has fanned out.
     read_through: AtomicI64,
+    /// The catalog whose per-publish work runs when a catalog event is heard (weak: the
+    /// catalog does not outlive the application for the reader's sake).
+    catalog: std::sync::OnceLock<std::sync::Weak<super::Catalog>>,
 }
 
 /// A stream's place under `--max-streams`, given back when the stream ends.
@@ -145,7 +148,14 @@ impl EventHub {
             max_streams,
             closing,
             read_through: AtomicI64::new(0),
+            catalog: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Run `catalog`'s per-publish work (`Catalog::prepare_last_changes`) for every catalog
+    /// event read from now on. Set once; later calls change nothing.
+    pub fn prepare_for(&self, catalog: &Arc<super::Catalog>) {
+        let _ = self.catalog.set(Arc::downgrade(catalog));
     }
 
     /// Start the reader once, from the newest id in the store now (later calls return at
@@ -319,6 +329,12 @@ impl EventHub {
                         let catalog = event.kind != EventKind::Wholesale;
                         if catalog {
                             self.prices.catalog_published(event.product, event.date);
+                            if let Some(prepared) = self.catalog.get().and_then(std::sync::Weak::upgrade) {
+                                let (product, day) = (event.product, event.date);
+                                tokio::spawn(
+                                    async move { prepared.prepare_last_changes(product, day).await },
+                                );
+                            }
                         }
                         metrics::counter!("wafuel_events_total", "kind" => event.kind.as_str()).increment(1);
                         let prices = if catalog { self.evaluate(&event).await } else { HashMap::new() };

@@ -1,6 +1,7 @@
 //! `price.lastChange` of the station API: each station's runs of equal prices over the
 //! history's last [`LOOKBACK_DAYS`] days before the day shown, worked out once per (fuel, day)
-//! and history counter (at the first answer after a publish), then read per row in O(1).
+//! and history counter when the day's catalog is published (the event reader hears it, on
+//! every replica; the first answer instead only if it comes first), then read per row in O(1).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,26 @@ pub struct LastChanges {
 }
 
 impl Catalog {
+    /// The catalog of `product` for `day` was published: work its stations' last changes out
+    /// now, so no answer waits for them.
+    pub async fn prepare_last_changes(&self, product: ProductCode, day: Date) {
+        let Some(market) = self.market.as_ref() else { return };
+        market.doubt();
+        if let Err(e) = self.station_runs(product, day).await {
+            tracing::warn!(error = %e, product = product.get(), %day, "last changes not worked out at publish");
+        }
+    }
+
+    /// Whether the last changes of `product` for `day` are held for the history as last
+    /// checked (an answer for that day reads them without a store read).
+    pub fn last_changes_ready(&self, product: ProductCode, day: Date) -> bool {
+        let Some(market) = self.market.as_ref() else { return false };
+        let known = market.known_version();
+        crate::sync::lock(&self.last_changes.held)
+            .get(&(product, day))
+            .is_some_and(|(v, _)| known.is_some() && *v == known)
+    }
+
     /// Every station's runs of `product` over the days before `day` (empty without history).
     pub(super) async fn station_runs(
         &self,

@@ -202,6 +202,17 @@ impl MarketDays {
         (seen == expected).then(|| MarketRows { days: out, stations: held.stations.clone() })
     }
 
+    /// The store's history changed (a catalog was published): the next read checks its
+    /// counter instead of trusting the last check until the recheck interval ends.
+    pub fn doubt(&self) {
+        crate::sync::lock(&self.held).checked_at = None;
+    }
+
+    /// The counter last checked, without asking the store.
+    pub fn known_version(&self) -> Option<i64> {
+        crate::sync::lock(&self.held).version
+    }
+
     /// The store's history counter at `now` (checked at most once per recheck interval).
     pub async fn version(&self, now: Timestamp) -> Result<Option<i64>, StoreError> {
         self.confirm(now).await?;
