@@ -571,34 +571,7 @@ async fn the_explorer_on_a_desktop() {
     let page: Vec<String> = expected_ids.iter().take(25).cloned().collect();
     assert_eq!(listed, json!(page), "the list is the API's cheapest, in order, a page at a time");
     // "Open now": the API's open stations near me, cheapest first; unticked, the list again.
-    click(&client, Locator::Id("open-now"), "open now").await;
-    let open = api(
-        &base,
-        &format!("/v1/stations?near={near}&radius=10&sort=price&product=1&day=today&limit=5000&open=now"),
-    )
-    .await;
-    let open_ids: Vec<String> = ids(&open).into_iter().take(25).collect();
-    assert!(open_ids.iter().all(|id| expected_ids.contains(id)));
-    wait_until(
-        &client,
-        &format!(
-            "const s = document.getElementById('list-status').textContent;
-             return !s.includes('Finding') && JSON.stringify([...document.querySelectorAll('#station-list li')].map(li => li.dataset.id)) === {want}",
-            want = json!(json!(open_ids).to_string()),
-        ),
-        "the open stations near me",
-    )
-    .await;
-    click(&client, Locator::Id("open-now"), "open now, unticked").await;
-    wait_until(
-        &client,
-        &format!(
-            "return JSON.stringify([...document.querySelectorAll('#station-list li')].map(li => li.dataset.id)) === {want}",
-            want = json!(json!(page).to_string()),
-        ),
-        "the whole list again",
-    )
-    .await;
+    open_now_keeps_the_open_ones(&client, &base).await;
     let first_price =
         run(&client, "return document.querySelector('#station-list li .price').textContent").await;
     let api_price = expected["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("a price");
@@ -983,7 +956,16 @@ async fn what_a_new_user_tripped_on(client: &Client, base: &str, id: &str) {
 /// API's `id=` answer; then a docket at the station's brand, whose effective prices the list
 /// shows and orders by (the API's `discount=`), and taken off again.
 async fn favourites_and_a_docket(client: &Client, base: &str, id: &str) {
+    let title = run(client, "return document.getElementById('list-title').textContent").await;
     click(client, Locator::Id("card-favourite"), "add to favourites").await;
+    // On a phone the card is a sheet over the list: closed to reach the list's toggles.
+    let sheet =
+        run(client, "return getComputedStyle(document.getElementById('card-close')).display !== 'none'")
+            .await;
+    let sheet = sheet == json!(true);
+    if sheet {
+        click(client, Locator::Id("card-close"), "the card's close").await;
+    }
     let pressed =
         run(client, "return document.getElementById('card-favourite').getAttribute('aria-pressed')").await;
     assert_eq!(pressed, json!("true"));
@@ -1015,8 +997,8 @@ async fn favourites_and_a_docket(client: &Client, base: &str, id: &str) {
     click(client, Locator::Id("favourites-only"), "favourites, unticked").await;
     wait_until(
         client,
-        "return document.getElementById('list-title').textContent.startsWith('Cheapest near')",
-        "the list near me again",
+        &format!("return document.getElementById('list-title').textContent === {title}"),
+        "the list as it was again",
     )
     .await;
 
@@ -1031,14 +1013,23 @@ async fn favourites_and_a_docket(client: &Client, base: &str, id: &str) {
         ),
     )
     .await;
-    let near = "-31.95000,115.86000";
-    let docketed = api(
-        base,
-        &format!(
-            "/v1/stations?near={near}&radius=10&sort=price&product=1&day=today&limit=5000&discount={brand}:4"
-        ),
+    // The list's own request, with the docket: the API's answer to it is what the list shows.
+    let docketed_path = format!("discount={brand}:4");
+    wait_until(
+        client,
+        &format!("return performance.getEntriesByType('resource').some(e => e.name.includes('/v1/stations?near=') && e.name.includes({docketed_path:?}))"),
+        "the list asked with the docket",
     )
     .await;
+    let asked = run(
+        client,
+        &format!("return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/v1/stations?near=') && n.includes({docketed_path:?})).pop()"),
+    )
+    .await;
+    let asked = asked.as_str().expect("the list's request");
+    let path = &asked[asked.find("/v1/").expect("a path")..];
+    assert!(path.contains("sort=price") && path.contains("product=1"), "{path}");
+    let docketed = api(base, path).await;
     let want: Vec<String> = ids(&docketed).into_iter().take(25).collect();
     let first = &docketed["data"][0]["attributes"]["price"];
     let first_price = format!("{:.1}", first["effective"]["1"].as_f64().expect("an effective price"));
@@ -1046,8 +1037,7 @@ async fn favourites_and_a_docket(client: &Client, base: &str, id: &str) {
         client,
         &format!(
             "const rows = [...document.querySelectorAll('#station-list li')];
-             return performance.getEntriesByType('resource').some(e => e.name.includes('discount={brand}:4'))
-               && JSON.stringify(rows.map(li => li.dataset.id)) === {want}
+             return JSON.stringify(rows.map(li => li.dataset.id)) === {want}
                && rows[0].querySelector('.price').textContent === {first_price}
                && rows.some(li => li.querySelector('.sub').textContent.includes('less your docket'))",
             want = json!(json!(want).to_string()),
@@ -1060,6 +1050,14 @@ async fn favourites_and_a_docket(client: &Client, base: &str, id: &str) {
         run(client, "return localStorage.getItem('wafuel.docket')").await,
         json!(format!("{{\"brand\":{brand},\"cents\":4}}"))
     );
+    if sheet {
+        click(
+            client,
+            Locator::Css(&format!("#station-list li[data-id='{id}'] button")),
+            "the favourite's row",
+        )
+        .await;
+    }
     wait_until(client, "return [...document.querySelectorAll('#card .prices li')].some(li => li.textContent.includes('with your docket'))", "the card's docket price").await;
     run(
         client,
@@ -1252,7 +1250,59 @@ async fn the_explorer_on_a_phone() {
         "the news in the tab that was hidden when it came",
     )
     .await;
+
+    // What a driver keeps on a phone, near a suburb: open now, a favourite and a docket.
+    phone.switch_to_window(front).await.expect("back to the first tab");
+    let suburb = phone.find(Locator::Id("suburb")).await.expect("suburb box");
+    suburb.send_keys("Perth\u{E007}").await.expect("typed");
+    wait_until(
+        &phone,
+        "return document.getElementById('list-title').textContent.includes(' near ')
+           && document.querySelectorAll('#station-list li').length > 1
+           && !document.getElementById('list-status').textContent.includes('Finding')",
+        "the list near Perth",
+    )
+    .await;
+    open_now_keeps_the_open_ones(&phone, &base).await;
+    let id = run(&phone, "return document.querySelector('#station-list li').dataset.id").await;
+    let id = id.as_str().expect("an id");
+    click(&phone, Locator::Css(&format!("#station-list li[data-id='{id}'] button")), "the first row").await;
+    wait_until(
+        &phone,
+        &format!("return state.station === '{id}' && document.getElementById('card-panel').classList.contains('open') && !document.getElementById('card').hasAttribute('aria-busy')"),
+        "the first row's card",
+    )
+    .await;
+    favourites_and_a_docket(&phone, &base, id).await;
+    let errors = console_errors(&phone, &driver).await;
+    assert!(errors.is_empty(), "console errors on a phone's toggles: {errors:#?}");
     phone.close().await.expect("closed");
+}
+
+/// "Open now" ticked: the list is the API's answer to the page's own `open=now` request, a
+/// page of it, every one among the list before; unticked, the list before again.
+async fn open_now_keeps_the_open_ones(client: &Client, base: &str) {
+    const LISTED: &str =
+        "JSON.stringify([...document.querySelectorAll('#station-list li')].map(li => li.dataset.id))";
+    const ASKED: &str = "performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/v1/stations?') && n.includes('open=now')).pop()";
+    let before = run(client, &format!("return {LISTED}")).await;
+    click(client, Locator::Id("open-now"), "open now").await;
+    wait_until(client, &format!("return !!{ASKED}"), "the list asked with open=now").await;
+    let url = run(client, &format!("return {ASKED}")).await;
+    let url = url.as_str().expect("the request");
+    let open = api(base, &url[url.find("/v1/").expect("a path")..]).await;
+    let want: Vec<String> = ids(&open).into_iter().take(25).collect();
+    wait_until(
+        client,
+        &format!(
+            "return !document.getElementById('list-status').textContent.includes('Finding') && {LISTED} === {want}",
+            want = json!(json!(want).to_string()),
+        ),
+        "the open stations",
+    )
+    .await;
+    click(client, Locator::Id("open-now"), "open now, unticked").await;
+    wait_until(client, &format!("return {LISTED} === {before}"), "the whole list again").await;
 }
 
 /// The source fails twice with 503: the API answers 503 with `Retry-After`, the page's banner

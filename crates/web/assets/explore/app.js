@@ -1339,6 +1339,10 @@ async function openStation(id, { focus = true, opener = null } = {}) {
   const fuel = state.fuel;
   const day = shownDay();
   card.setAttribute("aria-busy", "true");
+  // The card shown until the new one comes is the last station's: its favourite button
+  // would keep that one, not the station just chosen.
+  const stale = $("card-favourite");
+  if (stale) stale.disabled = true;
   let doc;
   try {
     doc = await api(`/v1/stations/${id}?day=${day}&expand=all`);
