@@ -79,6 +79,8 @@ pub struct AppConfig {
     pub history_days: i32,
     /// Concurrent `/v1/events` streams (`--max-streams`).
     pub max_streams: usize,
+    /// The explorer's base map (`--map-tiles`).
+    pub base_map: crate::http::street_map::BaseMap,
 }
 
 impl AppConfig {
@@ -95,6 +97,7 @@ impl AppConfig {
             public_origin: None,
             history_days: crate::snapshot::DEFAULT_HISTORY_DAYS,
             max_streams: crate::catalog::events::DEFAULT_MAX_STREAMS,
+            base_map: Default::default(),
         }
     }
 }
@@ -121,6 +124,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         public_origin: config.public_origin,
         front: Default::default(),
         events,
+        explorer: Arc::new(crate::http::explore::Explorer::new(&config.base_map)),
     })
 }
 

@@ -87,6 +87,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let config = AppConfig {
         meta: args.meta.document_meta(),
         public_origin: args.public.public_origin.clone(),
+        base_map: args.map.base_map()?,
         ..config
     };
     // Two years of the archive, imported while the demo already serves.
@@ -206,6 +207,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = AppConfig {
         meta: args.meta.document_meta(),
         public_origin: args.public.public_origin.clone(),
+        base_map: args.map.base_map()?,
         ..args.store.apply(AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock)))
     };
     let wholesale = if args.jobs.no_jobs { None } else { Some(args.wholesale.client()?) };

@@ -183,6 +183,36 @@ pub struct PublicArgs {
     pub public_origin: Option<url::Url>,
 }
 
+/// The explorer's base map: its own coastline unless a raster tile service is named.
+#[derive(Debug, Clone, Args)]
+pub struct MapArgs {
+    /// A raster tile service for the explorer's street map, as a `{z}/{x}/{y}` URL template
+    /// (`{s}` for a subdomain letter), e.g. `https://tile.openstreetmap.org/{z}/{x}/{y}.png`.
+    /// The page then loads its tiles from that origin and sends it this site's origin as
+    /// `Referer`. Unset: the explorer draws its own WA coastline and asks nothing outside.
+    #[arg(long, env = "WAFUEL_MAP_TILES", requires = "map_attribution")]
+    pub map_tiles: Option<String>,
+    /// Whose tiles they are, shown under the map (required with `--map-tiles`), e.g.
+    /// `© OpenStreetMap contributors`.
+    #[arg(long, env = "WAFUEL_MAP_ATTRIBUTION", requires = "map_tiles")]
+    pub map_attribution: Option<String>,
+    /// The highest zoom the tile service has; the map zooms further by enlarging its tiles.
+    #[arg(long, env = "WAFUEL_MAP_MAX_ZOOM", default_value_t = crate::http::street_map::DEFAULT_MAX_ZOOM)]
+    pub map_max_zoom: u8,
+}
+
+impl MapArgs {
+    pub fn base_map(&self) -> anyhow::Result<crate::http::street_map::BaseMap> {
+        use crate::http::street_map::{BaseMap, RasterTiles};
+        Ok(match (&self.map_tiles, &self.map_attribution) {
+            (Some(tiles), Some(attribution)) => {
+                BaseMap::Raster(RasterTiles::new(tiles, attribution, self.map_max_zoom)?)
+            }
+            _ => BaseMap::Coastline,
+        })
+    }
+}
+
 /// Members of the price document's `meta`.
 #[derive(Debug, Clone, Args)]
 pub struct MetaArgs {
@@ -278,6 +308,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub meta: MetaArgs,
     #[command(flatten)]
+    pub map: MapArgs,
+    #[command(flatten)]
     pub places: PlacesArgs,
     #[command(flatten)]
     pub wholesale: WholesaleArgs,
@@ -304,6 +336,8 @@ pub struct DemoArgs {
     pub public: PublicArgs,
     #[command(flatten)]
     pub meta: MetaArgs,
+    #[command(flatten)]
+    pub map: MapArgs,
 }
 
 /// Where `demo --now` starts its clock.

@@ -31,7 +31,7 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 const INSTALL: &str = "apt-get install chromium chromium-driver (scripts/test does it)";
 
 /// A chromedriver process on a port of its choosing.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
@@ -43,7 +43,7 @@ impl Drop for Driver {
     }
 }
 
-fn start_driver() -> Driver {
+pub(crate) fn start_driver() -> Driver {
     assert!(
         std::path::Path::new(CHROMIUM).exists(),
         "BROWSER TEST CANNOT RUN: {CHROMIUM} is missing; {INSTALL}"
@@ -70,7 +70,7 @@ fn start_driver() -> Driver {
 }
 
 /// A desktop window, or a phone's screen (`phone`: device metrics, touch, a phone's user agent).
-async fn browser(driver: &Driver, width: u32, height: u32, phone: bool) -> Client {
+pub(crate) async fn browser(driver: &Driver, width: u32, height: u32, phone: bool) -> Client {
     let mut options = json!({
         "binary": CHROMIUM,
         "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -91,7 +91,7 @@ async fn browser(driver: &Driver, width: u32, height: u32, phone: bool) -> Clien
 }
 
 /// Run `script` (a function body returning a value) until it returns true, or fail naming `what`.
-async fn wait_until(client: &Client, script: &str, what: &str) {
+pub(crate) async fn wait_until(client: &Client, script: &str, what: &str) {
     wait_within(client, script, what, Duration::from_secs(45)).await;
 }
 
@@ -108,12 +108,12 @@ async fn wait_within(client: &Client, script: &str, what: &str, limit: Duration)
     }
 }
 
-async fn run(client: &Client, script: &str) -> Value {
+pub(crate) async fn run(client: &Client, script: &str) -> Value {
     client.execute(script, vec![]).await.expect("script runs")
 }
 
 /// Console messages at error level since the last call (chromedriver's log endpoint).
-async fn console_errors(client: &Client, driver: &Driver) -> Vec<String> {
+pub(crate) async fn console_errors(client: &Client, driver: &Driver) -> Vec<String> {
     let session = client.session_id().await.expect("session").expect("a session id");
     let log: Value = http()
         .post(format!("{}/session/{session}/se/log", driver.url))
@@ -145,7 +145,7 @@ async fn cdp(client: &Client, driver: &Driver, cmd: &str, params: Value) {
     assert_eq!(r.status(), 200, "{cmd}: {}", r.text().await.unwrap_or_default());
 }
 
-async fn allow_location(client: &Client, driver: &Driver, allowed: bool) {
+pub(crate) async fn allow_location(client: &Client, driver: &Driver, allowed: bool) {
     let setting = if allowed { "granted" } else { "denied" };
     cdp(
         client,
@@ -156,19 +156,19 @@ async fn allow_location(client: &Client, driver: &Driver, allowed: bool) {
     .await;
 }
 
-fn screenshot_dir() -> PathBuf {
+pub(crate) fn screenshot_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join("browser");
     std::fs::create_dir_all(&dir).expect("target/browser");
     dir
 }
 
-async fn save_screenshot(client: &Client, name: &str) {
+pub(crate) async fn save_screenshot(client: &Client, name: &str) {
     let png = client.screenshot().await.expect("screenshot");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     std::fs::write(screenshot_dir().join(name), png).expect("screenshot written");
 }
 
-async fn api(base: &str, path: &str) -> Value {
+pub(crate) async fn api(base: &str, path: &str) -> Value {
     let r = http()
         .get(format!("{base}{path}"))
         .header("accept", "application/vnd.api+json")
@@ -187,7 +187,7 @@ fn ids(doc: &Value) -> Vec<String> {
 /// It is taken below the range the kernel hands out for port 0 and for outgoing connections
 /// (`net.ipv4.ip_local_port_range`): every other test listens on port 0, so a port from that
 /// range could be taken by another test's server between this check and the demo's bind.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
@@ -220,7 +220,12 @@ fn libfaketime() -> PathBuf {
 
 /// `wafuel demo` on `port` with its clock starting at `perth` (Perth civil time), by
 /// libfaketime: the hour decides whether tomorrow is published, so the test chooses it.
-fn demo_at(port: u16, perth: jiff::civil::DateTime) -> Running {
+pub(crate) fn demo_at(port: u16, perth: jiff::civil::DateTime) -> Running {
+    demo_at_with(port, perth, &[])
+}
+
+/// [`demo_at`] with more of `demo`'s flags.
+pub(crate) fn demo_at_with(port: u16, perth: jiff::civil::DateTime, extra: &[&str]) -> Running {
     let utc = perth
         .to_zoned(jiff::tz::TimeZone::get("Australia/Perth").expect("tz"))
         .expect("a Perth time")
@@ -230,6 +235,7 @@ fn demo_at(port: u16, perth: jiff::civil::DateTime) -> Running {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wafuel"));
     command
         .args(["demo", "--listen", &format!("127.0.0.1:{port}"), "--admin-listen", "127.0.0.1:0"])
+        .args(extra)
         .env("LD_PRELOAD", libfaketime())
         .env("FAKETIME", format!("@{utc}"))
         .env("TZ", "UTC")
@@ -241,12 +247,12 @@ fn demo_at(port: u16, perth: jiff::civil::DateTime) -> Running {
 
 /// Today in Perth at 10:00: prices for today are out, tomorrow's are not (FuelWatch publishes
 /// them at about 14:30).
-fn this_morning() -> jiff::civil::DateTime {
+pub(crate) fn this_morning() -> jiff::civil::DateTime {
     perth_wall_clock().date().at(10, 0, 0, 0)
 }
 
 /// axe-core's violations for the page as it stands (installed by scripts/test, never committed).
-async fn axe_violations(client: &Client) -> Vec<Value> {
+pub(crate) async fn axe_violations(client: &Client) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/axe/node_modules/axe-core/axe.min.js");
     let source = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!("BROWSER TEST CANNOT RUN: {} is missing ({e}); scripts/test installs axe-core", path.display())
@@ -327,7 +333,7 @@ async fn pinch_zooms_the_map(client: &Client, driver: &Driver) {
     .await;
 }
 
-async fn click(client: &Client, locator: Locator<'_>, what: &str) {
+pub(crate) async fn click(client: &Client, locator: Locator<'_>, what: &str) {
     let found = client.find(locator).await.unwrap_or_else(|e| panic!("no {what} on the page: {e}"));
     found.click().await.unwrap_or_else(|e| panic!("{what} cannot be clicked: {e}"));
 }

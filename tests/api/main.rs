@@ -26,6 +26,7 @@ mod sim_feed;
 mod source_client;
 mod stations;
 mod store;
+mod street_map;
 mod summaries;
 mod support;
 mod warm;

@@ -47,11 +47,19 @@ const TOWNS = [
   "NORTHAM", "MERREDIN", "KATANNING", "NARROGIN",
 ];
 
-// Map projection: equirectangular, longitudes shortened by cos(25°) so the state keeps its shape.
+// Map projection: equirectangular, longitudes shortened by cos(25°) so the state keeps its shape;
+// over a street map (tiles.js, loaded first when the deployment names one) its Web Mercator,
+// so every dot sits on its street, and a view as narrow as a few streets.
 const MAP_W = 1700;
 const MAP_H = 2400;
-const project = (lng, lat) => [(lng - WA.west) * 90 + 40, (WA.north - lat) * 100 + 40];
-const VIEWS = { wa: { x: 0, y: 0, w: MAP_W, h: MAP_H }, perth: { x: 361, y: 1895, w: 78, h: 110 } };
+const TILED = window.wafuelTiles || null;
+const project = TILED ? TILED.project : (lng, lat) => [(lng - WA.west) * 90 + 40, (WA.north - lat) * 100 + 40];
+const MIN_W = TILED ? TILED.minWidth : 12;
+const around = (lng, lat, w) => {
+  const [x, y] = project(lng, lat);
+  return { x: x - w / 2, y: y - (w * MAP_H) / MAP_W / 2, w, h: (w * MAP_H) / MAP_W };
+};
+const VIEWS = { wa: { x: 0, y: 0, w: MAP_W, h: MAP_H }, perth: around(116, -32.1, 78) };
 // Viridis: readable with every common colour-vision deficiency and in greyscale.
 const VIRIDIS = ["#440154", "#482878", "#3e4a89", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
 
@@ -861,14 +869,15 @@ function drawPlaceLabels(items) {
 }
 
 function setView(view) {
-  const w = clamp(view.w, 12, MAP_W);
+  const w = clamp(view.w, MIN_W, MAP_W);
   const h = (w * MAP_H) / MAP_W;
   // The whole state in view is one fixed frame: zooming out at "All WA" never drifts.
   const x = w >= MAP_W ? 0 : clamp(view.x, -w * 0.5, MAP_W - w * 0.5);
   const y = w >= MAP_W ? 0 : clamp(view.y, -h * 0.5, MAP_H - h * 0.5);
   const changedScale = Math.abs(w - state.view.w) > 1e-9;
   state.view = { x, y, w, h };
-  $("map").setAttribute("viewBox", `${x.toFixed(2)} ${y.toFixed(2)} ${w.toFixed(2)} ${h.toFixed(2)}`);
+  $("map").setAttribute("viewBox", `${x.toFixed(3)} ${y.toFixed(3)} ${w.toFixed(3)} ${h.toFixed(3)}`);
+  if (TILED) TILED.follow(state.view);
   if (changedScale) renderSoon();
 }
 
@@ -876,7 +885,7 @@ function setView(view) {
 function zoom(factor, about) {
   const v = state.view;
   const [ax, ay] = about || [v.x + v.w / 2, v.y + v.h / 2];
-  const w = clamp(v.w * factor, 12, MAP_W);
+  const w = clamp(v.w * factor, MIN_W, MAP_W);
   const f = w / v.w;
   setView({ x: ax - (ax - v.x) * f, y: ay - (ay - v.y) * f, w });
   renderSoon();
@@ -895,7 +904,7 @@ function zoomInto(item) {
   const ys = item.members.map((p) => p.y);
   const spanW = Math.max(...xs) - Math.min(...xs);
   const spanH = ((Math.max(...ys) - Math.min(...ys)) * MAP_W) / MAP_H;
-  const w = clamp(Math.max(spanW, spanH) * 1.8, 12, state.view.w / 3);
+  const w = clamp(Math.max(spanW, spanH) * 1.8, MIN_W, state.view.w / 3);
   setView({ x: item.x - w / 2, y: item.y - (w * MAP_H) / MAP_W / 2, w });
   renderSoon();
 }
@@ -955,7 +964,7 @@ function wireMap() {
       // Two fingers: zoom about the point first held between them, which follows the fingers.
       const [a, b] = [...pointers.values()];
       const now = Math.hypot(a.x - b.x, a.y - b.y);
-      const w = clamp((pinch.view.w * pinch.distance) / Math.max(1, now), 12, MAP_W);
+      const w = clamp((pinch.view.w * pinch.distance) / Math.max(1, now), MIN_W, MAP_W);
       const rect = svg.getBoundingClientRect();
       const per = w / rect.width;
       const mx = (a.x + b.x) / 2 - rect.left;

@@ -180,7 +180,7 @@ pub fn serve_file(
     policy: CachePolicy,
     method: &Method,
     headers: &HeaderMap,
-    extra: &[(HeaderName, &'static str)],
+    extra: &[(HeaderName, HeaderValue)],
 ) -> Response {
     let coding = negotiate_encoding(headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
     let etag = asset.etag(coding);
@@ -212,7 +212,7 @@ pub fn serve_file(
     policy.write(h);
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     for (name, value) in extra {
-        h.insert(name.clone(), HeaderValue::from_static(value));
+        h.insert(name.clone(), value.clone());
     }
     response
 }

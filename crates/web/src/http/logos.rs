@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::Path;
 use axum::extract::rejection::PathRejection;
-use axum::http::{HeaderMap, Method, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 
@@ -31,6 +31,6 @@ async fn logo(method: Method, headers: HeaderMap, filename: Result<Path<String>,
         CachePolicy::StaticAsset,
         &method,
         &headers,
-        &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")],
+        &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"))],
     )
 }

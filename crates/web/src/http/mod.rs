@@ -8,7 +8,7 @@
 //! - [`answer`]: every answer's headers, conditional requests and codings; [`errors`]: every
 //!   failure's answer;
 //! - [`gate`]: the rules every request meets before anything answers it;
-//! - [`root`], [`cors`], [`logos`], [`explore`], [`events`]: the other routes.
+//! - [`root`], [`cors`], [`logos`], [`explore`] (its base map: [`street_map`]), [`events`]: the other routes.
 
 pub(crate) mod answer;
 pub(crate) mod cors;
@@ -16,7 +16,7 @@ pub(crate) mod documents;
 pub(crate) mod endpoint;
 pub mod errors;
 pub(crate) mod events;
-pub(crate) mod explore;
+pub mod explore;
 pub(crate) mod front;
 pub mod gate;
 pub(crate) mod logos;
@@ -26,6 +26,7 @@ pub mod rendered;
 pub(crate) mod root;
 pub mod routes;
 pub(crate) mod state;
+pub mod street_map;
 
 pub use routes::{front_first, router};
 pub use state::AppState;

@@ -21,4 +21,6 @@ pub struct AppState {
     pub front: Arc<FrontCache>,
     /// `/v1/events`: this replica's fan-out of the store's events.
     pub events: Arc<EventHub>,
+    /// `/explore`: the page for this deployment's base map, and its headers.
+    pub explorer: Arc<super::explore::Explorer>,
 }
