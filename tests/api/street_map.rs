@@ -130,6 +130,7 @@ async fn the_explorer_on_a_street_map() {
         described,
         json!({ "mode": "raster", "tiles": template, "attribution": credit, "maxZoom": 18 })
     );
+    crate::support::assert_valid("ExplorerMap", &described);
     // The page lets the tile service's images in, and sends it this site's origin only.
     let page = http().get(format!("{base}/explore")).send().await.expect("page");
     let tile_origin = template.split("/tiles/").next().expect("origin").to_string();
