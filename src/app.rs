@@ -79,8 +79,10 @@ pub struct AppConfig {
     pub history_days: i32,
     /// Concurrent `/v1/events` streams (`--max-streams`).
     pub max_streams: usize,
-    /// The explorer's base map (`--map-tiles`).
+    /// The explorer's base map (`--map-tiles`, `--map-pmtiles`).
     pub base_map: crate::http::street_map::BaseMap,
+    /// The archive `/map/tiles` serves (`--map-pmtiles`).
+    pub map_archive: Option<Arc<crate::map_tiles::MapArchive>>,
 }
 
 impl AppConfig {
@@ -98,6 +100,7 @@ impl AppConfig {
             history_days: crate::snapshot::DEFAULT_HISTORY_DAYS,
             max_streams: crate::catalog::events::DEFAULT_MAX_STREAMS,
             base_map: Default::default(),
+            map_archive: None,
         }
     }
 }
@@ -125,6 +128,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         front: Default::default(),
         events,
         explorer: Arc::new(crate::http::explore::Explorer::new(&config.base_map)),
+        map_archive: config.map_archive,
     })
 }
 

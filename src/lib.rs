@@ -19,7 +19,7 @@ pub use wafuel_places as places;
 pub use wafuel_query as query;
 pub(crate) use wafuel_service::cache_policy;
 pub(crate) use wafuel_service::sync;
-pub use wafuel_service::{catalog, jobs, snapshot};
+pub use wafuel_service::{catalog, jobs, map_tiles, snapshot};
 pub use wafuel_sim as sim;
 pub use wafuel_source as source;
 pub use wafuel_store as store;

@@ -84,10 +84,12 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Ok(Err(e)) => tracing::warn!(error = %e, "demo enrichment failed"),
         Err(_) => tracing::warn!("demo enrichment took too long; serving without it"),
     }
+    let (base_map, map_archive) = args.map.base_map().await?;
     let config = AppConfig {
         meta: args.meta.document_meta(),
         public_origin: args.public.public_origin.clone(),
-        base_map: args.map.base_map()?,
+        base_map,
+        map_archive,
         ..config
     };
     // Two years of the archive, imported while the demo already serves.
@@ -204,10 +206,12 @@ pub async fn import_wholesale(args: crate::cli::config::ImportWholesaleArgs) -> 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let store = store::open(&args.store.store).await?;
     tracing::info!(store = %redact(&args.store.store), "snapshot store ready");
+    let (base_map, map_archive) = args.map.base_map().await?;
     let config = AppConfig {
         meta: args.meta.document_meta(),
         public_origin: args.public.public_origin.clone(),
-        base_map: args.map.base_map()?,
+        base_map,
+        map_archive,
         ..args.store.apply(AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock)))
     };
     let wholesale = if args.jobs.no_jobs { None } else { Some(args.wholesale.client()?) };

@@ -192,24 +192,41 @@ pub struct MapArgs {
     /// `Referer`. Unset: the explorer draws its own WA coastline and asks nothing outside.
     #[arg(long, env = "WAFUEL_MAP_TILES", requires = "map_attribution")]
     pub map_tiles: Option<String>,
-    /// Whose tiles they are, shown under the map (required with `--map-tiles`), e.g.
-    /// `© OpenStreetMap contributors`.
-    #[arg(long, env = "WAFUEL_MAP_ATTRIBUTION", requires = "map_tiles")]
+    /// A PMTiles archive of your own (raster PNG/JPEG/WebP or vector MVT tiles, e.g. an
+    /// extract of WA) that wafuel serves at `/map/tiles/{z}/{x}/{y}` for the explorer's street
+    /// map: nothing is asked of any other site. Vector tiles are drawn by the page (no WebGL).
+    #[arg(long, env = "WAFUEL_MAP_PMTILES", conflicts_with = "map_tiles", requires = "map_attribution")]
+    pub map_pmtiles: Option<std::path::PathBuf>,
+    /// Whose map it is, shown on the map (required with `--map-tiles` or `--map-pmtiles`),
+    /// e.g. `© OpenStreetMap contributors`.
+    #[arg(long, env = "WAFUEL_MAP_ATTRIBUTION")]
     pub map_attribution: Option<String>,
     /// The highest zoom the tile service has; the map zooms further by enlarging its tiles.
     #[arg(long, env = "WAFUEL_MAP_MAX_ZOOM", default_value_t = crate::http::street_map::DEFAULT_MAX_ZOOM)]
     pub map_max_zoom: u8,
 }
 
+/// The explorer's base map as configured, and the archive it serves tiles from, if any.
+pub type ConfiguredMap =
+    (crate::http::street_map::BaseMap, Option<std::sync::Arc<crate::map_tiles::MapArchive>>);
+
 impl MapArgs {
-    pub fn base_map(&self) -> anyhow::Result<crate::http::street_map::BaseMap> {
-        use crate::http::street_map::{BaseMap, RasterTiles};
-        Ok(match (&self.map_tiles, &self.map_attribution) {
-            (Some(tiles), Some(attribution)) => {
-                BaseMap::Raster(RasterTiles::new(tiles, attribution, self.map_max_zoom)?)
-            }
-            _ => BaseMap::Coastline,
-        })
+    /// The base map the flags name (an archive is opened and checked here, so a bad one stops
+    /// the start with its reason).
+    pub async fn base_map(&self) -> anyhow::Result<ConfiguredMap> {
+        use crate::http::street_map::{ArchiveTiles, BaseMap, RasterTiles};
+        let Some(attribution) = &self.map_attribution else { return Ok((BaseMap::Coastline, None)) };
+        if let Some(tiles) = &self.map_tiles {
+            return Ok((BaseMap::Raster(RasterTiles::new(tiles, attribution, self.map_max_zoom)?), None));
+        }
+        let Some(path) = &self.map_pmtiles else {
+            anyhow::bail!(
+                "--map-attribution names whose map is shown: give --map-tiles or --map-pmtiles with it"
+            )
+        };
+        let archive = crate::map_tiles::MapArchive::open(path).await?;
+        let base = BaseMap::Archive(ArchiveTiles::new(&archive, attribution)?);
+        Ok((base, Some(std::sync::Arc::new(archive))))
     }
 }
 

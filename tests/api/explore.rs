@@ -36,7 +36,10 @@ async fn the_page_and_its_files_are_cacheable_strict_and_small() {
     assert!(total < 100_000, "the page before data is {total} bytes");
     assert_conditional(&app, "/explore").await;
     // No tile service configured: the page's own coastline, and no Leaflet linked.
-    assert!(!html.contains("leaflet") && !html.contains("tiles.js"), "the coastline page loads no map library");
+    assert!(
+        !html.contains("leaflet") && !html.contains("tiles.js"),
+        "the coastline page loads no map library"
+    );
     let map = app.get("/explore/map.json").await;
     assert_eq!(map.status, 200);
     assert_eq!(map.json(), serde_json::json!({ "mode": "coastline" }));

@@ -49,6 +49,153 @@ fn tile_png(z: u32, x: u32, y: u32) -> Vec<u8> {
     png
 }
 
+/// The tile holding a place at zoom `z` (Web Mercator, as every tile service numbers them).
+fn tile_of(lng: f64, lat: f64, z: u8) -> (u32, u32) {
+    let n = f64::from(1u32 << z);
+    let x = (lng + 180.0) / 360.0 * n;
+    let y = (1.0 - lat.to_radians().tan().asinh() / std::f64::consts::PI) / 2.0 * n;
+    (x.floor() as u32, y.floor() as u32)
+}
+
+/// Where a place falls in tile `z/x/y`, in the tile's own units (4096 across).
+fn in_tile(lng: f64, lat: f64, z: u8, x: u32, y: u32) -> (i64, i64) {
+    let n = f64::from(1u32 << z);
+    let wx = (lng + 180.0) / 360.0 * n;
+    let wy = (1.0 - lat.to_radians().tan().asinh() / std::f64::consts::PI) / 2.0 * n;
+    (((wx - f64::from(x)) * 4096.0).round() as i64, ((wy - f64::from(y)) * 4096.0).round() as i64)
+}
+
+/// Perth's centre, where the test archives have their streets.
+const AREA: (f64, f64, f64, f64) = (115.83, -31.98, 115.89, -31.93);
+const ZOOMS: std::ops::RangeInclusive<u8> = 10..=15;
+
+/// Every tile of [`AREA`] at each of [`ZOOMS`].
+fn area_tiles() -> Vec<(u8, u32, u32)> {
+    let mut tiles = Vec::new();
+    for z in ZOOMS {
+        let (x0, y0) = tile_of(AREA.0, AREA.3, z);
+        let (x1, y1) = tile_of(AREA.2, AREA.1, z);
+        for x in x0..=x1 {
+            for y in y0..=y1 {
+                tiles.push((z, x, y));
+            }
+        }
+    }
+    tiles
+}
+
+/// A protocol-buffer field key, a varint, and a length-delimited field.
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+fn field(out: &mut Vec<u8>, number: u64, body: &[u8]) {
+    varint(out, number << 3 | 2);
+    varint(out, body.len() as u64);
+    out.extend_from_slice(body);
+}
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The street grid near Perth's centre: east-west streets named "Test Street 1…", north-south
+/// "Test Avenue 1…", every 0.006°.
+fn streets() -> Vec<(String, [(f64, f64); 2])> {
+    let mut out = Vec::new();
+    for i in 0..9 {
+        let lat = AREA.1 + 0.006 * f64::from(i);
+        out.push((format!("Test Street {}", i + 1), [(AREA.0, lat), (AREA.2, lat)]));
+        let lng = AREA.0 + 0.006 * f64::from(i) + 0.003;
+        out.push((format!("Test Avenue {}", i + 1), [(lng, AREA.1), (lng, AREA.3)]));
+    }
+    out
+}
+
+/// One Mapbox Vector Tile: a `roads` layer of [`streets`] (lines with a `name`) and a `water`
+/// layer with one square of river.
+fn vector_tile(z: u8, x: u32, y: u32) -> Vec<u8> {
+    let mut roads = Vec::new();
+    varint(&mut roads, 15 << 3);
+    varint(&mut roads, 2); // version
+    field(&mut roads, 1, b"roads");
+    let named = streets();
+    for (i, (_, ends)) in named.iter().enumerate() {
+        let (ax, ay) = in_tile(ends[0].0, ends[0].1, z, x, y);
+        let (bx, by) = in_tile(ends[1].0, ends[1].1, z, x, y);
+        let mut geometry = Vec::new();
+        for v in [9, zigzag(ax), zigzag(ay), 2 | (1 << 3), zigzag(bx - ax), zigzag(by - ay)] {
+            varint(&mut geometry, v);
+        }
+        let mut tags = Vec::new();
+        varint(&mut tags, 0);
+        varint(&mut tags, i as u64);
+        let mut feature = Vec::new();
+        field(&mut feature, 2, &tags);
+        varint(&mut feature, 3 << 3);
+        varint(&mut feature, 2); // a line
+        field(&mut feature, 4, &geometry);
+        field(&mut roads, 2, &feature);
+    }
+    field(&mut roads, 3, b"name");
+    for (name, _) in &named {
+        let mut value = Vec::new();
+        field(&mut value, 1, name.as_bytes());
+        field(&mut roads, 4, &value);
+    }
+    varint(&mut roads, 5 << 3);
+    varint(&mut roads, 4096);
+    let mut water = Vec::new();
+    varint(&mut water, 15 << 3);
+    varint(&mut water, 2);
+    field(&mut water, 1, b"water");
+    let corners = [(115.845, -31.965), (115.855, -31.965), (115.855, -31.958), (115.845, -31.958)];
+    let points: Vec<(i64, i64)> = corners.iter().map(|c| in_tile(c.0, c.1, z, x, y)).collect();
+    let mut geometry = Vec::new();
+    varint(&mut geometry, 9);
+    varint(&mut geometry, zigzag(points[0].0));
+    varint(&mut geometry, zigzag(points[0].1));
+    varint(&mut geometry, 2 | (3 << 3));
+    for w in points.windows(2) {
+        varint(&mut geometry, zigzag(w[1].0 - w[0].0));
+        varint(&mut geometry, zigzag(w[1].1 - w[0].1));
+    }
+    varint(&mut geometry, 15);
+    let mut feature = Vec::new();
+    varint(&mut feature, 3 << 3);
+    varint(&mut feature, 3); // a polygon
+    field(&mut feature, 4, &geometry);
+    field(&mut water, 2, &feature);
+    varint(&mut water, 5 << 3);
+    varint(&mut water, 4096);
+    let mut tile = Vec::new();
+    field(&mut tile, 3, &water);
+    field(&mut tile, 3, &roads);
+    tile
+}
+
+/// A PMTiles archive of [`area_tiles`], each drawn by `draw`, written as the `pmtiles`
+/// crate writes one.
+fn write_archive(path: &std::path::Path, kind: pmtiles::TileType, draw: impl Fn(u8, u32, u32) -> Vec<u8>) {
+    let file = std::fs::File::create(path).expect("archive file");
+    let mut writer = pmtiles::PmTilesWriter::new(kind)
+        .min_zoom(*ZOOMS.start())
+        .max_zoom(*ZOOMS.end())
+        .bounds(AREA.0, AREA.1, AREA.2, AREA.3)
+        .create(file)
+        .expect("a writer");
+    let mut tiles = area_tiles();
+    tiles.sort_by_key(|&(z, x, y)| {
+        pmtiles::TileId::from(pmtiles::TileCoord::new(z, x, y).expect("coord")).value()
+    });
+    for (z, x, y) in tiles {
+        writer.add_tile(pmtiles::TileCoord::new(z, x, y).expect("coord"), &draw(z, x, y)).expect("a tile");
+    }
+    writer.finalize().expect("written");
+}
+
 #[derive(Clone, Default)]
 struct Tiles {
     asked: Arc<Mutex<Vec<(u32, u32, u32)>>>,
@@ -101,6 +248,24 @@ async fn misalignment(client: &Client) -> f64 {
     )
     .await;
     far.as_f64().expect("a distance")
+}
+
+/// The map's "Perth" button, by the keyboard.
+async fn perth_by_keyboard(client: &Client) {
+    let perth = client.find(Locator::Css("button[data-view=perth]")).await.expect("Perth");
+    perth.send_keys(&Key::Enter.to_string()).await.expect("Enter");
+    wait_until(client, "return state.view.w < 100", "the Perth view").await;
+}
+
+/// "+" on a focused dot, `times` times.
+async fn zoom_in_by_keyboard(client: &Client, times: usize) {
+    for _ in 0..times {
+        // The dot focused anew each time: a zoom draws the dots again.
+        run(client, "document.querySelector('#dots [tabindex]').focus(); return true").await;
+        let focused = client.active_element().await.expect("a focused dot");
+        focused.send_keys("+").await.expect("+");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 fn zooms(asked: &[(u32, u32, u32)]) -> Vec<u32> {
@@ -163,19 +328,11 @@ async fn the_explorer_on_a_street_map() {
 
     // Perth by the keyboard: the view's button, then "+" on a focused dot, three times; each
     // move asks for tiles at a deeper zoom, and the dots stay on their places of the tiles.
-    let perth = client.find(Locator::Css("button[data-view=perth]")).await.expect("Perth");
-    perth.send_keys(&Key::Enter.to_string()).await.expect("Enter");
-    wait_until(&client, "return state.view.w < 100", "the Perth view").await;
+    perth_by_keyboard(&client).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let at_perth = zooms(&tiles.asked());
     assert!(misalignment(&client).await < 1.5, "dots on their places at Perth");
-    for _ in 0..3 {
-        // The dot focused anew each time: a zoom draws the dots again.
-        run(&client, "document.querySelector('#dots [tabindex]').focus(); return true").await;
-        let focused = client.active_element().await.expect("a focused dot");
-        focused.send_keys("+").await.expect("+");
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    zoom_in_by_keyboard(&client, 3).await;
     wait_until(&client, "return state.view.w < 30", "zoomed in by the keyboard").await;
     let deepest = |z: &[u32]| z.last().copied().unwrap_or_default();
     wait_until(
@@ -237,5 +394,176 @@ async fn the_explorer_on_a_street_map() {
         "the dots and the list, the coastline back",
     )
     .await;
+    client.close().await.expect("closed");
+}
+
+/// The app over the test's origin with `--map-pmtiles` as `serve` opens it.
+async fn with_archive(path: &std::path::Path, dir: tempfile::TempDir) -> crate::support::TestApp {
+    use wafuel::http::street_map::{ArchiveTiles, BaseMap};
+    let archive = Arc::new(wafuel::map_tiles::MapArchive::open(path).await.expect("the archive opens"));
+    let base_map =
+        BaseMap::Archive(ArchiveTiles::new(&archive, "© wafuel test streets").expect("attribution"));
+    let (sim, clock) = crate::support::origin_at(crate::support::fixture_morning(), Default::default()).await;
+    let store = crate::support::sqlite_store(&dir).await;
+    let config = wafuel::app::AppConfig {
+        base_map,
+        map_archive: Some(archive),
+        ..crate::support::app_config(&sim, &clock, store, None)
+    };
+    crate::support::TestApp::start(config, sim, clock, dir).await
+}
+
+#[tokio::test]
+async fn map_tiles_come_from_the_archive_with_validators_and_404_for_no_tile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("perth-raster.pmtiles");
+    write_archive(&path, pmtiles::TileType::Png, |z, x, y| tile_png(u32::from(z), x, y));
+    let app = with_archive(&path, dir).await;
+    let (x, y) = tile_of(115.86, -31.95, 14);
+    let uri = format!("/map/tiles/14/{x}/{y}");
+    let r = app.get(&uri).await;
+    assert_eq!(r.status, 200, "{uri}");
+    assert_eq!(r.header("content-type"), "image/png");
+    assert_eq!(r.body.as_ref(), tile_png(14, x, y).as_slice(), "the archive's own tile");
+    assert_eq!(r.header("cache-control"), "public, max-age=86400");
+    let etag = r.header("etag").to_string();
+    assert!(etag.starts_with('"') && etag.ends_with(&format!("-14-{x}-{y}\"")), "{etag}");
+    let again = app.call("GET", &uri, &[("if-none-match", &etag)]).await;
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    let head = app.call("HEAD", &uri, &[]).await;
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    assert_ne!(
+        app.get(&format!("/map/tiles/14/{}/{y}", x + 1)).await.header("etag"),
+        etag,
+        "one ETag per tile"
+    );
+    for bad in [
+        "/map/tiles/9/0/0".to_string(),
+        "/map/tiles/16/0/0".to_string(),
+        "/map/tiles/99/1/1".to_string(),
+        format!("/map/tiles/014/{x}/{y}"),
+        format!("/map/tiles/14/{x}/{y}.png"),
+        format!("/map/tiles/14/+{x}/{y}"),
+        "/map/tiles/14/99999999999/1".to_string(),
+        "/map/tiles/a/b/c".to_string(),
+        "/map/tiles/14/1".to_string(),
+        "/map/tiles/14/16384/0".to_string(),
+    ] {
+        assert_eq!(app.get(&bad).await.status, 404, "{bad}");
+    }
+    // A tile of the pyramid beyond the archive's area: empty, and cacheable like a tile.
+    let beyond = app.get("/map/tiles/14/0/0").await;
+    assert_eq!((beyond.status, beyond.body.len()), (204, 0));
+    assert_eq!(beyond.header("cache-control"), "public, max-age=86400");
+    let described = app.get("/explore/map.json").await.json();
+    assert_eq!(
+        described,
+        json!({ "mode": "pmtiles", "format": "png", "tiles": "/map/tiles/{z}/{x}/{y}",
+                "attribution": "© wafuel test streets", "minZoom": 10, "maxZoom": 15 })
+    );
+    crate::support::assert_valid("ExplorerMap", &described);
+    // Everything from this origin: no image source beyond it, no referrer.
+    let page = app.get("/explore").await;
+    assert!(page.header("content-security-policy").ends_with("; img-src 'self' data:"));
+    assert_eq!(page.header("referrer-policy"), "no-referrer");
+    assert!(std::str::from_utf8(&page.body).expect("utf8").contains("/explore/tiles.js?v="));
+
+    // Vector tiles are kept gzip-compressed in an archive and served as they were drawn.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("perth-streets.pmtiles");
+    write_archive(&path, pmtiles::TileType::Mvt, vector_tile);
+    let vector = with_archive(&path, dir).await;
+    let r = vector.get(&uri).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), "application/vnd.mapbox-vector-tile");
+    assert_eq!(r.body.as_ref(), vector_tile(14, x, y).as_slice());
+    assert_eq!(vector.get("/explore/map.json").await.json()["format"], "mvt");
+
+    // No archive: no tiles.
+    let none = crate::support::TestApp::new().await;
+    assert_eq!(none.get(&uri).await.status, 404);
+}
+
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn the_explorer_on_its_own_vector_map() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("perth-streets.pmtiles");
+    write_archive(&path, pmtiles::TileType::Mvt, vector_tile);
+    let port = free_port();
+    let credit = "© wafuel test streets";
+    let archive = path.to_str().expect("a path");
+    let _demo = demo_at_with(
+        port,
+        this_morning(),
+        &["--no-import", "--map-pmtiles", archive, "--map-attribution", credit],
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    assert_eq!(api(&base, "/explore/map.json").await["format"], "mvt");
+    let driver = start_driver();
+    let client = browser(&driver, 1366, 900, false).await;
+    allow_location(&client, &driver, false).await;
+    client.goto(&format!("{base}/explore")).await.expect("page loads");
+    wait_until(&client, "return document.querySelectorAll('#dots circle').length > 0", "stations").await;
+    // All WA is below the archive's zooms: the coastline, and no tile asked.
+    let asked =
+        "return performance.getEntriesByType('resource').filter(e => e.name.includes('/map/tiles/')).length";
+    assert_eq!(run(&client, asked).await, json!(0), "no tile below the archive's zooms");
+    assert_eq!(
+        run(&client, "return document.getElementById('map').classList.contains('tiled')").await,
+        json!(false)
+    );
+
+    // Near Perth's centre (the address keeps it, as a shared link would), then the map's own
+    // "+" by the keyboard, to the zooms where streets have their names.
+    client.goto(&format!("{base}/explore#near=-31.95,115.86")).await.expect("near Perth");
+    client.refresh().await.expect("reloaded");
+    wait_until(&client, "return !!state.near && state.view.w < 40", "the view near Perth's centre").await;
+    let plus = client.find(Locator::Css("button[data-zoom=in]")).await.expect("+");
+    for _ in 0..5 {
+        plus.send_keys(&Key::Enter.to_string()).await.expect("Enter");
+    }
+    wait_until(
+        &client,
+        "return document.querySelectorAll('.tiles canvas[data-drawn]').length > 0
+           && document.getElementById('map').classList.contains('tiled')",
+        "vector tiles drawn under the dots",
+    )
+    .await;
+    // The streets are drawn: a drawn tile has the street's white and the river's blue.
+    let colours = run(
+        &client,
+        "const seen = new Set();
+         for (const c of document.querySelectorAll('.tiles canvas[data-drawn]')) {
+           const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+           for (let i = 0; i < d.length; i += 4) {
+             if (d[i] === 255 && d[i + 1] === 255 && d[i + 2] === 255) seen.add('street');
+             if (d[i] === 0xaa && d[i + 1] === 0xd3 && d[i + 2] === 0xdf) seen.add('water');
+           }
+         }
+         return [...seen].sort()",
+    )
+    .await;
+    assert_eq!(colours, json!(["street", "water"]), "streets and the river on the tiles");
+    let off = misalignment(&client).await;
+    assert!(off < 1.5, "dots {off} px off their places on the vector map");
+    let credit_shown = run(&client, "return document.getElementById('map-attribution').textContent").await;
+    assert_eq!(credit_shown, json!(credit));
+    let outside = run(
+        &client,
+        &format!("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith({base:?}))"),
+    )
+    .await;
+    assert_eq!(outside, json!([]), "everything from wafuel itself");
+    let violations = axe_violations(&client).await;
+    assert!(violations.is_empty(), "axe-core over the vector map: {violations:#?}");
+    run(&client, "window.scrollTo(0, 0); return true").await;
+    save_screenshot(&client, "explore-street-map-pmtiles.png").await;
+    let errors = console_errors(&client, &driver).await;
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
     client.close().await.expect("closed");
 }

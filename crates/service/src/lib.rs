@@ -15,5 +15,6 @@ use wafuel_store as store;
 pub mod cache_policy;
 pub mod catalog;
 pub mod jobs;
+pub mod map_tiles;
 pub mod snapshot;
 pub mod sync;

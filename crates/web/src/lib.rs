@@ -7,7 +7,7 @@
 use wafuel_domain as model;
 use wafuel_domain::time;
 use wafuel_query as query;
-use wafuel_service::{cache_policy, catalog, sync};
+use wafuel_service::{cache_policy, catalog, map_tiles, sync};
 
 pub mod http;
 pub mod render;

@@ -57,7 +57,7 @@ impl Explorer {
         // then draws in their projection; without, the page is the coastline page, unchanged.
         let map = match base {
             BaseMap::Coastline => String::new(),
-            BaseMap::Raster(_) => format!(
+            BaseMap::Raster(_) | BaseMap::Archive(_) => format!(
                 "<link rel=\"stylesheet\" href=\"/explore/leaflet.css?v={}\">\n\
                  <script src=\"/explore/leaflet.js?v={}\" defer></script>\n\
                  <script src=\"/explore/tiles.js?v={}\" defer></script>\n",

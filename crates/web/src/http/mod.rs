@@ -8,7 +8,7 @@
 //! - [`answer`]: every answer's headers, conditional requests and codings; [`errors`]: every
 //!   failure's answer;
 //! - [`gate`]: the rules every request meets before anything answers it;
-//! - [`root`], [`cors`], [`logos`], [`explore`] (its base map: [`street_map`]), [`events`]: the other routes.
+//! - [`root`], [`cors`], [`logos`], [`explore`] (its base map: [`street_map`], [`map_tiles`]), [`events`]: the other routes.
 
 pub(crate) mod answer;
 pub(crate) mod cors;
@@ -20,6 +20,7 @@ pub mod explore;
 pub(crate) mod front;
 pub mod gate;
 pub(crate) mod logos;
+mod map_tiles;
 pub(crate) mod negotiate;
 pub mod paths;
 pub mod rendered;

@@ -18,6 +18,8 @@ pub const WHOLESALE: &str = "/v1/wholesale";
 pub const LOGO: &str = "/static/image/brand/{filename}";
 pub const EXPLORE: &str = "/explore";
 pub const EXPLORE_FILE: &str = "/explore/{file}";
+/// The explorer's self-hosted map tiles (`--map-pmtiles`).
+pub const MAP_TILE: &str = "/map/tiles/{z}/{x}/{y}";
 
 /// The admin port's routes.
 pub const HEALTHZ: &str = "/healthz";

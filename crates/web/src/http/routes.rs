@@ -38,7 +38,7 @@ impl PublicRoute {
 }
 
 /// Every public route, in the order metrics list them.
-pub const PUBLIC: [PublicRoute; 17] = [
+pub const PUBLIC: [PublicRoute; 18] = [
     PublicRoute::other(ROOT, super::root::methods),
     PublicRoute::document::<doc::V1>(),
     PublicRoute::document::<doc::Legacy>(),
@@ -56,6 +56,7 @@ pub const PUBLIC: [PublicRoute; 17] = [
     PublicRoute::other(LOGO, super::logos::methods),
     PublicRoute::other(EXPLORE, super::explore::page_methods),
     PublicRoute::other(EXPLORE_FILE, super::explore::file_methods),
+    PublicRoute::other(MAP_TILE, super::map_tiles::methods),
 ];
 
 /// The public path patterns, in [`PUBLIC`]'s order.

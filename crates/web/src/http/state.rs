@@ -23,4 +23,6 @@ pub struct AppState {
     pub events: Arc<EventHub>,
     /// `/explore`: the page for this deployment's base map, and its headers.
     pub explorer: Arc<super::explore::Explorer>,
+    /// `/map/tiles`: the deployment's own map archive (`--map-pmtiles`), if any.
+    pub map_archive: Option<Arc<crate::map_tiles::MapArchive>>,
 }

@@ -18,6 +18,33 @@ pub enum BaseMap {
     #[default]
     Coastline,
     Raster(RasterTiles),
+    /// The deployment's own PMTiles archive, served at `/map/tiles/{z}/{x}/{y}`.
+    Archive(ArchiveTiles),
+}
+
+/// What the page needs to know of the archive: its tiles' format, whose map it is, its zooms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveTiles {
+    pub format: &'static str,
+    pub attribution: String,
+    pub min_zoom: u8,
+    pub max_zoom: u8,
+}
+
+impl ArchiveTiles {
+    pub fn new(archive: &crate::map_tiles::MapArchive, attribution: &str) -> Result<Self, MapConfigError> {
+        let attribution = checked_attribution(attribution)?;
+        let (min_zoom, max_zoom) = (archive.min_zoom(), archive.max_zoom());
+        Ok(Self { format: archive.kind().format(), attribution, min_zoom, max_zoom })
+    }
+}
+
+fn checked_attribution(text: &str) -> Result<String, MapConfigError> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > 300 || text.contains(['\r', '\n']) {
+        return Err(MapConfigError::Attribution);
+    }
+    Ok(text.to_string())
 }
 
 /// A raster tile service in the `{z}/{x}/{y}` form every tile server and Leaflet share.
@@ -47,15 +74,12 @@ pub enum MapConfigError {
 
 impl RasterTiles {
     pub fn new(template: &str, attribution: &str, max_zoom: u8) -> Result<Self, MapConfigError> {
-        let attribution = attribution.trim();
-        if attribution.is_empty() || attribution.chars().count() > 300 || attribution.contains(['\r', '\n']) {
-            return Err(MapConfigError::Attribution);
-        }
+        let attribution = checked_attribution(attribution)?;
         if !(1..=MAX_ZOOM_LIMIT).contains(&max_zoom) {
             return Err(MapConfigError::MaxZoom);
         }
         let origin = tile_origin(template).ok_or(MapConfigError::Template)?;
-        Ok(Self { template: template.to_string(), attribution: attribution.to_string(), max_zoom, origin })
+        Ok(Self { template: template.to_string(), attribution, max_zoom, origin })
     }
 
     pub fn template(&self) -> &str {
@@ -97,6 +121,7 @@ impl BaseMap {
     pub fn content_security_policy(&self) -> String {
         let images = match self {
             BaseMap::Coastline => String::new(),
+            BaseMap::Archive(_) => "; img-src 'self' data:".to_string(),
             // `data:`: Leaflet blanks a tile it drops with an empty inline image.
             BaseMap::Raster(tiles) => format!("; img-src 'self' data: {}", tiles.origin),
         };
@@ -109,7 +134,7 @@ impl BaseMap {
     /// path or the hash's station), as a tile service asks.
     pub fn referrer_policy(&self) -> &'static str {
         match self {
-            BaseMap::Coastline => "no-referrer",
+            BaseMap::Coastline | BaseMap::Archive(_) => "no-referrer",
             BaseMap::Raster(_) => "strict-origin-when-cross-origin",
         }
     }
@@ -135,6 +160,14 @@ impl BaseMap {
                 "tiles": t.template,
                 "attribution": t.attribution,
                 "maxZoom": t.max_zoom,
+            }),
+            BaseMap::Archive(a) => serde_json::json!({
+                "mode": "pmtiles",
+                "format": a.format,
+                "tiles": "/map/tiles/{z}/{x}/{y}",
+                "attribution": a.attribution,
+                "minZoom": a.min_zoom,
+                "maxZoom": a.max_zoom,
             }),
         }
     }

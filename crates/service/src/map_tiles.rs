@@ -1,0 +1,164 @@
+//! A self-hosted street map: a PMTiles archive (`--map-pmtiles FILE`, e.g. an extract of WA)
+//! whose tiles the explorer draws under its stations, raster or vector. Read with the
+//! `pmtiles` crate from a memory map; each tile is decompressed once and kept, so a tile asked
+//! again costs a lookup, not a directory walk and an inflate.
+
+use std::path::Path;
+
+use bytes::Bytes;
+use pmtiles::{AsyncPmTilesReader, Compression, MmapBackend, NoCache, TileCoord, TileType};
+
+/// Memory for decompressed tiles: the tiles of a city at every zoom a person uses.
+const KEPT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What an archive's tiles are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TileKind {
+    Png,
+    Jpeg,
+    Webp,
+    /// Mapbox Vector Tiles: drawn by the page on a canvas (no WebGL).
+    Vector,
+}
+
+impl TileKind {
+    pub fn content_type(self) -> &'static str {
+        match self {
+            TileKind::Png => "image/png",
+            TileKind::Jpeg => "image/jpeg",
+            TileKind::Webp => "image/webp",
+            TileKind::Vector => "application/vnd.mapbox-vector-tile",
+        }
+    }
+
+    /// The name `/explore/map.json` gives it.
+    pub fn format(self) -> &'static str {
+        match self {
+            TileKind::Png => "png",
+            TileKind::Jpeg => "jpg",
+            TileKind::Webp => "webp",
+            TileKind::Vector => "mvt",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MapTilesError {
+    #[error("--map-pmtiles: cannot read {path} as a PMTiles v3 archive: {why}")]
+    Open { path: String, why: String },
+    #[error(
+        "--map-pmtiles: {path} holds {what} tiles; the explorer draws PNG, JPEG, WebP or vector (MVT) tiles"
+    )]
+    Unsupported { path: String, what: String },
+    #[error("the map archive cannot be read: {0}")]
+    Read(String),
+}
+
+/// An open archive and the tiles already decompressed.
+pub struct MapArchive {
+    reader: AsyncPmTilesReader<MmapBackend, NoCache>,
+    kind: TileKind,
+    compression: Compression,
+    min_zoom: u8,
+    max_zoom: u8,
+    /// Names this archive's contents in every tile's ETag: its size and modification time.
+    tag: String,
+    kept: moka::future::Cache<u64, Option<Bytes>>,
+}
+
+impl MapArchive {
+    pub async fn open(path: &Path) -> Result<Self, MapTilesError> {
+        let shown = path.display().to_string();
+        let open = |why: String| MapTilesError::Open { path: shown.clone(), why };
+        let file = std::fs::metadata(path).map_err(|e| open(e.to_string()))?;
+        let reader = AsyncPmTilesReader::new_with_path(path).await.map_err(|e| open(e.to_string()))?;
+        let header = reader.get_header();
+        let kind = match header.tile_type {
+            TileType::Png => TileKind::Png,
+            TileType::Jpeg => TileKind::Jpeg,
+            TileType::Webp => TileKind::Webp,
+            TileType::Mvt => TileKind::Vector,
+            other => return Err(MapTilesError::Unsupported { path: shown, what: format!("{other:?}") }),
+        };
+        if !matches!(header.tile_compression, Compression::None | Compression::Gzip) {
+            let what = format!("{:?}-compressed", header.tile_compression);
+            return Err(MapTilesError::Unsupported { path: shown, what });
+        }
+        let modified = file
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        let (compression, min_zoom, max_zoom) = (header.tile_compression, header.min_zoom, header.max_zoom);
+        let kept = moka::future::Cache::builder()
+            .weigher(|_: &u64, tile: &Option<Bytes>| {
+                u32::try_from(tile.as_ref().map_or(16, |t| t.len() + 16)).unwrap_or(u32::MAX)
+            })
+            .max_capacity(KEPT_BYTES)
+            .build();
+        Ok(Self {
+            reader,
+            kind,
+            compression,
+            min_zoom,
+            max_zoom,
+            tag: format!("{:x}-{modified:x}", file.len()),
+            kept,
+        })
+    }
+
+    pub fn kind(&self) -> TileKind {
+        self.kind
+    }
+
+    pub fn min_zoom(&self) -> u8 {
+        self.min_zoom
+    }
+
+    pub fn max_zoom(&self) -> u8 {
+        self.max_zoom
+    }
+
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// Whether the archive has tiles at zoom `z` at all.
+    pub fn holds_zoom(&self, z: u8) -> bool {
+        (self.min_zoom..=self.max_zoom).contains(&z)
+    }
+
+    /// Whether `z/x/y` is a tile of the Web Mercator pyramid (x and y below 2^z).
+    pub fn in_pyramid(&self, z: u8, x: u32, y: u32) -> bool {
+        TileCoord::new(z, x, y).is_ok()
+    }
+
+    /// The tile at `z/x/y`, decompressed; `None` when the archive has none there (outside its
+    /// zooms or its area, or no such tile in the pyramid).
+    pub async fn tile(&self, z: u8, x: u32, y: u32) -> Result<Option<Bytes>, MapTilesError> {
+        if z < self.min_zoom || z > self.max_zoom {
+            return Ok(None);
+        }
+        let Ok(coord) = TileCoord::new(z, x, y) else { return Ok(None) };
+        let id = pmtiles::TileId::from(coord).value();
+        if let Some(kept) = self.kept.get(&id).await {
+            return Ok(kept);
+        }
+        let raw = self.reader.get_tile(coord).await.map_err(|e| MapTilesError::Read(e.to_string()))?;
+        let tile = match raw {
+            Some(bytes) if self.compression == Compression::Gzip => Some(Bytes::from(gunzip(&bytes)?)),
+            other => other,
+        };
+        self.kept.insert(id, tile.clone()).await;
+        Ok(tile)
+    }
+}
+
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, MapTilesError> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(bytes.len() * 3);
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .map_err(|e| MapTilesError::Read(e.to_string()))?;
+    Ok(out)
+}

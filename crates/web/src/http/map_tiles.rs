@@ -1,0 +1,85 @@
+//! `GET /map/tiles/{z}/{x}/{y}`: the tiles of the deployment's own PMTiles archive
+//! (`--map-pmtiles`), decompressed, with a strong ETag (the archive's size and time, and the
+//! tile's place) and a day's caching. A tile place within the archive's zooms that it holds
+//! no tile for (beyond its area) is 204, empty; no archive, or a place that is no tile (a zoom
+//! the archive lacks, x or y past the zoom's last, anything but plain digits), is 404.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+
+use super::answer::if_none_match_matches;
+use super::errors::{ApiError, files_method_not_allowed};
+use super::state::AppState;
+use crate::cache_policy::CachePolicy;
+
+pub fn methods() -> MethodRouter<Arc<AppState>> {
+    get(tile).fallback(files_method_not_allowed)
+}
+
+async fn tile(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+    place: Result<Path<(String, String, String)>, PathRejection>,
+) -> Response {
+    let Some(archive) = state.map_archive.as_ref() else { return ApiError::not_found().into_response() };
+    let Ok(Path((z, x, y))) = place else { return ApiError::not_found().into_response() };
+    // Digits only: `+1`, `01` or `1.png` name no tile (one URL per tile, one cache entry).
+    let number = |s: &str| {
+        (!s.is_empty()
+            && s.len() < 11
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (s == "0" || !s.starts_with('0')))
+        .then(|| s.parse::<u32>().ok())
+        .flatten()
+    };
+    let (Some(z), Some(x), Some(y)) = (number(&z).and_then(|z| u8::try_from(z).ok()), number(&x), number(&y))
+    else {
+        return ApiError::not_found().into_response();
+    };
+    let etag = format!("\"{}-{z}-{x}-{y}\"", archive.tag());
+    let found = match archive.tile(z, x, y).await {
+        Ok(Some(found)) => found,
+        // Within the archive's zooms but beyond its area: an empty tile, not an error, so a
+        // map's edges log nothing in the browser and a cache keeps the answer.
+        Ok(None) if archive.holds_zoom(z) && archive.in_pyramid(z, x, y) => {
+            let mut empty = StatusCode::NO_CONTENT.into_response();
+            CachePolicy::StaticAsset.write(empty.headers_mut());
+            return empty;
+        }
+        Ok(None) => return ApiError::not_found().into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, z, x, y, "map tile unreadable");
+            return ApiError::not_found().into_response();
+        }
+    };
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|inm| if_none_match_matches(inm, &etag));
+    let mut response = if not_modified || method == Method::HEAD {
+        Response::new(Body::empty())
+    } else {
+        Response::new(Body::from(found.clone()))
+    };
+    if not_modified {
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+    }
+    let h = response.headers_mut();
+    if !not_modified {
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(archive.kind().content_type()));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(found.len()));
+    }
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    CachePolicy::StaticAsset.write(h);
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
