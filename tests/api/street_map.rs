@@ -268,6 +268,26 @@ async fn zoom_in_by_keyboard(client: &Client, times: usize) {
     }
 }
 
+/// No request but to `allowed` (URL prefixes), axe-core clean, no console error; and the
+/// screenshot for docs/.
+async fn nothing_beyond_and_clean(client: &Client, driver: &Driver, allowed: &[&str], screenshot: &str) {
+    let outside = run(
+        client,
+        &format!(
+            "const allowed = {}; return performance.getEntriesByType('resource').map(e => e.name).filter(n => !allowed.some(a => n.startsWith(a)))",
+            json!(allowed)
+        ),
+    )
+    .await;
+    assert_eq!(outside, json!([]), "requests beyond {allowed:?}");
+    let violations = axe_violations(client).await;
+    assert!(violations.is_empty(), "axe-core over the street map: {violations:#?}");
+    run(client, "window.scrollTo(0, 0); return true").await;
+    save_screenshot(client, screenshot).await;
+    let errors = console_errors(client, driver).await;
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+}
+
 fn zooms(asked: &[(u32, u32, u32)]) -> Vec<u32> {
     let mut z: Vec<u32> = asked.iter().map(|t| t.0).collect();
     z.sort_unstable();
@@ -370,18 +390,8 @@ async fn the_explorer_on_a_street_map() {
     .await;
 
     // Nothing left 127.0.0.1 (Leaflet's blanked tiles are inline images, no request).
-    let outside = run(
-        &client,
-        "return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:') && !n.startsWith('data:'))",
-    )
-    .await;
-    assert_eq!(outside, json!([]), "requests beyond 127.0.0.1");
-    let violations = axe_violations(&client).await;
-    assert!(violations.is_empty(), "axe-core over the street map: {violations:#?}");
-    run(&client, "window.scrollTo(0, 0); return true").await;
-    save_screenshot(&client, "explore-street-map.png").await;
-    let errors = console_errors(&client, &driver).await;
-    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    nothing_beyond_and_clean(&client, &driver, &["http://127.0.0.1:", "data:"], "explore-street-map.png")
+        .await;
 
     // The tile service down: a new visit still draws every dot and the list, over the
     // coastline again.
@@ -553,17 +563,7 @@ async fn the_explorer_on_its_own_vector_map() {
     assert!(off < 1.5, "dots {off} px off their places on the vector map");
     let credit_shown = run(&client, "return document.getElementById('map-attribution').textContent").await;
     assert_eq!(credit_shown, json!(credit));
-    let outside = run(
-        &client,
-        &format!("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith({base:?}))"),
-    )
-    .await;
-    assert_eq!(outside, json!([]), "everything from wafuel itself");
-    let violations = axe_violations(&client).await;
-    assert!(violations.is_empty(), "axe-core over the vector map: {violations:#?}");
-    run(&client, "window.scrollTo(0, 0); return true").await;
-    save_screenshot(&client, "explore-street-map-pmtiles.png").await;
-    let errors = console_errors(&client, &driver).await;
-    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    // Everything from wafuel itself.
+    nothing_beyond_and_clean(&client, &driver, &[&base], "explore-street-map-pmtiles.png").await;
     client.close().await.expect("closed");
 }

@@ -8,6 +8,7 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+use bytes::Bytes;
 
 use super::negotiate::negotiate_encoding;
 use super::rendered::Rendered;
@@ -183,12 +184,34 @@ pub fn serve_file(
     extra: &[(HeaderName, HeaderValue)],
 ) -> Response {
     let coding = negotiate_encoding(headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
-    let etag = asset.etag(coding);
+    let body = asset.repr.body(coding);
+    let mut response = serve_bytes(body, asset.content_type, asset.etag(coding), policy, method, headers);
+    let modified = response.status() != StatusCode::NOT_MODIFIED;
+    let h = response.headers_mut();
+    if modified && let Some(encoding) = coding.header() {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    for (name, value) in extra {
+        h.insert(name.clone(), value.clone());
+    }
+    response
+}
+
+/// The response to `method` for bytes with a strong `etag`: 304 when `If-None-Match` names
+/// it, else the bytes (none for HEAD) with their type and length; cached as `policy` says.
+pub fn serve_bytes(
+    body: &Bytes,
+    content_type: &'static str,
+    etag: &str,
+    policy: CachePolicy,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Response {
     let not_modified = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|inm| if_none_match_matches(inm, etag));
-    let body = asset.repr.body(coding);
     let mut response = if not_modified || *method == Method::HEAD {
         Response::new(Body::empty())
     } else {
@@ -199,21 +222,14 @@ pub fn serve_file(
     }
     let h = response.headers_mut();
     if !not_modified {
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type));
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-        if let Some(encoding) = coding.header() {
-            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
-        }
     }
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
-    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
     policy.write(h);
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    for (name, value) in extra {
-        h.insert(name.clone(), value.clone());
-    }
     response
 }
 

@@ -6,14 +6,13 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 
-use super::answer::if_none_match_matches;
+use super::answer::serve_bytes;
 use super::errors::{ApiError, files_method_not_allowed};
 use super::state::AppState;
 use crate::cache_policy::CachePolicy;
@@ -59,27 +58,5 @@ async fn tile(
             return ApiError::not_found().into_response();
         }
     };
-    let not_modified = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|inm| if_none_match_matches(inm, &etag));
-    let mut response = if not_modified || method == Method::HEAD {
-        Response::new(Body::empty())
-    } else {
-        Response::new(Body::from(found.clone()))
-    };
-    if not_modified {
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-    }
-    let h = response.headers_mut();
-    if !not_modified {
-        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(archive.kind().content_type()));
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from(found.len()));
-    }
-    if let Ok(v) = HeaderValue::from_str(&etag) {
-        h.insert(header::ETAG, v);
-    }
-    CachePolicy::StaticAsset.write(h);
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
+    serve_bytes(&found, archive.kind().content_type(), &etag, CachePolicy::StaticAsset, &method, &headers)
 }
