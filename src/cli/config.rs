@@ -22,7 +22,8 @@ pub const DEFAULT_PLACES_URL: &str = "https://places.googleapis.com";
 or route=ENCODED_POLYLINE&detour=KM for the stations along a route; fill=L&consumption=L_PER_100KM \
 for what a stop costs, sort=cost); /v1/stations/ID, its /history and /forecast; /v1/stats; \
 /v1/forecast (fill now or wait); /v1/wholesale (terminal gate prices and the retail margin); /v1/events (pushed news; an alert with station=ID,… or \
-near=LAT,LNG, product=N, below=C and rise=C adds price events); /explore (the explorer)."
+near=LAT,LNG, product=N, below=C and rise=C adds price events); /explore (the explorer; on a street map with --map-tiles, \
+or --map-pmtiles for your own tiles at /map/tiles)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -536,6 +537,35 @@ mod tests {
         let cli = Cli::try_parse_from(["wafuel", "demo", "--now", "today 14:29"]).expect("parses");
         let Command::Demo(args) = cli.command else { panic!("wrong command") };
         assert!(args.now.is_some());
+    }
+
+    #[tokio::test]
+    async fn map_flags_name_one_map_and_whose_it_is() {
+        use crate::http::street_map::BaseMap;
+        let map = |flags: &[&str]| {
+            let cli = Cli::try_parse_from(["wafuel", "serve"].iter().chain(flags));
+            cli.map(|c| match c.command {
+                Command::Serve(args) => args.map,
+                _ => panic!("wrong command"),
+            })
+        };
+        let osm = ["--map-tiles", "https://tile.openstreetmap.org/{z}/{x}/{y}.png"];
+        assert!(map(&osm).is_err(), "tiles without whose they are");
+        let both = [&osm[..], &["--map-pmtiles", "wa.pmtiles", "--map-attribution", "me"]].concat();
+        assert!(map(&both).is_err(), "two maps at once");
+        let alone = map(&["--map-attribution", "me"]).expect("parses");
+        let said = alone.base_map().await.expect_err("whose map, of no map").to_string();
+        assert!(said.contains("--map-tiles or --map-pmtiles"), "{said}");
+        let tiled = map(&[&osm[..], &["--map-attribution", "© OpenStreetMap contributors"]].concat())
+            .expect("parses");
+        let (base, archive) = tiled.base_map().await.expect("a tile map");
+        assert!(matches!(base, BaseMap::Raster(_)) && archive.is_none());
+        let (none, _) = map(&[]).expect("parses").base_map().await.expect("no map flags");
+        assert_eq!(none, BaseMap::Coastline);
+        let missing =
+            map(&["--map-pmtiles", "/nonexistent/wa.pmtiles", "--map-attribution", "me"]).expect("parses");
+        let why = missing.base_map().await.expect_err("no such file").to_string();
+        assert!(why.starts_with("--map-pmtiles: cannot read /nonexistent/wa.pmtiles"), "{why}");
     }
 
     #[test]

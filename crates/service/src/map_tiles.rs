@@ -66,6 +66,16 @@ pub struct MapArchive {
     kept: moka::future::Cache<u64, Option<Bytes>>,
 }
 
+impl std::fmt::Debug for MapArchive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapArchive")
+            .field("kind", &self.kind)
+            .field("zooms", &(self.min_zoom..=self.max_zoom))
+            .field("tag", &self.tag)
+            .finish_non_exhaustive()
+    }
+}
+
 impl MapArchive {
     pub async fn open(path: &Path) -> Result<Self, MapTilesError> {
         let shown = path.display().to_string();
