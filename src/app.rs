@@ -127,7 +127,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         public_origin: config.public_origin,
         front: Default::default(),
         events,
-        explorer: Arc::new(crate::http::explore::Explorer::new(&config.base_map)),
+        explorer: Arc::new(crate::http::explore_page::Explorer::new(&config.base_map)),
         map_archive: config.map_archive,
     })
 }

@@ -22,7 +22,7 @@ pub struct AppState {
     /// `/v1/events`: this replica's fan-out of the store's events.
     pub events: Arc<EventHub>,
     /// `/explore`: the page for this deployment's base map, and its headers.
-    pub explorer: Arc<super::explore::Explorer>,
+    pub explorer: Arc<super::explore_page::Explorer>,
     /// `/map/tiles`: the deployment's own map archive (`--map-pmtiles`), if any.
     pub map_archive: Option<Arc<crate::map_tiles::MapArchive>>,
 }

@@ -1,0 +1,154 @@
+//! The explorer's files as this binary serves them: the page for the deployment's base map,
+//! its script and style sheet, Leaflet and the tile layer (loaded only with a street map), and
+//! `map.json`. The page names each file with a version taken from its ETag, so a new binary's
+//! page never runs with an old script from a cache, and the files can be cached for a day.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use axum::http::{HeaderName, HeaderValue};
+
+use super::street_map::BaseMap;
+use crate::render::asset::Asset;
+
+const HTML: &str = include_str!("../../assets/explore/index.html");
+const SCRIPT: &str = include_str!("../../assets/explore/app.js");
+const STYLE: &str = include_str!("../../assets/explore/app.css");
+const TILES: &str = include_str!("../../assets/explore/tiles.js");
+const LEAFLET: &str = include_str!("../../assets/explore/leaflet/leaflet.js");
+const LEAFLET_STYLE: &str = include_str!("../../assets/explore/leaflet/leaflet.css");
+
+static FILES: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
+    let file = |body: &str, kind| Asset::new(body, kind);
+    HashMap::from([
+        ("app.js", Asset::new(served_script(SCRIPT), "text/javascript; charset=utf-8")),
+        ("app.css", file(STYLE, "text/css; charset=utf-8")),
+        ("tiles.js", Asset::new(served_script(TILES), "text/javascript; charset=utf-8")),
+        ("leaflet.js", file(LEAFLET, "text/javascript; charset=utf-8")),
+        ("leaflet.css", file(LEAFLET_STYLE, "text/css; charset=utf-8")),
+    ])
+});
+
+fn version(name: &str) -> &'static str {
+    FILES.get(name).map(Asset::version).unwrap_or_default()
+}
+
+/// The explorer as this deployment serves it: the page for its base map, `map.json` saying
+/// which, and the headers of both and of every file.
+pub struct Explorer {
+    pub(super) page: Asset,
+    pub(super) map: Asset,
+    pub(super) headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Explorer {
+    pub fn new(base: &BaseMap) -> Self {
+        // With tiles, Leaflet and the page's tile layer load before the page's script, which
+        // then draws in their projection; without, the page is the coastline page, unchanged.
+        let map = match base {
+            BaseMap::Coastline => String::new(),
+            BaseMap::Raster(_) | BaseMap::Archive(_) => format!(
+                "<link rel=\"stylesheet\" href=\"/explore/leaflet.css?v={}\">\n\
+                 <script src=\"/explore/leaflet.js?v={}\" defer></script>\n\
+                 <script src=\"/explore/tiles.js?v={}\" defer></script>\n",
+                version("leaflet.css"),
+                version("leaflet.js"),
+                version("tiles.js"),
+            ),
+        };
+        let html = HTML
+            .replace("{{map}}\n", &map)
+            .replace("{{app.js}}", version("app.js"))
+            .replace("{{app.css}}", version("app.css"));
+        let described = serde_json::to_vec(&base.describe()).unwrap_or_default();
+        Self {
+            page: Asset::new(html, "text/html; charset=utf-8"),
+            map: Asset::new(described, "application/json"),
+            headers: base.page_headers(),
+        }
+    }
+}
+
+impl Default for Explorer {
+    fn default() -> Self {
+        Self::new(&BaseMap::Coastline)
+    }
+}
+
+/// The script as browsers get it: without its comment lines, indentation and blank lines,
+/// which are for its readers here and are a sixth of its bytes. Safe for this script because
+/// no string or template in it spans lines (a test holds that), so every line's leading
+/// blanks and every line that starts with `//` are outside any literal.
+fn served_script(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    for line in source.lines().map(str::trim_start) {
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A built-in file by its name under `/explore/`.
+pub(super) fn file(name: &str) -> Option<&'static Asset> {
+    FILES.get(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_names_its_files_by_version() {
+        let page = Explorer::default();
+        let html = std::str::from_utf8(&page.page.repr.identity).expect("utf8");
+        for name in ["app.js", "app.css"] {
+            let version = FILES[name].version();
+            assert_eq!(version.len(), 8);
+            assert!(html.contains(&format!("/explore/{name}?v={version}")), "{name}");
+        }
+        assert!(!html.contains("{{"), "every placeholder is filled");
+    }
+
+    #[test]
+    fn only_a_tile_map_loads_leaflet_before_the_page_script() {
+        let coast = Explorer::default();
+        let coast = std::str::from_utf8(&coast.page.repr.identity).expect("utf8");
+        assert!(!coast.contains("leaflet") && !coast.contains("tiles.js"), "the coastline page is as it was");
+        let tiles =
+            super::super::street_map::RasterTiles::new("https://t.example.org/{z}/{x}/{y}.png", "me", 19)
+                .expect("tiles");
+        let tiled = Explorer::new(&BaseMap::Raster(tiles));
+        let html = std::str::from_utf8(&tiled.page.repr.identity).expect("utf8");
+        let at = |name: &str| html.find(&format!("/explore/{name}?v={}", FILES[name].version())).expect(name);
+        assert!(at("leaflet.js") < at("tiles.js") && at("tiles.js") < at("app.js"), "{html}");
+        assert!(at("leaflet.css") < at("leaflet.js"));
+        let described: serde_json::Value = serde_json::from_slice(&tiled.map.repr.identity).expect("json");
+        assert_eq!(described["mode"], "raster");
+    }
+
+    #[test]
+    fn the_served_script_drops_only_what_no_literal_holds() {
+        // No template literal spans lines: each line opens and closes its own.
+        for (n, line) in SCRIPT.lines().chain(TILES.lines()).enumerate() {
+            assert_eq!(line.matches('`').count() % 2, 0, "line {}: a template spans lines", n + 1);
+        }
+        let served = served_script("  const a = 1; // kept\n\n    // a comment\n  f(`x // y`);\n");
+        assert_eq!(served, "const a = 1; // kept\nf(`x // y`);\n");
+        let script = std::str::from_utf8(&FILES["app.js"].repr.identity).expect("utf8");
+        assert!(script.contains("\"use strict\";") && script.len() < SCRIPT.len() * 9 / 10);
+    }
+
+    #[test]
+    fn no_inline_code_that_the_policy_would_block() {
+        let page = Explorer::default();
+        let html = std::str::from_utf8(&page.page.repr.identity).expect("utf8");
+        // Scripts only by src, styles only by link, no inline handlers or style attributes.
+        assert!(!html.contains("<script>") && !html.contains("<style"));
+        assert!(!html.contains(" style=") && !html.contains(" onclick="));
+        assert!(!SCRIPT.contains("innerHTML"), "the script builds nodes, never HTML text");
+        assert!(!SCRIPT.contains("eval(") && !SCRIPT.contains("new Function"));
+    }
+}
