@@ -393,6 +393,28 @@ async fn the_explorer_on_a_street_map() {
     nothing_beyond_and_clean(&client, &driver, &["http://127.0.0.1:", "data:"], "explore-street-map.png")
         .await;
 
+    // On a phone: the tiles under the dots, the attribution on the map, nothing wider than it.
+    let phone = browser(&driver, 390, 844, true).await;
+    allow_location(&phone, &driver, false).await;
+    phone.goto(&format!("{base}/explore")).await.expect("page loads");
+    wait_until(
+        &phone,
+        "return document.querySelectorAll('#dots circle').length > 0
+           && document.querySelectorAll('.tiles img.leaflet-tile-loaded').length > 0",
+        "tiles under the dots on a phone",
+    )
+    .await;
+    let fits = run(
+        &phone,
+        "const c = document.getElementById('map-attribution').getBoundingClientRect();
+         const f = document.querySelector('.map-frame').getBoundingClientRect();
+         return [c.width > 0 && c.left >= f.left - 1 && c.right <= f.right + 1,
+                 document.documentElement.scrollWidth - window.innerWidth <= 0]",
+    )
+    .await;
+    assert_eq!(fits, json!([true, true]), "the attribution on the phone's map, no overflow");
+    phone.close().await.expect("closed");
+
     // The tile service down: a new visit still draws every dot and the list, over the
     // coastline again.
     tiles.down.store(true, Ordering::SeqCst);
