@@ -228,26 +228,34 @@ async fn tile_service() -> (String, Tiles) {
 }
 
 /// The largest distance, in CSS pixels, between where the page's station layer and where the
-/// tiles put each of a few places in view (Perth's GPO, Fremantle, the view's own centre).
+/// tiles put each of a few places in view: the view's own centre and four points around it,
+/// and Perth's GPO and Fremantle when in view (never none: the centre always is).
 async fn misalignment(client: &Client) -> f64 {
     let far = run(
         client,
         "const svg = document.getElementById('map');
          const v = state.view;
          const places = [[115.8613, -31.9523], [115.7439, -32.0569]];
+         for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
+           places.push(wafuelTiles.unproject(v.x + v.w * fx, v.y + v.h * fy));
+         }
          const m = svg.getScreenCTM();
          let worst = 0;
+         let checked = 0;
          for (const [lng, lat] of places) {
            const [x, y] = wafuelTiles.project(lng, lat);
            if (x < v.x || x > v.x + v.w || y < v.y || y > v.y + v.h) continue;
            const p = new DOMPoint(x, y).matrixTransform(m);
            const t = wafuelTiles.point(lng, lat);
            worst = Math.max(worst, Math.hypot(p.x - t[0], p.y - t[1]));
+           checked += 1;
          }
-         return worst;",
+         return checked >= 5 ? worst : -1;",
     )
     .await;
-    far.as_f64().expect("a distance")
+    let far = far.as_f64().expect("a distance");
+    assert!(far >= 0.0, "fewer than five places in view to compare");
+    far
 }
 
 /// The map's "Perth" button, by the keyboard.

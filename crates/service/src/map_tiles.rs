@@ -133,34 +133,35 @@ impl MapArchive {
         &self.tag
     }
 
-    /// Whether the archive has tiles at zoom `z` at all.
-    pub fn holds_zoom(&self, z: u8) -> bool {
-        (self.min_zoom..=self.max_zoom).contains(&z)
+    /// Whether `z/x/y` is a place this archive could hold a tile at: one of its zooms, and x
+    /// and y below 2^z.
+    pub fn has_place(&self, z: u8, x: u32, y: u32) -> bool {
+        self.place(z, x, y).is_some()
     }
 
-    /// Whether `z/x/y` is a tile of the Web Mercator pyramid (x and y below 2^z).
-    pub fn in_pyramid(&self, z: u8, x: u32, y: u32) -> bool {
-        TileCoord::new(z, x, y).is_ok()
+    fn place(&self, z: u8, x: u32, y: u32) -> Option<TileCoord> {
+        (self.min_zoom..=self.max_zoom).contains(&z).then(|| TileCoord::new(z, x, y).ok()).flatten()
     }
 
-    /// The tile at `z/x/y`, decompressed; `None` when the archive has none there (outside its
-    /// zooms or its area, or no such tile in the pyramid).
+    /// The tile at `z/x/y`, decompressed; `None` when the archive has none there (beyond its
+    /// area, or no such place: [`Self::has_place`]). Concurrent first asks of one tile read it
+    /// once.
     pub async fn tile(&self, z: u8, x: u32, y: u32) -> Result<Option<Bytes>, MapTilesError> {
-        if z < self.min_zoom || z > self.max_zoom {
-            return Ok(None);
-        }
-        let Ok(coord) = TileCoord::new(z, x, y) else { return Ok(None) };
-        let id = pmtiles::TileId::from(coord).value();
-        if let Some(kept) = self.kept.get(&id).await {
-            return Ok(kept);
-        }
-        let raw = self.reader.get_tile(coord).await.map_err(|e| MapTilesError::Read(e.to_string()))?;
-        let tile = match raw {
-            Some(bytes) if self.compression == Compression::Gzip => Some(Bytes::from(gunzip(&bytes)?)),
-            other => other,
+        let Some(coord) = self.place(z, x, y) else { return Ok(None) };
+        let read = async {
+            let raw = self.reader.get_tile(coord).await.map_err(|e| MapTilesError::Read(e.to_string()))?;
+            match raw {
+                Some(bytes) if self.compression == Compression::Gzip => {
+                    Ok(Some(Bytes::from(gunzip(&bytes)?)))
+                }
+                other => Ok(other),
+            }
         };
-        self.kept.insert(id, tile.clone()).await;
-        Ok(tile)
+        let id = pmtiles::TileId::from(coord).value();
+        self.kept
+            .try_get_with(id, read)
+            .await
+            .map_err(|e: std::sync::Arc<MapTilesError>| MapTilesError::Read(e.to_string()))
     }
 }
 

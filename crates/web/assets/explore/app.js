@@ -892,9 +892,8 @@ function zoom(factor, about) {
 }
 
 function viewAround(lat, lng, widthKm) {
-  const [cx, cy] = project(lng, lat);
-  const w = widthKm * 0.95; // about 0.95 map units per km east-west at Perth's latitude
-  setView({ x: cx - w / 2, y: cy - (w * MAP_H) / MAP_W / 2, w });
+  // About 0.95 map units per km east-west at Perth's latitude, in either projection.
+  setView(around(lng, lat, widthKm * 0.95));
   renderSoon();
 }
 

@@ -300,6 +300,6 @@
     return [box.left + p.x, box.top + p.y];
   }
 
-  window.wafuelTiles = { project, minWidth: 0.25, follow, point };
+  window.wafuelTiles = { project, unproject, minWidth: 0.25, follow, point };
   document.addEventListener("DOMContentLoaded", attach);
 })();

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use axum::http::{HeaderName, HeaderValue};
+use axum::http::{HeaderName, HeaderValue, header};
 
 use super::street_map::BaseMap;
 use crate::render::asset::Asset;
@@ -64,7 +64,7 @@ impl Explorer {
         Self {
             page: Asset::new(html, "text/html; charset=utf-8"),
             map: Asset::new(described, "application/json"),
-            headers: base.page_headers(),
+            headers: page_headers(base),
         }
     }
 }
@@ -73,6 +73,22 @@ impl Default for Explorer {
     fn default() -> Self {
         Self::new(&BaseMap::Coastline)
     }
+}
+
+/// The page may ask for the visitor's location (for "cheapest near me"), nothing else.
+const PERMISSIONS_POLICY: &str = "geolocation=(self), camera=(), microphone=()";
+
+/// The headers every explorer file carries: the base map's policies, and the permissions.
+fn page_headers(base: &BaseMap) -> Vec<(HeaderName, HeaderValue)> {
+    // The policy is built from checked parts (a tile origin of visible ASCII without `;`);
+    // were it ever refused as a header, the page would get the strictest one instead.
+    let policy = HeaderValue::from_str(&base.content_security_policy())
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"));
+    vec![
+        (header::CONTENT_SECURITY_POLICY, policy),
+        (HeaderName::from_static("permissions-policy"), HeaderValue::from_static(PERMISSIONS_POLICY)),
+        (header::REFERRER_POLICY, HeaderValue::from_static(base.referrer_policy())),
+    ]
 }
 
 /// The script as browsers get it: without its comment lines, indentation and blank lines,

@@ -42,17 +42,19 @@ async fn tile(
     else {
         return ApiError::not_found().into_response();
     };
+    if !archive.has_place(z, x, y) {
+        return ApiError::not_found().into_response();
+    }
     let etag = format!("\"{}-{z}-{x}-{y}\"", archive.tag());
     let found = match archive.tile(z, x, y).await {
         Ok(Some(found)) => found,
-        // Within the archive's zooms but beyond its area: an empty tile, not an error, so a
+        // A place of the archive's zooms beyond its area: an empty tile, not an error, so a
         // map's edges log nothing in the browser and a cache keeps the answer.
-        Ok(None) if archive.holds_zoom(z) && archive.in_pyramid(z, x, y) => {
+        Ok(None) => {
             let mut empty = StatusCode::NO_CONTENT.into_response();
             CachePolicy::StaticAsset.write(empty.headers_mut());
             return empty;
         }
-        Ok(None) => return ApiError::not_found().into_response(),
         Err(e) => {
             tracing::warn!(error = %e, z, x, y, "map tile unreadable");
             return ApiError::not_found().into_response();

@@ -4,8 +4,6 @@
 //! tile service's origin, and a tile request carries this site's origin as its `Referer`
 //! (OpenStreetMap's tile policy asks for a valid one), which the coastline page never sends.
 
-use axum::http::{HeaderName, HeaderValue, header};
-
 /// The highest zoom a tile service is asked for unless told (OpenStreetMap's standard layer).
 pub const DEFAULT_MAX_ZOOM: u8 = 19;
 /// Web Mercator tile pyramids end here; a larger `maxZoom` is no real service.
@@ -81,18 +79,6 @@ impl RasterTiles {
         let origin = tile_origin(template).ok_or(MapConfigError::Template)?;
         Ok(Self { template: template.to_string(), attribution, max_zoom, origin })
     }
-
-    pub fn template(&self) -> &str {
-        &self.template
-    }
-
-    pub fn attribution(&self) -> &str {
-        &self.attribution
-    }
-
-    pub fn max_zoom(&self) -> u8 {
-        self.max_zoom
-    }
 }
 
 /// The CSP source of a tile template's origin, or `None` when it is no tile URL: http(s),
@@ -139,18 +125,6 @@ impl BaseMap {
         }
     }
 
-    /// The headers every explorer file carries.
-    pub fn page_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
-        let value = |v: &str| {
-            HeaderValue::from_str(v).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
-        };
-        vec![
-            (header::CONTENT_SECURITY_POLICY, value(&self.content_security_policy())),
-            (HeaderName::from_static("permissions-policy"), HeaderValue::from_static(PERMISSIONS_POLICY)),
-            (header::REFERRER_POLICY, HeaderValue::from_static(self.referrer_policy())),
-        ]
-    }
-
     /// `/explore/map.json`: which base map the page draws, and from where.
     pub fn describe(&self) -> serde_json::Value {
         match self {
@@ -172,9 +146,6 @@ impl BaseMap {
         }
     }
 }
-
-/// The page may ask for the visitor's location (for "cheapest near me"), nothing else.
-const PERMISSIONS_POLICY: &str = "geolocation=(self), camera=(), microphone=()";
 
 #[cfg(test)]
 mod tests {
