@@ -505,3 +505,56 @@ async fn the_forecast_says_it_read_the_terminal_gate_price() {
         serde_json::json!(["retail"])
     );
 }
+
+/// After 14:30 tomorrow's retail prices and tomorrow's terminal gate price are both published;
+/// a forecast from tomorrow reads both, so a move in tomorrow's TGP moves the days after it
+/// (a quarter of the week's change by day +7, a seventh of that a day). A past `asOf` reads
+/// neither.
+#[tokio::test]
+async fn after_half_past_two_the_forecast_reads_tomorrows_terminal_gate_price() {
+    let today = date(2026, 9, 29);
+    let tomorrow = date(2026, 9, 30);
+    let app = market_app(today, 100).await; // 16:00
+    let report = wafuel::jobs::warm::warm_pass(app.server.state.catalog.prices()).await;
+    assert!(report.refreshed > 0, "{report:?}");
+    let store = sqlite_store(&app.dir).await;
+    // Tomorrow's TGP at every Perth terminal of today's, `up` cents above today's.
+    let todays = store.wholesale(p(1), Some(Centre::Perth), today, today).await.expect("read");
+    assert!(!todays.is_empty());
+    let put_tomorrow = |up: i64| {
+        let next: Vec<TerminalPrice> = todays
+            .iter()
+            .map(|t| TerminalPrice { date: tomorrow, price: t.price + up, ..t.clone() })
+            .collect();
+        let store = store.clone();
+        async move {
+            store
+                .put_wholesale(&next, &[], Some(tomorrow), at("2026-09-29T14:31:00+08:00"))
+                .await
+                .expect("put");
+        }
+    };
+    let medians = |r: TestResponse| {
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let a = r.json()["data"]["attributes"].clone();
+        assert_eq!(a["basis"], "2026-09-30", "tomorrow is known");
+        assert_eq!(a["inputs"], serde_json::json!(["retail", "wholesale"]));
+        let days = a["days"].as_array().expect("days").clone();
+        days.iter().map(|d| d["median"].as_f64().expect("median")).collect::<Vec<f64>>()
+    };
+    let past = "/v1/forecast?product=1&asOf=2026-09-28";
+    put_tomorrow(0).await;
+    let flat = medians(app.get("/v1/forecast?product=1").await);
+    let past_flat = app.get(past).await.body;
+    put_tomorrow(3_000).await; // 30 c/L
+    // A stored document is rebuilt within 15 minutes of a change in the store.
+    app.clock.advance(std::time::Duration::from_secs(16 * 60));
+    let risen = medians(app.get("/v1/forecast?product=1").await);
+    // Tomorrow itself is the published retail median, whatever the TGP.
+    assert_eq!(risen[0], flat[0]);
+    for (k, (a, b)) in flat.iter().zip(&risen).enumerate().skip(1) {
+        let added = 0.25 * 30.0 * k as f64 / 7.0;
+        assert!((b - a - added).abs() <= 0.11, "day {}: {a} → {b}, expected +{added:.2}", k + 1);
+    }
+    assert_eq!(app.get(past).await.body, past_flat, "a past asOf reads no later TGP");
+}

@@ -189,10 +189,14 @@ impl Catalog {
         let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
         let range = (first_day(q.as_of), last);
         let series = self.series(Of::forecast(q), range).await?;
-        // The TGP as known at 10:00 on `asOf`: its own day's, never the next day's (published
-        // at 14:30 for the day after). The replay reads each origin's up to that origin.
+        // The TGP as known when the retail prices read were: up to `asOf` (at 10:00 its own
+        // day's is known, the next day's not), and tomorrow's once tomorrow's retail prices are
+        // published, as FuelWatch publishes both at 14:30. A forecast from tomorrow's retail
+        // with today's TGP would read the wholesale price a day late: on FuelWatch's 2026 files
+        // that is worse than not reading it (docs/forecast.md). Each replayed origin reads only
+        // its own day's and earlier (the outlook reads nothing after its basis).
         let (wholesale, wholesale_version) =
-            self.forecast_wholesale(q.product, q.regions.as_deref(), (range.0, q.as_of)).await?;
+            self.forecast_wholesale(q.product, q.regions.as_deref(), range).await?;
         let subject = series.subject(wholesale.as_ref());
         let key = (
             ForecastQuery { horizon: 0, today: false, ..q.clone() },
