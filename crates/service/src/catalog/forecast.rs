@@ -193,7 +193,7 @@ impl Catalog {
         // day's is known, the next day's not), and tomorrow's once tomorrow's retail prices are
         // published, as FuelWatch publishes both at 14:30. A forecast from tomorrow's retail
         // with today's TGP would read the wholesale price a day late: on FuelWatch's 2026 files
-        // that is worse than not reading it (docs/forecast.md). Each replayed origin reads only
+        // that loses most of what reading it gains (docs/forecast.md). Each replayed origin reads only
         // its own day's and earlier (the outlook reads nothing after its basis).
         let (wholesale, wholesale_version) =
             self.forecast_wholesale(q.product, q.regions.as_deref(), range).await?;
