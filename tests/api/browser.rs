@@ -1575,3 +1575,62 @@ async fn the_explorer_visited_again_and_again_on_a_desktop() {
 async fn the_explorer_visited_again_and_again_on_a_phone() {
     the_explorer_visited_again_and_again(390, 844, true, "phone").await;
 }
+
+/// A card open on a station that lists no diesel, then diesel chosen: the card says the
+/// station lists none and asks for no diesel history or forecast of it (each would be a 404,
+/// which the browser reports as an error).
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn a_card_asks_nothing_of_a_fuel_its_station_does_not_list() {
+    let port = free_port();
+    let demo = demo_at(port, this_morning());
+    let base = format!("http://127.0.0.1:{port}");
+    let doc: Value =
+        http().get(format!("{base}/v1/stations")).send().await.expect("stations").json().await.expect("JSON");
+    let id = doc["data"]
+        .as_array()
+        .expect("stations")
+        .iter()
+        .find(|s| {
+            let products = &s["attributes"]["price"]["products"];
+            products.get("1").is_some() && products.get("4").is_none()
+        })
+        .and_then(|s| s["id"].as_str())
+        .expect("a station without diesel in the demo")
+        .to_string();
+    let driver = start_driver();
+    let client = browser(&driver, 1366, 900, false).await;
+    allow_location(&client, &driver, false).await;
+    client.goto(&format!("{base}/explore#fuel=1&day=today&station={id}")).await.expect("page loads");
+    wait_until(
+        &client,
+        "const k = document.getElementById('station-key');
+         return !!document.getElementById('station-name') && !!k && !k.textContent.startsWith('Loading')",
+        "the card with its unleaded chart",
+    )
+    .await;
+    client.find(Locator::Id("fuel")).await.expect("fuel").select_by_value("4").await.expect("Diesel");
+    wait_until(
+        &client,
+        "const k = document.getElementById('station-key');
+         return !!k && k.textContent === 'This station lists no Diesel price.'",
+        "the card saying the station lists no diesel",
+    )
+    .await;
+    let asked = run(
+        &client,
+        &format!(
+            "return performance.getEntriesByType('resource').map(e => e.name)
+               .filter(n => n.includes('/v1/stations/{id}/') && n.includes('product=4')).length"
+        ),
+    )
+    .await;
+    assert_eq!(asked, json!(0), "diesel asked of a station that lists none");
+    let errors = console_errors(&client, &driver).await;
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    client.close().await.expect("closed");
+    drop(demo);
+}

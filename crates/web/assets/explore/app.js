@@ -1430,7 +1430,7 @@ function drawCard(doc, fuel, focus) {
           attrs: { type: "radio", name: "station-range", value, checked: value === state.stationRange },
           on: { change: () => {
             state.stationRange = value;
-            loadHistory(s.id, fuel);
+            stationChart(s.id, a, fuel);
           } },
         }),
         ` ${label}`,
@@ -1473,7 +1473,17 @@ function drawCard(doc, fuel, focus) {
   );
   card.removeAttribute("aria-busy");
   if (focus) bringCardIntoView(heading);
-  loadHistory(s.id, fuel);
+  stationChart(s.id, a, fuel);
+}
+
+/// The card's chart of `fuel`, where the station sells it on the list shown: a station
+/// without that fuel has no history or forecast of it to ask for (each would be a 404).
+function stationChart(id, a, fuel) {
+  if (Object.hasOwn(a.price.products, fuel)) {
+    loadHistory(id, fuel);
+    return;
+  }
+  $("station-key").textContent = `This station lists no ${fuelName(fuel)} price.`;
 }
 
 /// " 191.9 with your docket" after a price at the docket's brand.
