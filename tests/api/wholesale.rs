@@ -507,9 +507,10 @@ async fn the_forecast_says_it_read_the_terminal_gate_price() {
 }
 
 /// After 14:30 tomorrow's retail prices and tomorrow's terminal gate price are both published;
-/// a forecast from tomorrow reads both, so a move in tomorrow's TGP moves the days after it
-/// (a quarter of the week's change by day +7, a seventh of that a day). A past `asOf` reads
-/// neither.
+/// a forecast from tomorrow reads both, so a move in tomorrow's TGP moves the days after it (a
+/// quarter of the week's change by day +7, a seventh of that a day), for the market and for a
+/// station that answers it (one that does not holds its price and reads no TGP). A past
+/// `asOf` reads neither.
 #[tokio::test]
 async fn after_half_past_two_the_forecast_reads_tomorrows_terminal_gate_price() {
     let today = date(2026, 9, 29);
@@ -534,27 +535,50 @@ async fn after_half_past_two_the_forecast_reads_tomorrows_terminal_gate_price() 
                 .expect("put");
         }
     };
-    let medians = |r: TestResponse| {
-        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-        let a = r.json()["data"]["attributes"].clone();
-        assert_eq!(a["basis"], "2026-09-30", "tomorrow is known");
-        assert_eq!(a["inputs"], serde_json::json!(["retail", "wholesale"]));
-        let days = a["days"].as_array().expect("days").clone();
-        days.iter().map(|d| d["median"].as_f64().expect("median")).collect::<Vec<f64>>()
+    // The market's forecast and the first stations' own.
+    let listed = app.get("/v1/stations?product=1").await.json();
+    let stations = listed["data"].as_array().expect("stations").iter().take(8);
+    let paths: Vec<String> = std::iter::once("/v1/forecast?product=1".to_string())
+        .chain(stations.map(|s| format!("/v1/stations/{}/forecast?product=1", s["id"].as_str().expect("id"))))
+        .collect();
+    let answers = || async {
+        let mut out = Vec::new();
+        for path in &paths {
+            let r = app.get(path).await;
+            assert_eq!(r.status, 200, "{path}: {}", String::from_utf8_lossy(&r.body));
+            let a = r.json()["data"]["attributes"].clone();
+            assert_eq!(a["basis"], "2026-09-30", "{path}: tomorrow is known");
+            let medians: Vec<f64> = a["days"]
+                .as_array()
+                .expect("days")
+                .iter()
+                .map(|d| d["median"].as_f64().expect("median"))
+                .collect();
+            out.push((a["inputs"] == serde_json::json!(["retail", "wholesale"]), medians));
+        }
+        out
     };
     let past = "/v1/forecast?product=1&asOf=2026-09-28";
     put_tomorrow(0).await;
-    let flat = medians(app.get("/v1/forecast?product=1").await);
+    let flat = answers().await;
     let past_flat = app.get(past).await.body;
     put_tomorrow(3_000).await; // 30 c/L
     // A stored document is rebuilt within 15 minutes of a change in the store.
     app.clock.advance(std::time::Duration::from_secs(16 * 60));
-    let risen = medians(app.get("/v1/forecast?product=1").await);
-    // Tomorrow itself is the published retail median, whatever the TGP.
-    assert_eq!(risen[0], flat[0]);
-    for (k, (a, b)) in flat.iter().zip(&risen).enumerate().skip(1) {
-        let added = 0.25 * 30.0 * k as f64 / 7.0;
-        assert!((b - a - added).abs() <= 0.11, "day {}: {a} → {b}, expected +{added:.2}", k + 1);
+    let risen = answers().await;
+    assert!(flat[0].0, "the market's forecast reads the TGP");
+    assert!(flat[1..].iter().any(|(read, _)| *read), "no station answering the market among {paths:?}");
+    for ((path, (read, a)), (_, b)) in paths.iter().zip(&flat).zip(&risen) {
+        if !read {
+            assert_eq!(a, b, "{path}: a station that does not answer the market holds its price");
+            continue;
+        }
+        // Tomorrow itself is the published price, whatever the TGP.
+        assert_eq!(a[0], b[0], "{path}");
+        for (k, (a, b)) in a.iter().zip(b).enumerate().skip(1) {
+            let added = 0.25 * 30.0 * k as f64 / 7.0;
+            assert!((b - a - added).abs() <= 0.11, "{path} day {}: {a} → {b}, expected +{added:.2}", k + 1);
+        }
     }
     assert_eq!(app.get(past).await.body, past_flat, "a past asOf reads no later TGP");
 }

@@ -189,12 +189,10 @@ impl Catalog {
         let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
         let range = (first_day(q.as_of), last);
         let series = self.series(Of::forecast(q), range).await?;
-        // The TGP as known when the retail prices read were: up to `asOf` (at 10:00 its own
-        // day's is known, the next day's not), and tomorrow's once tomorrow's retail prices are
-        // published, as FuelWatch publishes both at 14:30. A forecast from tomorrow's retail
-        // with today's TGP would read the wholesale price a day late: on FuelWatch's 2026 files
-        // that loses most of what reading it gains (docs/forecast.md). Each replayed origin reads only
-        // its own day's and earlier (the outlook reads nothing after its basis).
+        // The TGP over the same days as the retail prices: FuelWatch publishes tomorrow's of
+        // both at 14:30, and a forecast from tomorrow's retail with only today's TGP reads the
+        // wholesale price a day late, which loses most of what it gains (docs/forecast.md). The
+        // outlook reads nothing after its basis, so each replayed origin reads its own day's.
         let (wholesale, wholesale_version) =
             self.forecast_wholesale(q.product, q.regions.as_deref(), range).await?;
         let subject = series.subject(wholesale.as_ref());

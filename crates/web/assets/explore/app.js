@@ -1430,7 +1430,7 @@ function drawCard(doc, fuel, focus) {
           attrs: { type: "radio", name: "station-range", value, checked: value === state.stationRange },
           on: { change: () => {
             state.stationRange = value;
-            stationChart(s.id, a, fuel);
+            stationChart(s.id, a.price.products, fuel);
           } },
         }),
         ` ${label}`,
@@ -1473,13 +1473,13 @@ function drawCard(doc, fuel, focus) {
   );
   card.removeAttribute("aria-busy");
   if (focus) bringCardIntoView(heading);
-  stationChart(s.id, a, fuel);
+  stationChart(s.id, a.price.products, fuel);
 }
 
 /// The card's chart of `fuel`, where the station sells it on the list shown: a station
 /// without that fuel has no history or forecast of it to ask for (each would be a 404).
-function stationChart(id, a, fuel) {
-  if (Object.hasOwn(a.price.products, fuel)) {
+function stationChart(id, products, fuel) {
+  if (Object.hasOwn(products, fuel)) {
     loadHistory(id, fuel);
     return;
   }
