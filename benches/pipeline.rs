@@ -200,7 +200,7 @@ fn nearby() {
     let quotes = catalog(now);
     let refs: Vec<&Quote> = quotes.iter().collect();
     let meta = DocumentMeta::default();
-    let no_enrichment = std::collections::HashMap::new();
+    let no_profiles = wafuel::catalog::ProfileMap::default();
     // Distinct points over the metro area, so nothing could be reused between queries.
     let points: Vec<(f64, f64)> =
         (0..200).map(|i| (-32.2 + (i % 20) as f64 * 0.025, 115.7 + (i / 20) as f64 * 0.03)).collect();
@@ -208,7 +208,9 @@ fn nearby() {
     let render = |query: &wafuel::query::stations::StationsQuery, base: &[&Quote]| {
         use wafuel::model::documents::{Circle, NextDay, StationsDoc};
         let open_at = now;
-        let rows = wafuel::catalog::search::station_rows(query, None, base, None, open_at);
+        let showing =
+            wafuel::catalog::search::Showing { open_at, profiles: &no_profiles, now: perth_instant(now) };
+        let rows = wafuel::catalog::search::station_rows(query, None, base, None, showing);
         let selection = &query.selection;
         let doc = StationsDoc {
             scope: Scope {
@@ -224,7 +226,6 @@ fn nearby() {
             status: PublicationStatus::Available,
             next: NextDay { date: selection.date, status: PublicationStatus::NotYetPublished },
             meta: &meta,
-            enrichment: no_enrichment.clone(),
             one: false,
             missing: None,
             open_at,

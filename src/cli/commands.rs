@@ -44,6 +44,7 @@ pub async fn simulate_source(args: SimulateArgs) -> anyhow::Result<ExitCode> {
 /// `wafuel demo`: the API over an in-process simulated origin, with seeded history and a
 /// Places stand-in, in a store of its own (simulated prices never reach a real store).
 pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    args.listen.check_free()?;
     let shifted =
         args.now.map(|s| Arc::new(crate::app::ShiftedClock::starting_at(s.resolve(jiff::Timestamp::now()))));
     let clock: SharedClock = match &shifted {
@@ -204,6 +205,7 @@ pub async fn import_wholesale(args: crate::cli::config::ImportWholesaleArgs) -> 
 
 /// `wafuel serve`: the API over the real source, with the jobs unless `--no-jobs`.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    args.listen.check_free()?;
     let store = store::open(&args.store.store).await?;
     tracing::info!(store = %redact(&args.store.store), "snapshot store ready");
     let (base_map, map_archive) = args.map.base_map().await?;

@@ -113,6 +113,28 @@ pub struct ListenArgs {
     pub max_streams: usize,
 }
 
+impl ListenArgs {
+    /// Fail at once when an address is taken, naming the setting that moves it: before a
+    /// store is opened or a demo seeds for seconds, not after. (The listeners themselves are
+    /// bound later; a port taken in between still fails there.)
+    pub fn check_free(&self) -> anyhow::Result<()> {
+        let listeners = [
+            (self.listen, "--listen", "WAFUEL_LISTEN"),
+            (self.admin_listen, "--admin-listen", "WAFUEL_ADMIN_LISTEN"),
+        ];
+        for (addr, flag, env) in listeners {
+            if addr.port() == 0 {
+                continue;
+            }
+            std::net::TcpListener::bind(addr).map_err(|e| {
+                let other = std::net::SocketAddr::new(addr.ip(), addr.port().wrapping_add(1).max(1));
+                anyhow::anyhow!("cannot listen on {addr}: {e}; choose another address with {flag} or {env}, e.g. {flag} {other}")
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// Where snapshots live.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
@@ -343,9 +365,9 @@ pub struct DemoArgs {
     pub no_import: bool,
     /// Run the whole demo (its simulated FuelWatch, jobs and answers) on a clock that starts
     /// here and runs on at the machine's pace: `today 14:29` (Perth time; also `tomorrow
-    /// HH:MM`, `HH:MM`, `YYYY-MM-DDTHH:MM`) or an RFC 3339 time. `--now 'today 14:29'` shows
-    /// tomorrow's prices being published, and a `published` event on `/v1/events`, within two
-    /// minutes.
+    /// HH:MM`, `yesterday HH:MM`, `HH:MM`, `YYYY-MM-DDTHH:MM`) or an RFC 3339 time, from
+    /// 2001-01-01 to 2099-12-31. `--now 'today 14:29'` shows tomorrow's prices being
+    /// published, and a `published` event on `/v1/events`, within two minutes.
     #[arg(long, env = "WAFUEL_NOW", value_parser = parse_start)]
     pub now: Option<StartAt>,
     #[command(flatten)]
@@ -384,16 +406,35 @@ impl StartAt {
     }
 }
 
+/// Every form `--now` takes, as `--help` lists them: each refusal names them all.
+const START_FORMS: &str = "give `today HH:MM`, `tomorrow HH:MM`, `yesterday HH:MM`, `HH:MM`, \
+                           `YYYY-MM-DDTHH:MM` (Perth time) or an RFC 3339 time such as \
+                           2026-12-07T14:29:00+08:00, from 2001-01-01 to 2099-12-31";
+
+/// The span of Perth days `--now` may start in: the prices' whole era, nothing the
+/// simulated origin's dates cannot say.
+const START_SPAN: (jiff::civil::Date, jiff::civil::Date) =
+    (jiff::civil::Date::constant(2001, 1, 1), jiff::civil::Date::constant(2099, 12, 31));
+
 fn parse_start(text: &str) -> Result<StartAt, String> {
     let text = text.trim();
-    let clock = |t: &str| {
-        jiff::civil::Time::strptime("%H:%M", t.trim()).map_err(|_| format!("{t:?} is not a time as HH:MM"))
-    };
-    if let Ok(at) = text.parse::<jiff::Timestamp>() {
-        return Ok(StartAt::Instant(at));
-    }
-    if let Ok(at) = jiff::civil::DateTime::strptime("%Y-%m-%dT%H:%M", text) {
-        return Ok(StartAt::Civil(at));
+    let refuse = |why: &str| format!("{text:?} {why}; {START_FORMS}");
+    let in_span = |day: jiff::civil::Date| (START_SPAN.0..=START_SPAN.1).contains(&day);
+    let clock = |t: &str| jiff::civil::Time::strptime("%H:%M", t.trim()).map_err(|_| refuse("is not a time"));
+    // Anything with a date in it is a date-time, said wrong or not: never read as HH:MM.
+    if text.len() >= 10 && text.as_bytes().get(4) == Some(&b'-') {
+        if let Ok(at) = jiff::civil::DateTime::strptime("%Y-%m-%dT%H:%M", text) {
+            return if in_span(at.date()) { Ok(StartAt::Civil(at)) } else { Err(refuse("is out of range")) };
+        }
+        let at = text.parse::<jiff::Timestamp>().map_err(|_| refuse("is not a real date and time"))?;
+        // An offset past ±14:00 names no place on Earth (RFC 3339 allows any hour).
+        let offset = text.rsplit(['+', '-']).next().and_then(|o| o.split(':').next());
+        let z = text.ends_with(['Z', 'z']);
+        if !z && offset.and_then(|h| h.parse::<u8>().ok()).is_none_or(|h| h > 14) {
+            return Err(refuse("has no valid offset (at most ±14:00)"));
+        }
+        let day = crate::time::perth_now(at).date();
+        return if in_span(day) { Ok(StartAt::Instant(at)) } else { Err(refuse("is out of range")) };
     }
     let lower = text.to_ascii_lowercase();
     let (days, time) = match lower.split_once(' ') {
@@ -401,11 +442,7 @@ fn parse_start(text: &str) -> Result<StartAt, String> {
         Some(("tomorrow", t)) => (1, t),
         Some(("yesterday", t)) => (-1, t),
         None => (0, lower.as_str()),
-        Some(_) => {
-            return Err(format!(
-                "{text:?}: give `today HH:MM`, `HH:MM`, `YYYY-MM-DDTHH:MM` (Perth) or an RFC 3339 time"
-            ));
-        }
+        Some(_) => return Err(refuse("is not a start the demo knows")),
     };
     clock(time).map(|time| StartAt::Perth { days, time })
 }
@@ -531,9 +568,29 @@ mod tests {
         assert_eq!(at("14:29"), Ok(date(2026, 9, 29).at(14, 29, 0, 0)));
         assert_eq!(at("2026-10-01T14:29"), Ok(date(2026, 10, 1).at(14, 29, 0, 0)));
         assert_eq!(at("2026-09-29T06:29:30Z"), Ok(date(2026, 9, 29).at(14, 29, 30, 0)));
-        for bad in ["today", "today 25:00", "next week 14:29", "14h29", ""] {
-            assert!(parse_start(bad).is_err(), "{bad}");
+        for bad in [
+            "today",
+            "today 25:00",
+            "next week 14:29",
+            "tomorow 14:29",
+            "14h29",
+            "",
+            "9999-12-31T23:58",
+            "0001-01-02T10:00",
+            "1677-09-20T00:00:00Z",
+            "2400-01-01T00:00:00+08:00",
+            "2026-09-29T10:00:00+25:00",
+            "2026-02-29T10:00",
+        ] {
+            let said = parse_start(bad).expect_err(bad);
+            for form in
+                ["today HH:MM", "tomorrow HH:MM", "HH:MM", "YYYY-MM-DDTHH:MM", "RFC 3339", "2001-01-01"]
+            {
+                assert!(said.contains(form), "{bad}: {said} names {form}");
+            }
         }
+        assert!(parse_start("2026-02-29T10:00").expect_err("no such day").contains("not a real date"));
+        assert!(parse_start("2099-12-31T23:00").is_ok() && parse_start("2001-01-01T00:00").is_ok());
         let cli = Cli::try_parse_from(["wafuel", "demo", "--now", "today 14:29"]).expect("parses");
         let Command::Demo(args) = cli.command else { panic!("wrong command") };
         assert!(args.now.is_some());

@@ -51,7 +51,9 @@ pub fn init_logging(format: Option<LogFormat>) -> Option<SinkGuard> {
             .fmt_fields(crate::telemetry::json_log::JsonFields)
             .event_format(crate::telemetry::json_log::JsonLine)
             .try_init(),
-        LogFormat::Pretty => builder.compact().try_init(),
+        // Colour only for a terminal: a demo's text log written to a file or a pipe stays
+        // plain text (`wafuel demo 2> demo.log`).
+        LogFormat::Pretty => builder.compact().with_ansi(std::io::stderr().is_terminal()).try_init(),
     };
     installed.ok()?;
     if format == LogFormat::Json {

@@ -333,6 +333,39 @@ async fn pinch_zooms_the_map(client: &Client, driver: &Driver) {
     .await;
 }
 
+/// The map's written words as drawn: how many prices and place names, and each clash (two
+/// labels' boxes overlapping, or a label on a dot not its own), in CSS pixels with half a
+/// pixel's grace.
+pub(crate) async fn map_labels(client: &Client) -> (u64, u64, Vec<String>) {
+    let measured = run(
+        client,
+        "const labels = [...document.querySelectorAll('#dots text.price-label, #labels text.place')]
+           .map(t => ({ text: t.textContent, key: t.dataset.key || null, r: t.getBoundingClientRect() }));
+         const dots = [...document.querySelectorAll('#dots circle')].map(c => {
+           const r = c.getBoundingClientRect(); return { key: c.dataset.key, x: r.left + r.width / 2, y: r.top + r.height / 2, r: r.width / 2 }; });
+         const g = 0.5;
+         const clashes = [];
+         labels.forEach((l, i) => {
+           const a = l.r;
+           for (const m of labels.slice(i + 1)) {
+             const b = m.r;
+             if (a.left + g < b.right && b.left + g < a.right && a.top + g < b.bottom && b.top + g < a.bottom) clashes.push(`${l.text} over ${m.text}`);
+           }
+           for (const d of dots) {
+             if (d.key === l.key) continue;
+             const nx = Math.min(Math.max(d.x, a.left), a.right), ny = Math.min(Math.max(d.y, a.top), a.bottom);
+             if (Math.hypot(d.x - nx, d.y - ny) < d.r - g) clashes.push(`${l.text} under the dot ${d.key}`);
+           }
+         });
+         return [document.querySelectorAll('#dots text.price-label').length, document.querySelectorAll('#labels text.place').length, clashes]",
+    )
+    .await;
+    let count = |i: usize| measured[i].as_u64().unwrap_or_default();
+    let clashes =
+        measured[2].as_array().map(|c| c.iter().filter_map(|v| v.as_str().map(String::from)).collect());
+    (count(0), count(1), clashes.unwrap_or_default())
+}
+
 pub(crate) async fn click(client: &Client, locator: Locator<'_>, what: &str) {
     let found = client.find(locator).await.unwrap_or_else(|e| panic!("no {what} on the page: {e}"));
     found.click().await.unwrap_or_else(|e| panic!("{what} cannot be clicked: {e}"));
@@ -578,6 +611,11 @@ async fn the_explorer_on_a_desktop() {
     assert_eq!(listed, json!(page), "the list is the API's cheapest, in order, a page at a time");
     // "Open now": the API's open stations near me, cheapest first; unticked, the list again.
     open_now_keeps_the_open_ones(&client, &base).await;
+    // The map near me (10 km) writes prices beside its dots, none over another.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (prices, _, clashes) = map_labels(&client).await;
+    assert!(prices > 0, "the map near me shows prices");
+    assert!(clashes.is_empty(), "labels near me: {clashes:?}");
     let first_price =
         run(&client, "return document.querySelector('#station-list li .price').textContent").await;
     let api_price = expected["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("a price");
@@ -1140,6 +1178,35 @@ async fn the_explorer_on_a_phone() {
     )
     .await;
     assert!(smallest.as_f64().is_some_and(|w| w >= 23.5), "the smallest dot is {smallest} px across");
+
+    // The phone's map: at the state's zoom the towns' names beside their dots, then at Perth
+    // and closer in prices too; no label over another or under another station's dot.
+    for (view, zoom_ins) in [("wa", 0), ("perth", 0), ("perth", 2)] {
+        run(&phone, &format!("document.querySelector('button[data-view={view}]').click(); return true"))
+            .await;
+        for _ in 0..zoom_ins {
+            run(&phone, "document.querySelector('button[data-zoom=in]').click(); return true").await;
+        }
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let (prices, places, clashes) = map_labels(&phone).await;
+        assert!(clashes.is_empty(), "{view} +{zoom_ins} on a phone: {clashes:?}");
+        if view == "wa" {
+            let towns = run(
+                &phone,
+                "return [...document.querySelectorAll('#labels text.place')].map(t => t.textContent)",
+            )
+            .await;
+            for town in ["Perth", "Geraldton", "Albany"] {
+                assert!(
+                    towns.as_array().is_some_and(|t| t.iter().any(|n| n == town)),
+                    "{town} named at the state's zoom: {towns}"
+                );
+            }
+        } else {
+            assert!(prices > 0 && places > 0, "{view} +{zoom_ins}: {prices} prices, {places} places");
+        }
+    }
+    run(&phone, "document.querySelector('button[data-view=wa]').click(); return true").await;
 
     // Two fingers spreading apart over the map zoom it in (real touch input through DevTools,
     // so the browser's own gesture handling and `touch-action` apply); one finger does not.

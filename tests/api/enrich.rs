@@ -492,3 +492,73 @@ async fn provider_errors_back_off_the_station_only() {
     let later = now.checked_add(jiff::SignedDuration::from_mins(31)).expect("t");
     assert_eq!(e.store.due(later, 2_000).await.expect("due").len(), 940, "due again after the backoff");
 }
+
+/// A station whose hours and a feature came from the provider is filtered, timed and shown by
+/// them on the station API: `open`, `closesAt`, `opensAt`, `open=`, `feature=`, the CSV's
+/// columns and the answer's freshness all read the hours and features its answer shows.
+#[tokio::test]
+async fn the_station_api_reads_the_hours_and_features_the_provider_completed() {
+    let e = setup(|app| vec![place_for(app, "Shire of Wandering", "p-wandering")]).await;
+    let find = |doc: &serde_json::Value| -> serde_json::Value {
+        doc["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .find(|s| s["attributes"]["tradingName"] == "Shire of Wandering")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null)
+    };
+    let before = find(&e.app.get("/v1/stations?product=1").await.json());
+    let digest = before["id"].as_str().expect("id").rsplit(':').next().expect("digest").to_string();
+    assert_eq!(before["attributes"]["open"], serde_json::Value::Null, "no hours known yet: {before}");
+    let report = e.pass(&config()).await;
+    assert_eq!(report.matched, 1, "{report:?}");
+    e.app.clock.advance(Duration::from_secs(15 * 60 + 1));
+    // Tuesday 10:15 in Perth: open until 18:00, opening again at 07:00 tomorrow.
+    let uri = format!("/v1/stations?product=1&id={digest}");
+    let answer = e.app.get(&uri).await;
+    let a = find(&answer.json())["attributes"].clone();
+    assert_eq!(a["openHours"]["Tuesday"], "07:00-18:00", "{a}");
+    assert_eq!(a["open"], true, "{a}");
+    assert_eq!(a["closesAt"], "2026-09-29T18:00+08:00");
+    assert_eq!(a["opensAt"], "2026-09-30T07:00+08:00");
+    // The answer is fresh no longer than the station stays open.
+    let max_age = answer
+        .header("cache-control")
+        .split(',')
+        .find_map(|d| d.trim().strip_prefix("s-maxage="))
+        .and_then(|v| v.parse::<u64>().ok())
+        .expect("s-maxage");
+    assert!(max_age <= (18 * 60 - (10 * 60 + 15)) * 60, "{max_age}");
+    // `open=` keeps it within its hours and not after them.
+    let at = |time: &str| format!("/v1/stations?product=1&open={time}");
+    assert!(!find(&e.app.get(&at("12:15")).await.json()).is_null(), "open at 12:15");
+    assert!(find(&e.app.get(&at("19:00")).await.json()).is_null(), "closed at 19:00");
+    // A feature only the provider named keeps it under `feature=`.
+    let shown: Vec<u64> =
+        a["siteFeatures"].as_array().expect("features").iter().filter_map(|f| f.as_u64()).collect();
+    let own: Vec<u64> = before["attributes"]["siteFeatures"]
+        .as_array()
+        .expect("features")
+        .iter()
+        .filter_map(|f| f.as_u64())
+        .collect();
+    let added = shown.iter().find(|f| !own.contains(f)).expect("the provider added a feature");
+    let codes: Vec<String> = shown.iter().map(u64::to_string).collect();
+    for feature in [added.to_string(), codes.join(",")] {
+        let kept = e.app.get(&format!("/v1/stations?product=1&feature={feature}")).await.json();
+        assert!(!find(&kept).is_null(), "feature={feature} keeps the station showing it");
+    }
+    // The CSV's columns say the same.
+    let csv = e.app.call("GET", &uri, &[("accept", "text/csv")]).await;
+    let text = String::from_utf8(csv.body.to_vec()).expect("utf-8");
+    let mut lines = text.lines();
+    // Read from the end: a name or street before them may hold a quoted comma.
+    let header: Vec<&str> = lines.next().expect("header").rsplit(',').collect();
+    let row: Vec<&str> = lines.next().expect("row").rsplit(',').collect();
+    let column = |name: &str| row[header.iter().position(|h| *h == name).expect("column")];
+    assert_eq!(
+        (column("open"), column("closesAt"), column("opensAt")),
+        ("true", "2026-09-29T18:00+08:00", "2026-09-30T07:00+08:00")
+    );
+}

@@ -90,6 +90,14 @@ const CASES: &[(&str, Option<&str>, &[&str])] = &[
     ("/v1/stations?discount=2:80", Some("discount"), &["at most 50", "\"80\" is not such a discount"]),
     ("/v1/stations?id=xyz", Some("id"), &["a station id is 64 lowercase hex characters"]),
     ("/v1/stations?feature=999", Some("feature"), &["feature codes", "e.g. feature="]),
+    // The short tables are listed in the refusal; a name typed for a code is told its code.
+    ("/v1/stations?feature=99", Some("feature"), &["1 Credit Cards", "5 Toilets", "21 Open 24 hours"]),
+    ("/v1/stations?feature=toilets", Some("feature"), &["Toilets is 5, e.g. feature=5"]),
+    (
+        "/v1/stations?excludeRestriction=membership%20required",
+        Some("excludeRestriction"),
+        &["Membership Required is 3, e.g. excludeRestriction=3"],
+    ),
     (
         "/v1/stations?excludeBrand=0",
         Some("excludeBrand"),
@@ -151,7 +159,7 @@ const CASES: &[(&str, Option<&str>, &[&str])] = &[
         Some("below"),
         &["below must be a number from 0.1 to 999.9", "e.g. below=180"],
     ),
-    ("/v1/wholesale?product=5", Some("product"), &["product 5 has no terminal gate price", "e.g. product=1"]),
+    ("/v1/wholesale?product=3", Some("product"), &["e.g. product=1"]),
     ("/v1/wholesale?product=1&centre=mars", Some("centre"), &["centre is one of perth", "e.g. centre=perth"]),
     ("/v1/brands?colour=red", Some("colour"), &["colour is not a parameter of this route"]),
     ("/v1/status?verbose=1", Some("verbose"), &["this route takes no parameters"]),
@@ -244,11 +252,30 @@ async fn an_unknown_suburb_is_named_with_the_known_names_close_to_it() {
             unknown[0]["didYouMean"].as_array().expect("list").iter().filter_map(|v| v.as_str()).collect();
         assert!(meant.contains(&known.as_str()) && meant.len() <= 3, "{meant:?}");
     }
-    // Every suburb known: an empty list; no suburb filter: no member.
+    // Every suburb known, or no suburb filter: no member at all.
     let fine = app
         .get(&format!("/v1/stations?product=1&suburb={}&surrounding=no", known.to_lowercase()))
         .await
         .json();
-    assert_eq!(fine["meta"]["unknownSuburbs"], serde_json::json!([]));
+    assert!(fine["meta"].get("unknownSuburbs").is_none(), "{}", fine["meta"]);
+    assert!(!fine["data"].as_array().expect("data").is_empty());
     assert!(all["meta"].get("unknownSuburbs").is_none());
+}
+
+/// A `/v1` resource id (`<date>:<digest>`) pasted whole into the station API, in its path or
+/// `id=`: the refusal says to drop the date and shows the id to use.
+#[tokio::test]
+async fn a_v1_id_pasted_into_the_station_api_is_told_to_drop_its_date() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let dated = app.get("/v1?product=1").await.json()["data"][0]["id"].as_str().expect("an id").to_string();
+    let (day, digest) = dated.split_once(':').expect("a dated id");
+    assert_eq!(day, "2026-09-29");
+    for target in [format!("/v1/stations/{dated}"), format!("/v1/stations?product=1&id={dated}")] {
+        let r = app.get(&target).await;
+        assert_eq!(r.status, 400, "{target}");
+        let detail = r.json()["errors"][0]["detail"].as_str().expect("detail").to_string();
+        assert!(detail.contains("drop the date and the colon"), "{target}: {detail}");
+        assert!(detail.contains(digest), "{target}: {detail} shows the id to use");
+    }
+    assert_eq!(app.get(&format!("/v1/stations/{digest}")).await.status, 200, "the id as told");
 }

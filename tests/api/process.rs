@@ -392,4 +392,35 @@ async fn the_demo_logs_text_for_a_person_even_through_a_pipe() {
     assert!(stderr.lines().any(|l| l.contains("/v1")), "a line for the request:\n{stderr}");
     let json: Vec<&str> = stderr.lines().filter(|l| l.trim_start().starts_with('{')).collect();
     assert!(json.is_empty(), "JSON lines in the demo's log: {json:?}");
+    // Plain text, no terminal colour codes, where no terminal reads it.
+    assert!(!stderr.contains('\u{1b}'), "colour codes in a piped log:\n{stderr:?}");
+}
+
+/// A taken port fails the demo at once, before any seeding, naming the setting that moves
+/// it; the admin port likewise.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[test]
+fn a_taken_port_fails_at_once_naming_the_setting() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("address").to_string();
+    for (flag, other, env) in [
+        ("--listen", "--admin-listen", "WAFUEL_LISTEN"),
+        ("--admin-listen", "--listen", "WAFUEL_ADMIN_LISTEN"),
+    ] {
+        let started = std::time::Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_wafuel"))
+            .args(["demo", "--no-import", flag, &addr, other, "127.0.0.1:0"])
+            .output()
+            .expect("wafuel demo runs");
+        assert!(!out.status.success());
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(&format!("cannot listen on {addr}")), "{said}");
+        assert!(said.contains(flag) && said.contains(env), "{said} names {flag} and {env}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("seeding"), "refused before seeding: {stdout}");
+        assert!(started.elapsed() < Duration::from_secs(5), "at once: {:?}", started.elapsed());
+    }
 }

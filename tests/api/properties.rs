@@ -275,7 +275,9 @@ proptest! {
         if by_name { query.push_str("&sort=name"); }
         let now = wafuel::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
         let q = wafuel::query::stations::parse_stations(&query, now).expect("a valid query");
-        let rows = wafuel::catalog::search::station_rows(&q, None, &refs, None, date(2026, 9, 29).at(10, 0, 0, 0));
+        let no_profiles = wafuel::catalog::ProfileMap::default();
+        let showing = wafuel::catalog::search::Showing { open_at: date(2026, 9, 29).at(10, 0, 0, 0), profiles: &no_profiles, now };
+        let rows = wafuel::catalog::search::station_rows(&q, None, &refs, None, showing);
         let got: Vec<&str> = rows.iter().map(|r| r.row.station.digest.as_str()).collect();
         // Brute force: every station, each rule read off its own fields.
         let mut want: Vec<&Arc<wafuel::model::station::Station>> = built

@@ -888,8 +888,8 @@ async fn status_says_what_is_stored_and_what_the_origin_last_answered() {
     let before = app.get("/v1/status").await;
     assert_eq!(before.status, 200, "{}", String::from_utf8_lossy(&before.body));
     let a = before.json()["data"]["attributes"].clone();
-    assert_eq!(a["products"][0]["today"]["publicationStatus"], "notFetched");
-    assert_eq!(a["products"][0]["tomorrow"]["publicationStatus"], "notYetPublished");
+    assert_eq!(a["products"][0]["today"]["publicationStatus"], "not_fetched");
+    assert_eq!(a["products"][0]["tomorrow"]["publicationStatus"], "not_yet_published");
     assert_eq!(a["products"][0]["tomorrow"]["expectedAt"], "2026-09-29T14:30:00+08:00");
     assert!(a["origin"]["lastSuccess"].is_null());
     let requests = app.source_requests();
@@ -912,4 +912,33 @@ async fn status_says_what_is_stored_and_what_the_origin_last_answered() {
         assert!(!body.contains(secret), "{secret} in {body}");
     }
     assert_eq!(app.get("/v1/status?verbose=1").await.status, 400);
+}
+
+/// `/v1/status` speaks `/v1`'s own words for each day and product: a product FuelWatch lists
+/// no price of reads `empty` in both, tomorrow before 14:30 `not_yet_published` in both.
+#[tokio::test]
+async fn status_and_v1_say_the_same_publication_status() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    // FuelWatch lists no E85 price today (a channel with no items, as it answers then).
+    app.sim.state.set_faults(wafuel::sim::Faults {
+        mode: Some(wafuel::sim::FaultMode::Empty),
+        products: Some(vec![10]),
+        ..wafuel::sim::Faults::default()
+    });
+    let mut said = Vec::new();
+    for product in [1, 2, 4, 5, 6, 10, 11] {
+        for day in ["today", "tomorrow"] {
+            let v1 = app.get(&format!("/v1?product={product}&day={day}")).await;
+            assert_eq!(v1.status, 200, "{}", String::from_utf8_lossy(&v1.body));
+            said.push((product, day, v1.json()["meta"]["publicationStatus"].clone()));
+        }
+    }
+    assert!(said.contains(&(10, "today", serde_json::json!("empty"))), "{said:?}");
+    app.clock.advance(Duration::from_secs(31));
+    let status = app.get("/v1/status").await.json();
+    let products = status["data"]["attributes"]["products"].as_array().expect("products").clone();
+    for (product, day, v1) in said {
+        let entry = products.iter().find(|p| p["product"] == product).expect("product listed");
+        assert_eq!(entry[day]["publicationStatus"], v1, "product {product} {day}: {entry}");
+    }
 }

@@ -276,6 +276,89 @@ async fn zoom_in_by_keyboard(client: &Client, times: usize) {
     }
 }
 
+/// The view as `[x, y, w]` in map units.
+async fn view(client: &Client) -> [f64; 3] {
+    let v = run(client, "return [state.view.x, state.view.y, state.view.w]").await;
+    let n = |i: usize| v[i].as_f64().expect("a number");
+    [n(0), n(1), n(2)]
+}
+
+/// One key to whatever has the focus, and what has it after the page drew again.
+async fn press(client: &Client, key: &str) -> String {
+    client.active_element().await.expect("a focused element").send_keys(key).await.expect("key");
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    run(client, "const a = document.activeElement; return a.id || a.tagName.toLowerCase()")
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The map itself takes the focus: arrows pan a quarter of the view and ask the tiles there,
+/// plus and minus zoom; moved past every station, by the map's keys or a dot's, the focus
+/// stays on the map and its keys still move it.
+async fn map_by_keyboard(client: &Client, tiles: &Tiles) {
+    run(client, "document.getElementById('map').focus(); return true").await;
+    let focused = run(client, "return document.activeElement.id").await;
+    assert_eq!(focused, json!("map"), "the map itself takes the focus");
+    let [x, y, w] = view(client).await;
+    let asked = tiles.asked().len();
+    assert_eq!(press(client, &Key::Right.to_string()).await, "map");
+    let [x1, y1, w1] = view(client).await;
+    assert!((x1 - (x + 0.25 * w)).abs() < 1e-6 && (y1 - y).abs() < 1e-6 && w1 == w, "{x},{y} to {x1},{y1}");
+    assert_eq!(press(client, &Key::Down.to_string()).await, "map");
+    let [_, y2, _] = view(client).await;
+    let h = w * 2400.0 / 1700.0;
+    assert!((y2 - (y1 + 0.25 * h)).abs() < 1e-6, "{y1} to {y2}");
+    for _ in 0..50 {
+        if tiles.asked().len() > asked {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(tiles.asked().len() > asked, "panning asked the tiles now in view");
+    assert_eq!(press(client, "+").await, "map");
+    let [_, _, zoomed] = view(client).await;
+    assert!((zoomed - w * 0.67).abs() < 1e-6, "+ zooms in: {w} to {zoomed}");
+    assert_eq!(press(client, "-").await, "map");
+    let [_, _, back] = view(client).await;
+    assert!((back - zoomed * 1.5).abs() < 1e-6, "− zooms out: {zoomed} to {back}");
+    // Out to sea, west of every station, by the map's own keys.
+    for _ in 0..24 {
+        assert_eq!(press(client, &Key::Left.to_string()).await, "map", "the focus stays on the map");
+    }
+    let dots = run(client, "return document.querySelectorAll('#dots circle').length").await;
+    assert_eq!(dots, json!(0), "no station in view out at sea");
+    // East again until the coast's stations are in view, then west past every dot by a
+    // dot's own keys.
+    for _ in 0..24 {
+        press(client, &Key::Right.to_string()).await;
+        if run(client, "return document.querySelectorAll('#dots circle').length > 0").await == json!(true) {
+            break;
+        }
+    }
+    wait_until(
+        client,
+        "return document.querySelectorAll('#dots circle').length > 0",
+        "stations back in view",
+    )
+    .await;
+    run(client, "document.querySelector('#dots [tabindex=\"0\"]').focus(); return true").await;
+    let mut last = String::new();
+    for _ in 0..80 {
+        last = press(client, &Key::Left.to_string()).await;
+        assert!(last == "map" || last == "circle", "the focus fell to {last}");
+        if last == "map" {
+            break;
+        }
+    }
+    assert_eq!(last, "map", "past the last dot the focus is on the map");
+    let [before, ..] = view(client).await;
+    press(client, &Key::Left.to_string()).await;
+    let [after, ..] = view(client).await;
+    assert!(after < before, "the map's keys still move it: {before} to {after}");
+}
+
 /// No request but to `allowed` (URL prefixes), axe-core clean, no console error; and the
 /// screenshot for docs/.
 async fn nothing_beyond_and_clean(client: &Client, driver: &Driver, allowed: &[&str], screenshot: &str) {
@@ -396,6 +479,8 @@ async fn the_explorer_on_a_street_map() {
         "its card, or its group zoomed into",
     )
     .await;
+
+    map_by_keyboard(&client, &tiles).await;
 
     // Nothing left 127.0.0.1 (Leaflet's blanked tiles are inline images, no request).
     nothing_beyond_and_clean(&client, &driver, &["http://127.0.0.1:", "data:"], "explore-street-map.png")

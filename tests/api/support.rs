@@ -414,4 +414,4 @@ pub fn p(code: u8) -> wafuel::model::codes::ProductCode {
 }
 
 /// The header of the station API's CSV (docs/api.md), as every station list sends it.
-pub const STATIONS_CSV_HEADER: &str = "stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance,detour,along,cost,open,closes_at,opens_at,effective,last_change,last_change_previous";
+pub const STATIONS_CSV_HEADER: &str = "stationId,name,brand,street,suburb,latitude,longitude,product,price,next,change,distance,detour,along,cost,open,closesAt,opensAt,effective,lastChange,lastChangePrevious";

@@ -412,10 +412,22 @@ async fn the_wholesale_route_answers_each_day_with_its_terminals_and_margin() {
                 (&serde_json::Value::Null, &serde_json::Value::Null)
             );
         }
-        let w = app.get(&format!("/v1/wholesale?product={product}")).await;
-        assert_eq!(w.status, 400);
-        assert_eq!(w.json()["errors"][0]["code"], "invalid_query");
+        // The wholesale route answers them with no day and says why, in both media.
+        let w = app.get(&format!("/v1/wholesale?product={product}&from=2026-09-01")).await;
+        assert_eq!(w.status, 200, "{}", String::from_utf8_lossy(&w.body));
+        let doc = w.json();
+        assert_eq!(doc["data"], serde_json::json!([]), "product {product}: no other fuel's price");
+        assert_eq!(doc["meta"]["product"], product);
+        let note = doc["meta"]["note"].as_str().expect("meta.note says why");
+        assert!(note.contains("1 Unleaded, 2 Premium 95 and 4 Diesel only"), "{note}");
+        assert!(!note.contains("Premium 98"), "{note}");
+        let csv =
+            app.call("GET", &format!("/v1/wholesale?product={product}"), &[("accept", "text/csv")]).await;
+        assert_eq!(csv.status, 200);
+        assert_eq!(String::from_utf8_lossy(&csv.body).lines().count(), 1, "the header alone");
     }
+    let ulp = app.get("/v1/wholesale?product=1").await.json();
+    assert!(ulp["meta"].get("note").is_none(), "a fuel with a TGP carries no note");
     assert_eq!(app.source_requests(), requests, "the wholesale route never asks the feed");
 }
 
@@ -426,6 +438,7 @@ async fn bad_wholesale_queries_are_400_without_the_source() {
     for q in [
         "",
         "product=1,4",
+        "product=3",
         "product=ulp",
         "product=1&centre=kwinana",
         "product=1&from=2025-13-01",

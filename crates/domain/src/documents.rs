@@ -195,6 +195,9 @@ pub struct StationExtra {
 pub struct StationRow {
     pub row: PriceRow,
     pub extra: StationExtra,
+    /// The provider's contributions merged into the station, which its filters, `open` and
+    /// attributes all read (`None`: the feed's own values alone).
+    pub merged: Option<Merged>,
 }
 
 impl StationRow {
@@ -242,7 +245,6 @@ pub struct StationsDoc<'m> {
     pub status: PublicationStatus,
     pub next: NextDay,
     pub meta: &'m DocumentMeta,
-    pub enrichment: HashMap<String, Merged>,
     /// One station (`/v1/stations/{id}`): a single resource, not a collection.
     pub one: bool,
     /// A favourites query: the ids asked for that the answer does not list.
@@ -252,7 +254,7 @@ pub struct StationsDoc<'m> {
     /// The query's discounts: (brand, tenths of a cent).
     pub discounts: Option<Vec<(u8, i64)>>,
     /// The suburbs asked for that no station of the day is in, each with up to three known
-    /// names close to it; `None` without a `suburb` filter.
+    /// names close to it; `None` without a `suburb` filter or when every one is known.
     pub unknown_suburbs: Option<Vec<UnknownSuburb>>,
 }
 
@@ -297,8 +299,8 @@ pub struct StatusDoc {
     pub tomorrow: jiff::civil::Date,
     /// When tomorrow's prices are published (14:30 Perth today).
     pub expected_at: Timestamp,
-    /// Per product: when today's and tomorrow's whole-state prices were fetched, if stored.
-    pub products: Vec<(ProductCode, Option<Timestamp>, Option<Timestamp>)>,
+    /// Per product: today's and tomorrow's whole-state extracts, if stored.
+    pub products: Vec<(ProductCode, Option<Published>, Option<Published>)>,
     /// This replica's last request to the origin that answered, and the last that failed.
     pub origin_success: Option<Timestamp>,
     pub origin_failure: Option<(Timestamp, &'static str)>,
@@ -311,6 +313,14 @@ pub struct StatusDoc {
     pub history_stations: usize,
     /// Stations with a provider profile.
     pub enriched: usize,
+}
+
+/// A stored whole-state extract of one product and day: when it was fetched, and whether it
+/// lists any price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Published {
+    pub fetched_at: Timestamp,
+    pub priced: bool,
 }
 
 /// `/v1/forecast/record`: one subject's recorded forecasts with their outcomes.

@@ -86,8 +86,8 @@ pub mod detail {
     pub const OVERLOADED: &str = "The service is temporarily overloaded. Please retry shortly.";
     pub const UPSTREAM_TIMEOUT: &str = "The source did not respond within the time limit.";
     // The station API (docs/api.md).
-    pub const NOT_ACCEPTABLE_STATIONS: &str =
-        "Request one of the representations this route offers (see the API documentation).";
+    /// Followed by the media types the route offers.
+    pub const NOT_ACCEPTABLE_OFFERS: &str = "Request one of the representations this route offers:";
     pub const STATION_NOT_FOUND: &str = "Station not found.";
     pub const HISTORY_UNAVAILABLE: &str = "The price history is temporarily unavailable.";
     // "Fill now or wait" (docs/forecast.md).

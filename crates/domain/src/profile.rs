@@ -88,6 +88,37 @@ pub struct Merged {
     pub attributions: Vec<Attribution>,
 }
 
+/// A station as its answers show it: the feed's own values with the provider's merged in.
+/// Every filter (`feature`, `open`), attribute, CSV column and open-state expiry reads this one
+/// view, so what a station shows is what it is filtered and timed by.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown<'a> {
+    pub phone: Option<&'a str>,
+    pub features: &'a [u8],
+    pub is_24_hours: Option<bool>,
+    pub open_hours: Option<&'a WeekHours>,
+}
+
+impl<'a> Shown<'a> {
+    /// `station` with `merged` (its provider contributions, if any) applied.
+    pub fn of(station: &'a Station, merged: Option<&'a Merged>) -> Self {
+        match merged {
+            Some(m) => Shown {
+                phone: m.phone.as_deref(),
+                features: &m.features,
+                is_24_hours: m.is_24_hours,
+                open_hours: m.open_hours.as_ref(),
+            },
+            None => Shown {
+                phone: station.phone.as_deref(),
+                features: &station.features,
+                is_24_hours: station.is_24_hours,
+                open_hours: station.open_hours.as_ref(),
+            },
+        }
+    }
+}
+
 /// Merge a profile into a station (the rules are below: the feed's phone, hours and 24-hour
 /// flag win; the provider fills what the feed leaves empty). `None` when the provider
 /// contributes nothing or the profile is past retention.

@@ -144,6 +144,9 @@ pub fn product_of(text: &str) -> Option<ProductCode> {
     ProductCode::parse(code)
 }
 
+/// Why a product has no terminal gate price (`/v1/wholesale`'s `meta.note`).
+pub const NO_TGP_NOTE: &str = "FuelWatch publishes a terminal gate price for 1 Unleaded, 2 Premium 95 and 4 Diesel only; this fuel has none, so no day is listed.";
+
 /// Whether a product has a terminal gate price (1, 2 and 4 only).
 pub fn has_wholesale(product: ProductCode) -> bool {
     matches!(product.get(), 1 | 2 | 4)

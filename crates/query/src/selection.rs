@@ -6,7 +6,9 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{MAX_QUERY_LEN, Param, QueryError, Values, filter, invalid_in, plain, read_up_to};
-use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode, Table, product_codes};
+use crate::model::codes::{
+    BrandCode, Code, FEATURES, ProductCode, RESTRICTIONS, RegionCode, Table, product_codes,
+};
 use crate::model::documents::Expand;
 use crate::model::error_code::detail;
 use crate::model::key::fold_text;
@@ -191,17 +193,33 @@ pub fn code_list<K: Table>(value: &str, param: &str) -> Result<Vec<Code<K>>, Que
     Ok(codes(value, param, K::has)?.into_iter().filter_map(Code::parse).collect())
 }
 
-/// What a code parameter's codes are, and where a user finds them.
-fn code_words(param: &str) -> &'static str {
+/// The codes of a parameter whose codes have names a person may type instead (the feature
+/// and restriction tables); empty for the others.
+fn named_codes(param: &str) -> Vec<(u8, &'static str)> {
+    match param {
+        "feature" => FEATURES.iter().map(|f| (f.code, f.name)).collect(),
+        "excludeRestriction" => RESTRICTIONS.iter().map(|r| (r.code, r.name)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a code parameter's codes are, and where a user finds them: the short tables are
+/// listed whole in the refusal itself.
+fn code_words(param: &str) -> String {
+    let named = named_codes(param);
+    if !named.is_empty() {
+        let kind = if param == "feature" { "feature" } else { "restriction" };
+        let list: Vec<String> = named.iter().map(|(code, name)| format!("{code} {name}")).collect();
+        return format!("{kind} codes ({})", list.join(", "));
+    }
     match param {
         "product" => {
             "product codes (1 Unleaded, 2 Premium 95, 4 Diesel, 5 LPG, 6 Premium 98, 10 E85, 11 Brand diesel)"
         }
         "brand" | "excludeBrand" => "brand codes (GET /v1/brands lists them)",
-        "region" => "region codes (FuelWatch's; docs/api.md lists them)",
-        "feature" => "feature codes (docs/api.md lists them)",
-        _ => "restriction codes (docs/api.md lists them)",
+        _ => "region codes (FuelWatch's; docs/api.md lists them)",
     }
+    .to_string()
 }
 
 /// A comma list of integer codes for `param`: trimmed, each valid, de-duplicated, ascending.
@@ -211,13 +229,22 @@ pub fn codes(value: &str, param: &str, valid: impl Fn(u8) -> bool) -> Result<Vec
         let example = (1..=u8::MAX).find(|c| valid(*c)).unwrap_or(1);
         format!("{param} takes comma-separated {}, e.g. {param}={example}", code_words(param))
     };
+    // A name typed for a code ("toilets") is told its code.
+    let named = |item: &str| {
+        let folded = |t: &str| t.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+        let (code, name) = named_codes(param).into_iter().find(|(_, name)| folded(name) == folded(item))?;
+        Some(invalid_in(param, format!("{param} takes codes: {name} is {code}, e.g. {param}={code}")))
+    };
     let mut out = Vec::new();
     for item in value.split(',') {
         let item = item.trim();
         let code = (!item.is_empty() && item.len() <= 3 && item.bytes().all(|b| b.is_ascii_digit()))
             .then(|| item.parse::<u8>().ok())
             .flatten()
-            .ok_or_else(|| invalid_in(param, format!("{}; {item:?} is not a code", rule())))?;
+            .ok_or_else(|| {
+                named(item)
+                    .unwrap_or_else(|| invalid_in(param, format!("{}; {item:?} is not a code", rule())))
+            })?;
         if !valid(code) {
             return Err(invalid_in(param, format!("{}; {code} is not one", rule())));
         }

@@ -213,13 +213,11 @@ pub struct Keep {
 }
 
 impl Keep {
-    /// Whether the filters keep `station`.
-    pub fn keeps(&self, station: &Station) -> bool {
+    /// Whether the filters keep `station`, whose features as its answer shows them (the
+    /// provider's merged in) are `features`, ascending.
+    pub fn keeps(&self, station: &Station, features: &[u8]) -> bool {
         self.ids.as_ref().is_none_or(|ids| ids.iter().any(|id| id.as_str() == station.digest))
-            && self
-                .features
-                .as_ref()
-                .is_none_or(|f| f.iter().all(|c| station.features.binary_search(c).is_ok()))
+            && self.features.as_ref().is_none_or(|f| f.iter().all(|c| features.binary_search(c).is_ok()))
             && self.exclude_brands.as_ref().is_none_or(|b| b.iter().all(|c| c.get() != station.brand))
             && self.exclude_restrictions.as_ref().is_none_or(|r| {
                 let held = station.restrictions.as_deref().unwrap_or(&[]);
@@ -379,6 +377,16 @@ const NEAR_RULE: &str = "near is latitude,longitude in decimal degrees inside We
 /// A station id: 64 lowercase hex characters (a path's, or one of a list's).
 pub fn station_id(text: &str) -> Result<StationId, QueryError> {
     StationId::parse(text).ok_or_else(|| {
+        // A `/v1` resource id (`<date>:<digest>`) pasted whole: say which part to keep.
+        if let Some((day, digest)) = text.split_once(':')
+            && day.parse::<jiff::civil::Date>().is_ok()
+            && let Some(id) = StationId::parse(digest)
+        {
+            return invalid(format!(
+                "a station id is 64 lowercase hex characters; {day:?} before the colon is the date of a /v1 resource id: drop the date and the colon, e.g. {}",
+                id.as_str()
+            ));
+        }
         invalid(format!(
             "a station id is 64 lowercase hex characters (the id of a station in /v1/stations); {:?} is not one",
             text.chars().take(70).collect::<String>()

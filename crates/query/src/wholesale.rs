@@ -1,4 +1,4 @@
-//! `GET /v1/wholesale`: one product with a terminal gate price (1, 2 or 4), a terminal
+//! `GET /v1/wholesale`: one product (only 1, 2 and 4 have a terminal gate price), a terminal
 //! centre (default Perth) and a range of days (default the 90 days up to tomorrow once it is
 //! published, else up to today). Pure.
 
@@ -8,7 +8,7 @@ use jiff::civil::Date;
 use super::grammar::{QueryError, Values, filter, invalid_in, plain, read};
 use super::stations::{DEFAULT_RANGE_DAYS, bounded_range, iso_date, newest_published, one_product};
 use crate::model::codes::ProductCode;
-use crate::model::wholesale::{Centre, has_wholesale};
+use crate::model::wholesale::Centre;
 
 /// The first day a wholesale range may start (FuelWatch's files start in 2001).
 pub const FIRST_DAY: Date = Date::constant(2001, 1, 1);
@@ -25,15 +25,9 @@ pub struct WholesaleQuery {
 /// Parse `/v1/wholesale` at `now`.
 pub fn parse_wholesale(raw: &str, now: Timestamp) -> Result<WholesaleQuery, QueryError> {
     let p: Values = read(raw, &[filter("product"), filter("centre"), plain("from"), plain("to")])?;
+    // Any fuel is a valid question: one without a terminal gate price is answered with no
+    // days and a note saying why (never another fuel's price).
     let product = one_product(p.get("product"))?;
-    if !has_wholesale(product) {
-        return Err(invalid_in(
-            "product",
-            format!(
-                "product {product} has no terminal gate price; FuelWatch publishes one for 1 Unleaded, 2 Premium 95, 4 Diesel and 6 Premium 98, e.g. product=1"
-            ),
-        ));
-    }
     let centre = match p.get("centre") {
         None => Centre::Perth,
         Some(text) => Centre::from_slug(text.trim()).ok_or_else(|| {
@@ -71,6 +65,11 @@ mod tests {
         let q = parse_wholesale("filter[product]=2&from=2002-12-19&to=2003-01-05", at(15)).expect("ok");
         assert_eq!((q.product.get(), q.from, q.to), (2, date(2002, 12, 19), date(2003, 1, 5)));
         assert_eq!(parse_wholesale("product=1&from=1990-01-01", at(10)).expect("ok").from, FIRST_DAY);
+        for fuel in [5, 6, 10, 11] {
+            let q =
+                parse_wholesale(&format!("product={fuel}"), at(10)).expect("a fuel without a TGP is asked");
+            assert_eq!(q.product.get(), fuel);
+        }
     }
 
     #[test]
@@ -78,10 +77,7 @@ mod tests {
         for bad in [
             "",
             "product=1,4",
-            "product=5",
-            "product=6",
-            "product=10",
-            "product=11",
+            "product=3",
             "product=ulp",
             "product=1&centre=kwinana",
             "product=1&from=2026-13-01",

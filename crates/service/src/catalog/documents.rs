@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::day::RouteCover;
-use super::search::{missing_ids, station_rows};
+use super::search::{Showing, missing_ids, station_rows};
 use super::{
     Catalog, CatalogError, ProfileMap, SelectionPart, merged_profiles, publication_status, selected_quotes,
 };
@@ -132,6 +132,10 @@ impl Catalog {
             _ => crate::time::perth_now(now).datetime(),
         };
         let next_sel = next_selection(&query.selection, now);
+        // The provider's contributions are merged before the search: a station is filtered,
+        // timed and shown by the same features and hours.
+        let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
+        let showing = Showing { open_at, profiles: &profiles, now };
         let next = match &next_sel {
             Some(sel) => Some((sel, self.selection(sel).await?)),
             None => None,
@@ -149,7 +153,7 @@ impl Catalog {
             };
             let base_quotes = base.quotes(&query.selection, subset);
             let next_quotes: Option<Vec<_>> = next.as_ref().map(|(sel, data)| data.quotes(sel, subset));
-            let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref(), open_at);
+            let rows = station_rows(query, cover.as_ref(), &base_quotes, next_quotes.as_deref(), showing);
             (rows, !base_quotes.is_empty(), next_quotes.map(|q| !q.is_empty()))
         };
         let (mut rows, base_priced, next_priced) = match query.route {
@@ -195,10 +199,12 @@ impl Catalog {
                 }
             }
         }
-        // Profiles are merged for the stations of the answer only.
-        let profiles: std::sync::Arc<ProfileMap> = self.profiles(now).await;
-        let (enrichment, expires_at) =
-            merged_profiles(rows.iter().map(|r| &*r.row.station), &profiles, now, expires_at);
+        // The answer never outlives a profile it shows.
+        for row in rows.iter().filter(|r| r.merged.is_some()) {
+            if let Some(stored) = profiles.get(&row.row.station.key) {
+                expires_at = expires_at.min(stored.next_deadline(now));
+            }
+        }
         let status = publication_status(&query.selection, base_priced, now);
         let next_date = query.selection.date.tomorrow().unwrap_or(query.selection.date);
         // Without a next selection the following day is tomorrow before 14:30, or the day
@@ -213,8 +219,9 @@ impl Catalog {
             .as_ref()
             .map(|_| missing_ids(query, &rows).into_iter().map(str::to_string).collect());
         let unknown_suburbs = match &query.selection.suburbs {
+            // Named only when some suburb is unknown: absent says every one is known.
             Some(asked) if only.is_none() => {
-                Some(self.unknown_suburbs(&query.selection, asked, &rows).await?)
+                Some(self.unknown_suburbs(&query.selection, asked, &rows).await?).filter(|u| !u.is_empty())
             }
             _ => None,
         };
@@ -233,7 +240,6 @@ impl Catalog {
             status,
             next: NextDay { date: next_date, status: next_status },
             meta,
-            enrichment,
             one: only.is_some(),
             missing,
             open_at,
@@ -292,8 +298,8 @@ impl Catalog {
         let tomorrow = today.tomorrow().unwrap_or(today);
         let mut products = Vec::new();
         for p in product_codes() {
-            let today_at = self.prices.fetched_at(&catalog_key(p, today)).await?;
-            let tomorrow_at = self.prices.fetched_at(&catalog_key(p, tomorrow)).await?;
+            let today_at = self.prices.published(&catalog_key(p, today)).await?;
+            let tomorrow_at = self.prices.published(&catalog_key(p, tomorrow)).await?;
             products.push((p, today_at, tomorrow_at));
         }
         let wholesale_day = match &self.wholesale {

@@ -12,9 +12,13 @@ use crate::model::geo::Point;
 use crate::model::geo::great_circle_m;
 use crate::model::key::station_id;
 use crate::model::opening::{OpenState, open_state};
+use crate::model::profile::{Merged, Shown, merge};
 use crate::model::station::{Quote, cents, tenths};
 use crate::query::stations::{Sort, StationsQuery};
+use jiff::Timestamp;
 use jiff::civil::DateTime;
+
+use super::ProfileMap;
 
 /// The following day's prices by station digest (the service's own SHA-256 hex, never a
 /// client's text: a fast hash is safe).
@@ -31,15 +35,33 @@ pub fn missing_ids<'q>(query: &'q StationsQuery, rows: &[StationRow]) -> Vec<&'q
     ids.iter().map(|id| id.as_str()).filter(|id| !rows.iter().any(|r| r.row.station.digest == *id)).collect()
 }
 
+/// What a search shows of each station besides its quotes: the Perth time its `open` is
+/// evaluated at, and the provider profiles merged into it (at `now`) before any filter reads
+/// its features or hours.
+#[derive(Clone, Copy)]
+pub struct Showing<'p> {
+    pub open_at: DateTime,
+    pub profiles: &'p ProfileMap,
+    pub now: Timestamp,
+}
+
+impl Showing<'_> {
+    /// The station's provider contributions, if any profile of it is servable.
+    fn merged(&self, station: &crate::model::station::Station) -> Option<Merged> {
+        self.profiles.get(&station.key).and_then(|stored| merge(station, stored, self.now))
+    }
+}
+
 /// Stations of the base day's quotes (already filtered to the selection), with distance,
 /// next-day prices and change, sorted, ranked and limited as the query asks. `next` is the
 /// following day's quotes when that day is published; `cover` is the query's route corridor.
+/// Features, hours and `open` are read on the station as shown (`showing`'s profiles merged).
 pub fn station_rows(
     query: &StationsQuery,
     cover: Option<&RouteCover>,
     base: &[&Quote],
     next: Option<&[&Quote]>,
-    open_at: DateTime,
+    showing: Showing<'_>,
 ) -> Vec<StationRow> {
     let date = query.selection.date.to_string();
     // Quotes outside the radius are dropped before any row is made of them: a nearby search
@@ -51,10 +73,7 @@ pub fn station_rows(
             .map(|p| great_circle_m((p.latitude, p.longitude), (q.station.latitude, q.station.longitude)))
     };
     let within = |q: &&Quote| from(q).is_none_or(|d| d <= query.radius_m);
-    // The station API's own filters (favourites, features, brands and restrictions left out)
-    // read each quote's station: a pass over the quotes the search already holds.
-    let kept = |q: &&Quote| !query.keep.any() || query.keep.keeps(&q.station);
-    let base: Vec<&Quote> = base.iter().copied().filter(within).filter(kept).collect();
+    let base: Vec<&Quote> = base.iter().copied().filter(within).collect();
     let next_prices: Option<NextPrices> = next.map(|quotes| {
         let mut by_station = NextPrices::default();
         for q in quotes.iter().copied().filter(within) {
@@ -73,7 +92,14 @@ pub fn station_rows(
     let groups = grouped_prices(base);
     let mut found: Vec<Found> = Vec::with_capacity(groups.len());
     for (quote, prices) in groups {
-        let open = open_state(quote.station.is_24_hours, quote.station.open_hours.as_ref(), open_at);
+        // The station API's own filters (favourites, features, brands and restrictions left
+        // out) and `open` read the station as its answer shows it.
+        let merged = showing.merged(&quote.station);
+        let shown = Shown::of(&quote.station, merged.as_ref());
+        if query.keep.any() && !query.keep.keeps(&quote.station, shown.features) {
+            continue;
+        }
+        let open = open_state(shown.is_24_hours, shown.open_hours, showing.open_at);
         // `open` keeps the stations known to be open then (unknown hours are not).
         if query.open.is_some() && open.open != Some(true) {
             continue;
@@ -96,7 +122,18 @@ pub fn station_rows(
             Some(stop.cents(tenths(*price), distance.or(detour).unwrap_or(0)))
         });
         let along = placed.map(|p| p.along.round() as i64);
-        found.push(Found { quote, prices, effective, distance, detour, along, cost, rank: None, open });
+        found.push(Found {
+            quote,
+            prices,
+            effective,
+            distance,
+            detour,
+            along,
+            cost,
+            rank: None,
+            open,
+            merged,
+        });
     }
     let price = |r: &Found| r.effective.first().map_or(i64::MAX, |(_, p)| tenths(*p));
     // Metres off the search: from `near`, or off the route.
@@ -167,7 +204,7 @@ pub fn station_rows(
                 id: station_id(&date, &station.digest),
                 prices: f.prices,
             };
-            StationRow { row, extra }
+            StationRow { row, extra, merged: f.merged }
         })
         .collect()
 }
@@ -185,6 +222,7 @@ struct Found<'q> {
     cost: Option<i64>,
     rank: Option<usize>,
     open: OpenState,
+    merged: Option<Merged>,
 }
 
 /// Competition ranking of sorted rows by `key`: equal keys share a rank ("1, 2, 2, 4").
@@ -209,8 +247,11 @@ mod tests {
     use crate::time::perth_instant;
     use jiff::civil::date;
 
-    fn now_civil() -> DateTime {
-        date(2026, 9, 29).at(10, 0, 0, 0)
+    static NO_PROFILES: std::sync::LazyLock<ProfileMap> = std::sync::LazyLock::new(ProfileMap::default);
+
+    fn shown() -> Showing<'static> {
+        let open_at = date(2026, 9, 29).at(10, 0, 0, 0);
+        Showing { open_at, profiles: &NO_PROFILES, now: perth_instant(open_at) }
     }
 
     fn quote(name: &str, lat: &str, product: u8, price: f64) -> Quote {
@@ -231,7 +272,7 @@ mod tests {
         let next = [quote("A", "-31.951", 1, 192.1), quote("B", "-31.952", 1, 170.0)];
         let base_refs: Vec<&Quote> = base.iter().collect();
         let next_refs: Vec<&Quote> = next.iter().collect();
-        let rows = station_rows(&q, None, &base_refs, Some(&next_refs), now_civil());
+        let rows = station_rows(&q, None, &base_refs, Some(&next_refs), shown());
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["B", "A", "C", "D"], "cheapest first, nearer first on equal prices");
         let ranks: Vec<usize> = rows.iter().filter_map(|r| r.extra.rank).collect();
@@ -246,7 +287,7 @@ mod tests {
         assert!(rows[2].extra.change.is_empty());
         assert!(rows.iter().all(|r| r.extra.distance.is_some_and(|d| d <= 5_000)));
         let limited = parse_stations("near=-31.95,115.86&product=1&limit=2", now).expect("query");
-        let rows = station_rows(&limited, None, &base_refs, None, now_civil());
+        let rows = station_rows(&limited, None, &base_refs, None, shown());
         let names: Vec<&str> = rows.iter().map(|r| r.row.station.name.as_str()).collect();
         assert_eq!(names, ["A", "B"], "nearest first, then the limit");
     }
@@ -269,7 +310,7 @@ mod tests {
         let next_refs: Vec<&Quote> = next.iter().collect();
         let q =
             parse_stations("near=-31.95,115.86&radius=5&product=1&sort=price&limit=3", now).expect("query");
-        let rows = station_rows(&q, None, &base_refs, Some(&next_refs), now_civil());
+        let rows = station_rows(&q, None, &base_refs, Some(&next_refs), shown());
         let kept: Vec<(&str, Option<usize>)> =
             rows.iter().map(|r| (r.row.station.name.as_str(), r.extra.rank)).collect();
         assert_eq!(kept, [("A", Some(1)), ("C", Some(2)), ("B", Some(2))], "C is nearer than B");
@@ -277,7 +318,7 @@ mod tests {
         assert!(rows[0].extra.next.is_none() && rows[1].extra.next.is_none());
         assert!(rows.iter().all(|r| r.row.id == station_id("2026-09-29", &r.row.station.digest)));
         let list = parse_stations("product=1,2", now).expect("query");
-        let rows = station_rows(&list, None, &base_refs, None, now_civil());
+        let rows = station_rows(&list, None, &base_refs, None, shown());
         let ids: Vec<&str> = rows.iter().map(|r| r.row.id.as_str()).collect();
         let document = crate::model::documents::price_rows(base_refs.iter().copied(), "2026-09-29");
         let document_ids: Vec<&str> = document.iter().map(|r| r.id.as_str()).collect();

@@ -143,6 +143,15 @@ impl Catalog {
 
     /// `/v1/wholesale`'s days, each with its margin.
     pub async fn wholesale(&self, q: &WholesaleQuery) -> Result<WholesaleDoc, CatalogError> {
+        if !has_wholesale(q.product) {
+            return Ok(WholesaleDoc {
+                product: q.product,
+                centre: q.centre,
+                from: q.from,
+                to: q.to,
+                rows: Vec::new(),
+            });
+        }
         let prices = self.centre_days(q.product, q.centre, (q.from, q.to)).await?;
         let medians: BTreeMap<Date, f64> =
             self.centre_medians(q.product, q.centre, (q.from, q.to)).await?.into_iter().collect();

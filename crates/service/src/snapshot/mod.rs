@@ -21,6 +21,7 @@ use crate::store::{Snapshot, SnapshotStore, StoreError};
 use crate::time::{Day, SharedClock};
 use held::HeldSnapshots;
 use singleflight::SingleFlight;
+use wafuel_domain::documents::Published;
 
 pub use crate::cache_policy::{
     COMPLETE_SNAPSHOT_TTL as COMPLETE_TTL, INCOMPLETE_SNAPSHOT_TTL as INCOMPLETE_TTL,
@@ -215,12 +216,23 @@ impl PriceService {
         })
     }
 
-    /// When the snapshot of `key` was fetched: this replica's held copy, else the store's stamp.
-    pub async fn fetched_at(&self, key: &str) -> Result<Option<Timestamp>, StoreError> {
+    /// When the snapshot of `key` was fetched and whether it lists any price: this replica's
+    /// held copy, else the store's.
+    pub async fn published(&self, key: &str) -> Result<Option<Published>, StoreError> {
+        let of = |s: &Snapshot| Published { fetched_at: s.fetched_at, priced: !s.quotes.is_empty() };
         if let Some(held) = self.held.get(key) {
-            return Ok(Some(held.snapshot.fetched_at));
+            return Ok(Some(of(&held.snapshot)));
         }
-        Ok(self.store.stamp(key).await?.map(|s| s.fetched_at))
+        // Not held here: the stored snapshot says whether it lists any price (a fresh one is
+        // held, so the next status or price request reads it from memory).
+        let now = self.clock.now();
+        Ok(self.store.load(key).await?.map(|s| {
+            let published = of(&s);
+            if s.is_fresh(now) {
+                self.held.hold(s, now);
+            }
+            published
+        }))
     }
 
     /// What this replica last saw of the origin and of its warm job.

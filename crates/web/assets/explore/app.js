@@ -765,10 +765,12 @@ function renderMap() {
   const u = unit();
   const coarse = window.matchMedia("(pointer: coarse)").matches;
   const r = (coarse ? 12 : 7) * u;
-  const singles = items.filter((i) => i.members.length === 1).length;
-  const priceLabels = singles <= 150 && state.view.w < 300;
+  // Prices are written beside the dots (a group's cheapest beside its count) once the view
+  // is a region's, where each label can find room; none at the state's zoom.
+  const priceLabels = state.view.w < 300;
   const nodes = [];
-  const labels = [];
+  const counts = [];
+  const placedDots = [];
   for (const item of items) {
     const prices = item.members.map((p) => p.price);
     const low = Math.min(...prices);
@@ -793,14 +795,15 @@ function renderMap() {
       svgEl("title", {}, words),
     );
     nodes.push(circle);
+    placedDots.push({ x: item.x, y: item.y, r: Number(circle.getAttribute("r")), key: item.key, low });
     if (group) {
-      labels.push(svgEl("text", { class: `count${shown.scale.dark(low) ? " on-dark" : ""}`, x: item.x.toFixed(2), y: (item.y + 4 * u).toFixed(2), "font-size": (11 * u).toFixed(3), "text-anchor": "middle", "aria-hidden": "true" }, String(item.members.length)));
-    } else if (priceLabels) {
-      labels.push(svgEl("text", { class: "price-label", x: (item.x + r * 1.2).toFixed(2), y: (item.y + 4 * u).toFixed(2), "font-size": (12 * u).toFixed(3), "aria-hidden": "true" }, cents(low)));
+      counts.push(svgEl("text", { class: `count${shown.scale.dark(low) ? " on-dark" : ""}`, x: item.x.toFixed(2), y: (item.y + 4 * u).toFixed(2), "font-size": (11 * u).toFixed(3), "text-anchor": "middle", "aria-hidden": "true" }, String(item.members.length)));
     }
   }
-  dots.replaceChildren(...nodes, ...labels);
-  drawPlaceLabels(items);
+  const layout = new LabelLayout(placedDots, u);
+  const prices = priceLabels ? priceLabelNodes(layout, placedDots, u) : [];
+  dots.replaceChildren(...nodes, ...counts, ...prices);
+  drawPlaceLabels(layout);
   // One tab stop for the whole map: the open station, the item focused before, or the first.
   let stop = nodes.find((n) => n.dataset.key === (focusAt ? focusAt.key : state.roving)) || nodes.find((n) => n.dataset.key === state.station);
   if (!stop && focusAt) stop = nearestNode(nodes, focusAt.x, focusAt.y);
@@ -809,6 +812,10 @@ function renderMap() {
     stop.setAttribute("tabindex", "0");
     state.roving = stop.dataset.key;
     if (focused) stop.focus({ preventScroll: true });
+  } else if (focused) {
+    // The view moved past every dot: the focus goes to the map itself, whose keys still
+    // move and zoom it, never to the page's body.
+    $("map").focus({ preventScroll: true });
   }
   drawHere();
 }
@@ -843,27 +850,80 @@ function nearestNode(nodes, x, y) {
 
 /// Suburb names placed at the mean position of their own stations, the busiest first,
 /// skipping any that would overlap one already placed. At state zoom, only towns.
-function drawPlaceLabels(items) {
+/// Where the map's words may go: a label is placed only where it covers no dot but its own
+/// and no label placed before it, so prices and place names never hide each other or sit
+/// under another station (on a phone's big dots as on a desktop's). Boxes are in map units,
+/// text measured in the page's own font.
+class LabelLayout {
+  constructor(dots, u) {
+    this.dots = dots;
+    this.u = u;
+    this.boxes = [];
+    this.context = document.createElement("canvas").getContext("2d");
+    this.family = getComputedStyle($("map")).fontFamily;
+  }
+
+  /// The width in map units of `text` at `px` CSS pixels.
+  width(text, px) {
+    this.context.font = `600 ${px}px ${this.family}`;
+    return this.context.measureText(text).width * this.u;
+  }
+
+  /// The first free spot of `text` around a point (a dot of radius `r`, or a bare place) as
+  /// `{x, y, anchor}`, or null; `own` is the key of the dot it belongs to.
+  place(text, px, at, r, own) {
+    const u = this.u;
+    const size = px * u;
+    const w = this.width(text, px);
+    // A label's box: its glyphs' full height and the halo drawn around them.
+    const pad = 2 * u;
+    const box = (x0, baseline) => ({ x0: x0 - pad, x1: x0 + w + pad, y0: baseline - 0.95 * size - pad, y1: baseline + 0.3 * size + pad });
+    const gap = r + 3 * u;
+    const spots = [
+      { x: at.x + gap, y: at.y + 0.33 * size, anchor: "start", box: box(at.x + gap, at.y + 0.33 * size) },
+      { x: at.x - gap, y: at.y + 0.33 * size, anchor: "end", box: box(at.x - gap - w, at.y + 0.33 * size) },
+      { x: at.x, y: at.y - gap - 0.3 * size, anchor: "middle", box: box(at.x - w / 2, at.y - gap - 0.3 * size) },
+      { x: at.x, y: at.y + gap + 0.95 * size, anchor: "middle", box: box(at.x - w / 2, at.y + gap + 0.95 * size) },
+    ];
+    const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    const covers = (b, d) => Math.hypot(d.x - clamp(d.x, b.x0, b.x1), d.y - clamp(d.y, b.y0, b.y1)) < d.r + pad;
+    for (const spot of spots) {
+      if (this.boxes.some((b) => overlaps(b, spot.box))) continue;
+      if (this.dots.some((d) => d.key !== own && covers(spot.box, d))) continue;
+      this.boxes.push(spot.box);
+      return spot;
+    }
+    return null;
+  }
+}
+
+/// The price beside each dot that has room for it, the cheapest placed first.
+function priceLabelNodes(layout, dots, u) {
+  const nodes = [];
+  for (const d of [...dots].sort((a, b) => a.low - b.low)) {
+    const text = cents(d.low);
+    const spot = layout.place(text, 12, d, d.r, d.key);
+    if (!spot) continue;
+    nodes.push(svgEl("text", { class: "price-label", x: spot.x.toFixed(2), y: spot.y.toFixed(2), "font-size": (12 * u).toFixed(3), "text-anchor": spot.anchor, "data-key": d.key, "aria-hidden": "true" }, text));
+  }
+  return nodes;
+}
+
+/// Town names at the state's zoom, suburbs (the busiest first) closer in: each where it has
+/// room beside the dots and prices already placed.
+function drawPlaceLabels(layout) {
   const labels = $("labels");
   const v = state.view;
-  const u = unit();
-  const size = 13 * u;
   const inView = (e) => e.x > v.x && e.x < v.x + v.w && e.y > v.y && e.y < v.y + v.h;
   let candidates;
   if (v.w > 500) candidates = TOWNS.map((t) => suburbIndex.get(t)).filter(Boolean);
   else candidates = [...suburbIndex.values()].sort((a, b) => b.stations - a.stations);
-  const placed = [];
-  // Dots count as taken space too, so names do not sit on them.
-  const taken = items.map((i) => ({ x0: i.x - 8 * u, x1: i.x + 8 * u, y0: i.y - 8 * u, y1: i.y + 8 * u }));
   const nodes = [];
   for (const entry of candidates) {
     if (!inView(entry) || nodes.length >= 24) continue;
-    const width = entry.name.length * size * 0.58;
-    const box = { x0: entry.x - width / 2, x1: entry.x + width / 2, y0: entry.y - size * 2.1, y1: entry.y - size * 0.9 };
-    const clash = (b) => b.x0 < box.x1 && box.x0 < b.x1 && b.y0 < box.y1 && box.y0 < b.y1;
-    if (placed.some(clash) || (v.w <= 500 && taken.some(clash))) continue;
-    placed.push(box);
-    nodes.push(svgEl("text", { class: "place", x: entry.x.toFixed(2), y: (entry.y - size * 1.1).toFixed(2), "font-size": size.toFixed(3), "text-anchor": "middle" }, entry.name));
+    const spot = layout.place(entry.name, 13, entry, 0, null);
+    if (!spot) continue;
+    nodes.push(svgEl("text", { class: "place", x: spot.x.toFixed(2), y: spot.y.toFixed(2), "font-size": (13 * layout.u).toFixed(3), "text-anchor": spot.anchor }, entry.name));
   }
   labels.replaceChildren(...nodes);
 }
@@ -1013,6 +1073,21 @@ function wireMap() {
     e.preventDefault();
     zoom(e.deltaY > 0 ? 1.25 : 0.8, mapPoint(e.clientX, e.clientY));
   }, { passive: false });
+  // The map itself is a tab stop: with it focused, arrows pan a quarter of the view and
+  // + and − zoom about its centre (the dots' own keys below act on a focused dot).
+  svg.addEventListener("keydown", (e) => {
+    if (e.target !== svg) return;
+    const directions = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const v = state.view;
+    if (directions[e.key]) {
+      const [dx, dy] = directions[e.key];
+      setView({ x: v.x + dx * 0.25 * v.w, y: v.y + dy * 0.25 * v.h, w: v.w });
+      renderSoon();
+    } else if (e.key === "+" || e.key === "=") zoom(0.67);
+    else if (e.key === "-" || e.key === "−") zoom(1.5);
+    else return;
+    e.preventDefault();
+  });
   // The dots share one tab stop: arrows move to the nearest dot that way, Enter opens it,
   // + and − zoom about it.
   $("dots").addEventListener("keydown", (e) => {

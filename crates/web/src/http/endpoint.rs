@@ -62,8 +62,14 @@ impl Offer {
             }
             Offer::JsonApi if accepts_json_api(accept) => Ok(Media::JsonApi),
             Offer::JsonApi => Err(refused(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE)),
-            Offer::Negotiated(offered) => negotiate_media(accept, offered)
-                .ok_or_else(|| refused(ErrorCode::NotAcceptable, detail::NOT_ACCEPTABLE_STATIONS)),
+            Offer::Negotiated(offered) => negotiate_media(accept, offered).ok_or_else(|| {
+                // The refusal names what the route offers, so a client knows what to ask.
+                let types: Vec<&str> = offered.iter().map(|m| m.essence()).collect();
+                ApiError::refused(
+                    ErrorCode::NotAcceptable,
+                    format!("{} {}.", detail::NOT_ACCEPTABLE_OFFERS, types.join(", ")),
+                )
+            }),
         }
     }
 

@@ -18,6 +18,7 @@ use crate::model::forecast::NoForecast;
 use crate::query::QueryError;
 use crate::render::RenderError;
 use crate::render::errors::{jsonapi_error, legacy_error};
+use std::borrow::Cow;
 
 /// Which error body a route uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,12 +53,12 @@ pub enum ApiError {
     Shared(#[from] Arc<ApiError>),
     /// Refused by the HTTP layer itself: method, media, path, load.
     #[error("{code:?}: {detail}")]
-    Refused { code: ErrorCode, detail: &'static str, retry_after: Option<u32> },
+    Refused { code: ErrorCode, detail: Cow<'static, str>, retry_after: Option<u32> },
 }
 
 impl ApiError {
-    pub fn refused(code: ErrorCode, detail: &'static str) -> Self {
-        Self::Refused { code, detail, retry_after: None }
+    pub fn refused(code: ErrorCode, detail: impl Into<Cow<'static, str>>) -> Self {
+        Self::Refused { code, detail: detail.into(), retry_after: None }
     }
 
     pub fn not_found() -> Self {
@@ -77,7 +78,7 @@ impl ApiError {
     pub fn overloaded() -> Self {
         Self::Refused {
             code: ErrorCode::UpstreamUnavailable,
-            detail: detail::OVERLOADED,
+            detail: Cow::Borrowed(detail::OVERLOADED),
             retry_after: Some(1),
         }
     }
@@ -113,7 +114,7 @@ impl ApiError {
                 (ErrorCode::NotFound, detail::NO_RECENT_PRICE, None)
             }
             Self::Render(_) => (ErrorCode::InternalError, detail::INTERNAL_ERROR, None),
-            Self::Refused { code, detail, retry_after } => (*code, detail, *retry_after),
+            Self::Refused { code, detail, retry_after } => (*code, detail.as_ref(), *retry_after),
             Self::Shared(e) => e.public(),
         }
     }

@@ -103,7 +103,7 @@ fn unavailable(e: crate::catalog::CatalogError) -> ApiError {
     tracing::warn!(error = %e, "event stream refused: the store is unavailable");
     ApiError::Refused {
         code: ErrorCode::UpstreamUnavailable,
-        detail: detail::EVENTS_UNAVAILABLE,
+        detail: detail::EVENTS_UNAVAILABLE.into(),
         retry_after: Some(5),
     }
 }

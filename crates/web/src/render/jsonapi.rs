@@ -12,7 +12,7 @@ use crate::model::codes::{brand, brand_logo_file, feature, restriction};
 use crate::model::documents::{
     DocumentMeta, Expand, PriceDoc, PriceRow, PublicationStatus, Scope, StationExtra,
 };
-use crate::model::profile::{Merged, PROVIDER};
+use crate::model::profile::{Merged, PROVIDER, Shown};
 use crate::model::site_features::WEEKDAYS;
 use crate::model::station::SourceNotes;
 use crate::time::{format_perth, period_texts, perth};
@@ -160,10 +160,7 @@ impl Serialize for Attributes<'_> {
         let m = self.merged;
         // Provider contributions replace only what the merge allowed (model::profile::merge).
         let postcode = m.and_then(|m| m.postcode.as_deref());
-        let phone = m.map_or(st.phone.as_deref(), |m| m.phone.as_deref());
-        let features = m.map_or(st.features.as_slice(), |m| m.features.as_slice());
-        let is_24_hours = m.map_or(st.is_24_hours, |m| m.is_24_hours);
-        let open_hours = m.map_or(st.open_hours.as_ref(), |m| m.open_hours.as_ref());
+        let Shown { phone, features, is_24_hours, open_hours } = Shown::of(st, m);
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("name", &st.name)?;
         map.serialize_entry("tradingName", &st.trading_name)?;

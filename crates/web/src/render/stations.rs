@@ -98,7 +98,7 @@ impl<'a> StationResource<'a> {
             row: &self.row.row,
             as_at: self.as_at,
             expand: self.doc.scope.expand,
-            merged: self.doc.enrichment.get(&self.row.row.station.digest),
+            merged: self.row.merged.as_ref(),
             extra: Some(&self.row.extra),
         }
     }
@@ -248,11 +248,11 @@ pub const CSV_HEADER: [&str; 21] = [
     "along",
     "cost",
     "open",
-    "closes_at",
-    "opens_at",
+    "closesAt",
+    "opensAt",
     "effective",
-    "last_change",
-    "last_change_previous",
+    "lastChange",
+    "lastChangePrevious",
 ];
 
 /// RFC 4180 CSV: one row per station and selected product it has a base price for.

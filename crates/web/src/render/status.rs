@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::RenderError;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
-use crate::model::documents::StatusDoc;
+use crate::model::documents::{PublicationStatus, Published, StatusDoc};
 use crate::time::{format_perth, perth};
 
 fn at(t: jiff::Timestamp) -> String {
@@ -106,6 +106,18 @@ struct Enrichment {
     of: usize,
 }
 
+/// A day's `publicationStatus`, in `/v1`'s own words for the same day and product
+/// (`meta.publicationStatus`), with `not_fetched` for what no request has stored yet.
+/// `published`: whether the day's prices are out (always for today; tomorrow's from 14:30).
+fn day_status(stored: Option<Published>, published: bool) -> &'static str {
+    match (stored, published) {
+        (Some(Published { priced: true, .. }), _) => PublicationStatus::Available.as_str(),
+        (_, false) => PublicationStatus::NotYetPublished.as_str(),
+        (Some(_), true) => PublicationStatus::Empty.as_str(),
+        (None, true) => "not_fetched",
+    }
+}
+
 /// The status document.
 pub fn status_jsonapi(doc: &StatusDoc) -> Result<Vec<u8>, RenderError> {
     let published = doc.now >= doc.expected_at;
@@ -116,18 +128,14 @@ pub fn status_jsonapi(doc: &StatusDoc) -> Result<Vec<u8>, RenderError> {
             product: p.get(),
             today: Day {
                 date: doc.today.to_string(),
-                publication_status: if today.is_some() { "available" } else { "notFetched" },
-                fetched_at: today.map(at),
+                publication_status: day_status(*today, true),
+                fetched_at: today.map(|t| at(t.fetched_at)),
                 expected_at: None,
             },
             tomorrow: Day {
                 date: doc.tomorrow.to_string(),
-                publication_status: match (tomorrow, published) {
-                    (Some(_), _) => "available",
-                    (None, false) => "notYetPublished",
-                    (None, true) => "notFetched",
-                },
-                fetched_at: tomorrow.map(at),
+                publication_status: day_status(*tomorrow, published),
+                fetched_at: tomorrow.map(|t| at(t.fetched_at)),
                 expected_at: Some(at(doc.expected_at)),
             },
         })

@@ -8,7 +8,7 @@ use super::market::Resource;
 use super::{RenderError, csv_bytes};
 use crate::model::codes::ProductCode;
 use crate::model::documents::DocumentMeta;
-use crate::model::wholesale::{WholesaleDoc, cents};
+use crate::model::wholesale::{NO_TGP_NOTE, WholesaleDoc, cents, has_wholesale};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -20,6 +20,9 @@ struct Meta<'a> {
     to: String,
     /// What the prices are and include, said once for every reader.
     unit: &'static str,
+    /// Why no day is listed: the fuel has no terminal gate price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'static str>,
     #[serde(flatten)]
     about: super::jsonapi::About<'a>,
 }
@@ -85,6 +88,7 @@ pub fn wholesale_jsonapi(doc: &WholesaleDoc, meta: &DocumentMeta) -> Result<Vec<
             from: doc.from.to_string(),
             to: doc.to.to_string(),
             unit: UNIT,
+            note: (!has_wholesale(doc.product)).then_some(NO_TGP_NOTE),
             about: super::jsonapi::About::of(meta),
         },
         data,
