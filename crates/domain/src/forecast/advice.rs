@@ -89,16 +89,13 @@ pub fn advise(today: f64, days: &[ForecastDay], waiting_pays: bool) -> Advice {
     }
     if let Some(rise) = first_rise.map(|i| &days[i]) {
         let saving = round1(today - rise.median);
-        return Advice {
-            action: Action::FillNow,
-            until: Some(rise.date),
-            saving: Some(saving),
-            reason: format!(
-                "Prices are likely to rise about {} c/L on {}.",
-                about(saving),
-                day_name(rise.date)
-            ),
+        // A rise already published (tomorrow's prices, from 14:30) is a fact, not a forecast.
+        let reason = if rise.known {
+            format!("Prices rise {:.1} c/L on {} (published).", saving.abs(), day_name(rise.date))
+        } else {
+            format!("Prices are likely to rise about {} c/L on {}.", about(saving), day_name(rise.date))
         };
+        return Advice { action: Action::FillNow, until: Some(rise.date), saving: Some(saving), reason };
     }
     let reason = match fall {
         Some(_) => {

@@ -417,7 +417,14 @@ fn the_advice_rule() {
     // A known rise counts as one whatever its probability says.
     let mut known = predicted(d(1), 200.0, 1.0);
     known.known = true;
-    assert_eq!(advise(190.0, &[known], true).action, Action::FillNow);
+    let a = advise(190.0, &[known], true);
+    assert_eq!(a.action, Action::FillNow);
+    // …and is said as the published fact it is, to the tenth, never "likely … about".
+    assert!(
+        a.reason.starts_with("Prices rise 10.0 c/L on ") && a.reason.ends_with("(published)."),
+        "{}",
+        a.reason
+    );
 }
 
 #[test]

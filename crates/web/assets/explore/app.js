@@ -506,7 +506,9 @@ function readHash() {
   const near = (params.get("near") || "").split(",").map(Number);
   // The same point as now (the address this page wrote) keeps its name ("your location").
   const same = state.near && state.near.lat.toFixed(5) === near[0].toFixed(5) && state.near.lng.toFixed(5) === near[1]?.toFixed(5);
-  if (near.length === 2 && insideWa(near[0], near[1]) && !same) state.near = { lat: near[0], lng: near[1], label: "the chosen point" };
+  // A point from a shared address is named by the suburb it is in, once the stations are
+  // known (`nearName`).
+  if (near.length === 2 && insideWa(near[0], near[1]) && !same) state.near = { lat: near[0], lng: near[1], label: null };
   if (/^[0-9a-f]{64}$/.test(params.get("station") || "")) state.station = params.get("station");
   if (["price", "distance", "name", "cost"].includes(params.get("sort"))) state.sort = params.get("sort");
   if (RADII.includes(Number(params.get("radius")))) state.radius = Number(params.get("radius"));
@@ -527,6 +529,49 @@ const insideWa = (lat, lng) => lat >= WA.south && lat <= WA.north && lng >= WA.w
 
 const places = new Map(); // stationId → { suburb, lat, lng }
 let suburbIndex = new Map(); // SUBURB → { name, lat, lng, stations }
+
+/// Up to three known suburbs a few edits from `name` (one in four letters; a letter dropped,
+/// added, changed or two swapped), or that begin with it, the closest first: the station
+/// API's `didYouMean` rule, so the page and the API suggest alike.
+function closeSuburbs(name) {
+  const asked = name.toUpperCase();
+  const allowed = Math.max(1, Math.floor(asked.length / 4));
+  const edits = (a, b) => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+    for (let i = 1; i <= a.length; i += 1) {
+      for (let j = 1; j <= b.length; j += 1) {
+        const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+        d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+    return d[a.length][b.length];
+  };
+  const close = [];
+  for (const known of suburbIndex.keys()) {
+    const distance = edits(asked, known);
+    const prefix = asked.length >= 3 && known.startsWith(asked);
+    if (distance <= allowed || prefix) close.push([prefix ? Math.min(distance, allowed) : distance, known]);
+  }
+  close.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return close.slice(0, 3).map(([, known]) => suburbIndex.get(known).name);
+}
+
+/// What a point is called: its own label ("your location", a suburb chosen), else the
+/// suburb whose stations' centre is nearest it within 3 km, else its coordinates.
+function nearName(near) {
+  if (near.label) return near.label;
+  let best = null;
+  let bestKm = 3;
+  for (const entry of suburbIndex.values()) {
+    const km = Math.hypot((entry.lat - near.lat) * 111.2, (entry.lng - near.lng) * 111.2 * Math.cos((near.lat * Math.PI) / 180));
+    if (km < bestKm) {
+      best = entry;
+      bestKm = km;
+    }
+  }
+  return best ? best.name : `${near.lat.toFixed(3)}, ${near.lng.toFixed(3)}`;
+}
 
 function learnPlaces(doc) {
   let learnt = false;
@@ -879,14 +924,24 @@ class LabelLayout {
     const pad = 2 * u;
     const box = (x0, baseline) => ({ x0: x0 - pad, x1: x0 + w + pad, y0: baseline - 0.95 * size - pad, y1: baseline + 0.3 * size + pad });
     const gap = r + 3 * u;
+    // Right, left, above, below, then the four corners (a corner's box clears the circle
+    // diagonally: 0.71 of the gap each way).
+    const above = at.y - gap - 0.3 * size;
+    const below = at.y + gap + 0.95 * size;
+    const side = gap * 0.71;
     const spots = [
       { x: at.x + gap, y: at.y + 0.33 * size, anchor: "start", box: box(at.x + gap, at.y + 0.33 * size) },
       { x: at.x - gap, y: at.y + 0.33 * size, anchor: "end", box: box(at.x - gap - w, at.y + 0.33 * size) },
-      { x: at.x, y: at.y - gap - 0.3 * size, anchor: "middle", box: box(at.x - w / 2, at.y - gap - 0.3 * size) },
-      { x: at.x, y: at.y + gap + 0.95 * size, anchor: "middle", box: box(at.x - w / 2, at.y + gap + 0.95 * size) },
+      { x: at.x, y: above, anchor: "middle", box: box(at.x - w / 2, above) },
+      { x: at.x, y: below, anchor: "middle", box: box(at.x - w / 2, below) },
+      { x: at.x + side, y: at.y - side - 0.3 * size, anchor: "start", box: box(at.x + side, at.y - side - 0.3 * size) },
+      { x: at.x + side, y: at.y + side + 0.95 * size, anchor: "start", box: box(at.x + side, at.y + side + 0.95 * size) },
+      { x: at.x - side, y: at.y - side - 0.3 * size, anchor: "end", box: box(at.x - side - w, at.y - side - 0.3 * size) },
+      { x: at.x - side, y: at.y + side + 0.95 * size, anchor: "end", box: box(at.x - side - w, at.y + side + 0.95 * size) },
     ];
     const overlaps = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
-    const covers = (b, d) => Math.hypot(d.x - clamp(d.x, b.x0, b.x1), d.y - clamp(d.y, b.y0, b.y1)) < d.r + pad;
+    // The box already holds the halo's pad: a dot whose rim it reaches is covered.
+    const covers = (b, d) => Math.hypot(d.x - clamp(d.x, b.x0, b.x1), d.y - clamp(d.y, b.y0, b.y1)) < d.r;
     for (const spot of spots) {
       if (this.boxes.some((b) => overlaps(b, spot.box))) continue;
       if (this.dots.some((d) => d.key !== own && covers(spot.box, d))) continue;
@@ -921,7 +976,21 @@ function drawPlaceLabels(layout) {
   const nodes = [];
   for (const entry of candidates) {
     if (!inView(entry) || nodes.length >= 24) continue;
-    const spot = layout.place(entry.name, 13, entry, 0, null);
+    // Beside the dot it lies under (its own stations' group, as a rule), else beside the
+    // place itself or the dots next to it, the nearest first: the first with room. A place
+    // under a dot never borrows a neighbour's room (the neighbour's own town needs it).
+    const near = layout.dots
+      .map((d) => [Math.hypot(d.x - entry.x, d.y - entry.y) - d.r, d])
+      .filter(([gap]) => gap < 30 * layout.u)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, d]) => d);
+    const under = near.length && Math.hypot(near[0].x - entry.x, near[0].y - entry.y) < near[0].r;
+    const anchors = under ? [near[0]] : [{ x: entry.x, y: entry.y, r: 0 }, ...near];
+    let spot = null;
+    for (const at of anchors) {
+      spot = layout.place(entry.name, 13, at, at.r, null);
+      if (spot) break;
+    }
     if (!spot) continue;
     nodes.push(svgEl("text", { class: "place", x: spot.x.toFixed(2), y: spot.y.toFixed(2), "font-size": (13 * layout.u).toFixed(3), "text-anchor": spot.anchor }, entry.name));
   }
@@ -974,7 +1043,7 @@ function drawHere() {
   here.replaceChildren();
   if (!state.near) return;
   const [cx, cy] = project(state.near.lng, state.near.lat);
-  here.append(svgEl("circle", { class: "here", cx, cy, r: (14 * unit()).toFixed(3) }, svgEl("title", {}, `Near ${state.near.label}`)));
+  here.append(svgEl("circle", { class: "here", cx, cy, r: (14 * unit()).toFixed(3) }, svgEl("title", {}, `Near ${nearName(state.near)}`)));
 }
 
 function mapPoint(clientX, clientY) {
@@ -1234,7 +1303,7 @@ async function loadList() {
   }
   const generation = ++state.listGeneration;
   const near = state.near;
-  listNote(`Finding ${fuelName(state.fuel)} near ${near.label}…`);
+  listNote(`Finding ${fuelName(state.fuel)} near ${nearName(near)}…`);
   try {
     let doc = null;
     let radius = state.radius;
@@ -1298,7 +1367,7 @@ function renderList() {
   more.hidden = left <= 0;
   more.textContent = `Show ${Math.min(PAGE_SIZE, left)} more of ${left}`;
   const lead = { price: "Cheapest", distance: "Nearest", name: "Stations", cost: "Cheapest stops" }[state.sort];
-  $("list-title").textContent = state.favouritesOnly ? "Your favourites" : state.near ? `${lead} near ${state.near.label}` : `${lead} in all of WA`;
+  $("list-title").textContent = state.favouritesOnly ? "Your favourites" : state.near ? `${lead} near ${nearName(state.near)}` : `${lead} in all of WA`;
   $("list-status").textContent = [state.listNote, list ? listWords(list) : null].filter(Boolean).join(" ");
 }
 
@@ -1307,7 +1376,7 @@ function listWords(list) {
   const when = fmtDate(list.sourceDate);
   const fuel = fuelName(list.fuel);
   if (list.favourites) return favouriteWords(list, fuel, when);
-  const where = list.near ? `within ${list.radius} km of ${list.near.label}` : "in all of WA";
+  const where = list.near ? `within ${list.radius} km of ${nearName(list.near)}` : "in all of WA";
   const widened = list.widened ? ` (none within ${state.radius} km)` : "";
   if (standingIn(state.shown) && list.sourceDate === state.shown.doc.meta.sourceDate) {
     // Before publication: when tomorrow comes, and whose prices these are; no count.
@@ -1942,12 +2011,17 @@ async function loadAdvice() {
 /// Unleaded is about 6 c/L cheaper by Monday.", and the accuracy in words: "Last year,
 /// tomorrow's forecast was within 2 c/L on 8 days out of 10."
 function adviceWords(doc) {
-  const { advice, accuracy, product } = doc.data.attributes;
+  const { advice, accuracy, product, days } = doc.data.attributes;
   const fuel = fuelName(String(product));
   const about = Math.max(1, Math.round(Math.abs(advice.saving || 0)));
   const day = advice.until ? weekdayOf(advice.until) : "";
+  // After 14:30 tomorrow's prices are out: a rise they show is said as a fact, to the cent.
+  const published = (days || []).some((d) => d.date === advice.until && d.known);
+  const rise = published
+    ? `Fill today: ${fuel} prices rise ${Math.abs(advice.saving).toFixed(1)} c/L on ${day} (the median of tomorrow's published prices).`
+    : `Fill today: ${fuel} prices are likely to rise about ${about} c/L on ${day}.`;
   const words = {
-    "fill-now": `Fill today: ${fuel} prices are likely to rise about ${about} c/L on ${day}.`,
+    "fill-now": rise,
     wait: `Wait: ${fuel} is likely to be about ${about} c/L cheaper by ${day}.`,
     either: `Fill when it suits you: ${fuel} prices are not expected to move by 1 c/L or more this week.`,
   }[advice.action] || advice.reason;
@@ -2083,8 +2157,10 @@ function start() {
     if (!name) return;
     const place = suburbIndex.get(name.toUpperCase());
     if (!place) {
+      const meant = closeSuburbs(name);
+      const hint = meant.length ? `Did you mean ${meant.join(" or ")}?` : "Pick one from the suggestions.";
       listNote(state.shown
-        ? `“${name}” is not a suburb with a fuel station that we know of. Pick one from the suggestions.`
+        ? `“${name}” is not a suburb with a fuel station that we know of. ${hint}`
         : "Suburbs are known once prices have loaded.");
       return;
     }
