@@ -391,7 +391,17 @@ async fn representations_negotiation_and_validators() {
     assert_eq!(gz.header("content-encoding"), "br");
     let refused = app.call("GET", uri, &[("accept", "text/html")]).await;
     assert_eq!(refused.status, 406);
-    assert_eq!(app.call("GET", "/v1/stats?product=1", &[("accept", "text/csv")]).await.status, 406);
+    // The refusal names what the route offers (plain JSON is not one of them).
+    let plain = app.call("GET", uri, &[("accept", "application/json")]).await;
+    assert_eq!(plain.status, 406);
+    let detail = plain.json()["errors"][0]["detail"].as_str().expect("detail").to_string();
+    for offered in ["application/vnd.api+json", "application/geo+json", "text/csv"] {
+        assert!(detail.contains(offered), "{detail} names {offered}");
+    }
+    let stats = app.call("GET", "/v1/stats?product=1", &[("accept", "text/csv")]).await;
+    assert_eq!(stats.status, 406);
+    let detail = stats.json()["errors"][0]["detail"].as_str().expect("detail").to_string();
+    assert!(detail.ends_with("application/vnd.api+json.") && !detail.contains("text/csv"), "{detail}");
     assert_eq!(app.call("POST", uri, &[]).await.status, 405);
     let pre = app.call("OPTIONS", uri, &[("access-control-request-method", "GET")]).await;
     assert_eq!(pre.status, 204);
