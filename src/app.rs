@@ -83,6 +83,9 @@ pub struct AppConfig {
     pub base_map: crate::http::street_map::BaseMap,
     /// The archive `/map/tiles` serves (`--map-pmtiles`).
     pub map_archive: Option<Arc<crate::map_tiles::MapArchive>>,
+    /// Whether this deployment runs the history backfill (what `/v1/status` and a route
+    /// short of history say before any progress is recorded).
+    pub backfill: bool,
 }
 
 impl AppConfig {
@@ -101,6 +104,7 @@ impl AppConfig {
             max_streams: crate::catalog::events::DEFAULT_MAX_STREAMS,
             base_map: Default::default(),
             map_archive: None,
+            backfill: false,
         }
     }
 }
@@ -118,7 +122,12 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     let catalog =
-        Arc::new(Catalog::new(prices, profiles, recheck).with_wholesale(wholesale).with_records(records));
+        Arc::new(
+            Catalog::new(prices, profiles, recheck)
+                .with_wholesale(wholesale)
+                .with_records(records)
+                .with_backfill(config.backfill),
+        );
     events.prepare_for(&catalog);
     Ok(AppState {
         catalog,

@@ -119,7 +119,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     }
     // The hourly warm job runs as in `serve` (14:31 brings tomorrow's prices and a
     // `published` event); the enrichment already ran once above.
-    let jobs = Jobs { warm: true, places: None };
+    let jobs = Jobs { warm: true, places: None, backfill: None };
     let result = serve_api(config, &args.listen, jobs, wholesale).await;
     if let Some(archive) = archive {
         archive.abort();
@@ -217,8 +217,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ..args.store.apply(AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock)))
     };
     let wholesale = if args.jobs.no_jobs { None } else { Some(args.wholesale.client()?) };
-    let jobs = Jobs { warm: !args.jobs.no_jobs, places: (!args.jobs.no_jobs).then_some(&args.places) };
-    serve_api(config, &args.listen, jobs, wholesale).await
+    let backfill = !args.jobs.no_jobs && !args.backfill.no_backfill;
+    let jobs = Jobs {
+        warm: !args.jobs.no_jobs,
+        places: (!args.jobs.no_jobs).then_some(&args.places),
+        backfill: backfill.then(|| args.backfill.config()),
+    };
+    serve_api(AppConfig { backfill, ..config }, &args.listen, jobs, wholesale).await
 }
 
 /// `wafuel warm`: one warm pass; failure when any extract failed.
@@ -273,6 +278,8 @@ struct Jobs<'a> {
     warm: bool,
     /// The enrichment job, given a Places key.
     places: Option<&'a PlacesArgs>,
+    /// The history backfill (`serve` unless `--no-backfill`).
+    backfill: Option<crate::archive::backfill::BackfillConfig>,
 }
 
 /// Serve the public API and the admin port until a signal, with `jobs` beside it.
@@ -317,6 +324,10 @@ async fn serve_api(
     let prices = app.state().catalog.prices().clone();
     if jobs.warm {
         background.push(tokio::spawn(warm::run_hourly(prices.clone())));
+    }
+    if let Some(config) = jobs.backfill {
+        let clock = prices.clock().clone();
+        background.push(tokio::spawn(crate::archive::backfill::run(store.clone(), clock, config)));
     }
     if let Some(places) = jobs.places {
         match places.client()? {

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::sim::{FaultMode, Faults};
@@ -330,9 +331,43 @@ impl PlacesArgs {
 /// Background jobs.
 #[derive(Debug, Clone, Args)]
 pub struct JobsArgs {
-    /// Do not run the hourly warm, the wholesale and the enrichment jobs in this process.
-    #[arg(long, env = "WAFUEL_NO_JOBS")]
+    /// Do not run the hourly warm, the wholesale, the enrichment and the backfill jobs in this
+    /// process (environment: 1, true, yes or on; 0, false, no or off).
+    #[arg(long, env = "WAFUEL_NO_JOBS", value_parser = BoolishValueParser::new())]
     pub no_jobs: bool,
+}
+
+/// The history backfill: what a fresh `serve` brings in by itself.
+#[derive(Debug, Clone, Args)]
+pub struct BackfillArgs {
+    /// Do not bring in FuelWatch's monthly and yearly files (`import-history` and
+    /// `import-wholesale` then fill the history; environment: 1, true, yes or on).
+    #[arg(long, env = "WAFUEL_NO_BACKFILL", value_parser = BoolishValueParser::new())]
+    pub no_backfill: bool,
+    /// The first month the backfill brings in, `YYYY-MM` (newest first, back to this one).
+    #[arg(long, env = "WAFUEL_BACKFILL_FROM", value_parser = parse_month, default_value = "2001-01")]
+    pub backfill_from: (i16, i8),
+    /// FuelWatch's list of its monthly files (as `import-history` reads it).
+    #[arg(long, env = "WAFUEL_ARCHIVE_LIST_URL", default_value = crate::archive::list::DEFAULT_ARCHIVE_LIST_URL)]
+    pub archive_list_url: url::Url,
+    /// Base URL of the archive, used only when the list cannot be read.
+    #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = crate::archive::DEFAULT_ARCHIVE_URL)]
+    pub archive_url: url::Url,
+    /// FuelWatch's list of its yearly wholesale files (as `import-wholesale` reads it).
+    #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = crate::archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
+    pub wholesale_list_url: url::Url,
+}
+
+impl BackfillArgs {
+    /// The job's configuration, with the contract's timings.
+    pub fn config(&self) -> crate::archive::backfill::BackfillConfig {
+        crate::archive::backfill::BackfillConfig::new(
+            self.archive_list_url.clone(),
+            self.archive_url.clone(),
+            Some(self.wholesale_list_url.clone()),
+            self.backfill_from,
+        )
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -355,13 +390,15 @@ pub struct ServeArgs {
     pub wholesale: WholesaleArgs,
     #[command(flatten)]
     pub jobs: JobsArgs,
+    #[command(flatten)]
+    pub backfill: BackfillArgs,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
     /// Serve the 120 seeded days of history only: no import of the simulated archive's two years
     /// (a quicker start, for runs that need no long history).
-    #[arg(long, env = "WAFUEL_NO_IMPORT")]
+    #[arg(long, env = "WAFUEL_NO_IMPORT", value_parser = BoolishValueParser::new())]
     pub no_import: bool,
     /// Run the whole demo (its simulated FuelWatch, jobs and answers) on a clock that starts
     /// here and runs on at the machine's pace: `today 14:29` (Perth time; also `tomorrow
@@ -594,6 +631,44 @@ mod tests {
         let cli = Cli::try_parse_from(["wafuel", "demo", "--now", "today 14:29"]).expect("parses");
         let Command::Demo(args) = cli.command else { panic!("wrong command") };
         assert!(args.now.is_some());
+    }
+
+    /// Every boolean setting's environment twin reads 1/true/yes/on and 0/false/no/off, as
+    /// deployment tools write them (`WAFUEL_NO_JOBS=1` was refused).
+    #[test]
+    fn boolean_settings_read_as_people_write_them_in_the_environment() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let mut seen = 0;
+        for command in cli.get_subcommands() {
+            for arg in command.get_arguments().filter(|a| a.get_env().is_some()) {
+                if !matches!(arg.get_action(), clap::ArgAction::SetTrue) {
+                    continue;
+                }
+                seen += 1;
+                let parser = arg.get_value_parser();
+                let read = |text: &str| {
+                    parser
+                        .parse_ref(command, Some(arg), std::ffi::OsStr::new(text))
+                        .ok()
+                        .and_then(|v| v.downcast_ref::<bool>().copied())
+                };
+                for yes in ["1", "true", "yes", "on", "TRUE"] {
+                    assert_eq!(read(yes), Some(true), "{} {:?} = {yes}", command.get_name(), arg.get_env());
+                }
+                for no in ["0", "false", "no", "off"] {
+                    assert_eq!(read(no), Some(false), "{} {:?} = {no}", command.get_name(), arg.get_env());
+                }
+            }
+        }
+        assert!(seen >= 4, "the boolean settings with an environment twin: {seen}");
+        let cli = Cli::try_parse_from(["wafuel", "serve", "--no-backfill", "--backfill-from", "2026-05"]).expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("wrong command") };
+        assert!(args.backfill.no_backfill);
+        assert_eq!(args.backfill.backfill_from, (2026, 5));
+        let cli = Cli::try_parse_from(["wafuel", "serve"]).expect("parses");
+        let Command::Serve(args) = cli.command else { panic!("wrong command") };
+        assert_eq!((args.backfill.no_backfill, args.backfill.backfill_from), (false, (2001, 1)));
     }
 
     #[tokio::test]

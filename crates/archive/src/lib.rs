@@ -6,6 +6,7 @@
 //! found by header name, in any case and order; a header without a required column refuses
 //! the file whole, before any row is read.
 
+pub mod backfill;
 pub mod download;
 mod error;
 pub mod import;

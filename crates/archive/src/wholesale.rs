@@ -299,35 +299,49 @@ impl WholesaleImporter {
         let done: HashMap<String, WholesaleImport> =
             self.store.wholesale_imports().await?.into_iter().map(|i| (i.file.clone(), i)).collect();
         for (_, listed) in files {
-            if let Some(before) = done.get(&listed.file_name)
-                && before.file_date.as_deref() == Some(listed.file_date.as_str())
-                && before.bytes == Some(listed.bytes)
-            {
+            if !changed_since(&listed, done.get(&listed.file_name)) {
                 self.summary.skipped += 1;
                 continue;
             }
-            let fail = |reason: String| ImportError::Download { file: listed.file_name.clone(), reason };
-            let url = url::Url::parse(&listed.url)
-                .or_else(|_| list_url.join(&listed.url))
-                .map_err(|e| fail(e.to_string()))?;
-            let Some(file) = download(&http, &listed.file_name, url, limits).await? else {
-                return Err(fail("listed but not found (404)".into()));
-            };
-            let bad_before = self.summary.bad_rows;
-            let write = self.import(&listed.file_name, std::io::BufReader::new(file)).await?;
-            let rows =
-                (write.written + write.replaced + write.unchanged) + (self.summary.bad_rows - bad_before);
-            let import = WholesaleImport {
-                file: listed.file_name.clone(),
-                rows,
-                file_date: Some(listed.file_date.clone()),
-                bytes: Some(listed.bytes),
-            };
-            self.store.record_wholesale_import(&import, jiff::Timestamp::now()).await?;
+            let write = self.import_listed_file(&http, list_url, &listed, limits).await?;
             progress(&listed.file_name, &write);
         }
         Ok(())
     }
+
+    /// Download one file of FuelWatch's list, import it whole and record it as imported
+    /// (with its `fileDate` and `bytes`); the backfill job and `import_listed` share it.
+    pub async fn import_listed_file(
+        &mut self,
+        http: &reqwest::Client,
+        list_url: &url::Url,
+        listed: &ListedFile,
+        limits: DownloadLimits,
+    ) -> Result<WholesaleWrite, ImportError> {
+        let fail = |reason: String| ImportError::Download { file: listed.file_name.clone(), reason };
+        let url =
+            url::Url::parse(&listed.url).or_else(|_| list_url.join(&listed.url)).map_err(|e| fail(e.to_string()))?;
+        let Some(file) = download(http, &listed.file_name, url, limits).await? else {
+            return Err(fail("listed but not found (404)".into()));
+        };
+        let bad_before = self.summary.bad_rows;
+        let write = self.import(&listed.file_name, std::io::BufReader::new(file)).await?;
+        let rows = (write.written + write.replaced + write.unchanged) + (self.summary.bad_rows - bad_before);
+        let import = WholesaleImport {
+            file: listed.file_name.clone(),
+            rows,
+            file_date: Some(listed.file_date.clone()),
+            bytes: Some(listed.bytes),
+        };
+        self.store.record_wholesale_import(&import, jiff::Timestamp::now()).await?;
+        Ok(write)
+    }
+}
+
+/// Whether a listed yearly file differs from its recorded import (or was never imported):
+/// closed years keep their `fileDate` and `bytes`, the current one grows.
+pub fn changed_since(listed: &ListedFile, before: Option<&WholesaleImport>) -> bool {
+    before.is_none_or(|b| b.file_date.as_deref() != Some(listed.file_date.as_str()) || b.bytes != Some(listed.bytes))
 }
 
 /// Files as given, and each folder's `.csv` files (not its sub-folders), sorted by name.

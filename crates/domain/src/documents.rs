@@ -313,6 +313,8 @@ pub struct StatusDoc {
     pub history_stations: usize,
     /// Stations with a provider profile.
     pub enriched: usize,
+    /// The history backfill's progress, as every replica reads it.
+    pub backfill: crate::backfill::Backfill,
 }
 
 /// A stored whole-state extract of one product and day: when it was fetched, and whether it

@@ -2,6 +2,7 @@
 //! statistics, the forecast, route geometry and Perth time. Pure: no I/O, no runtime; every layer of the
 //! service builds on it and it on none of them (docs/design.md).
 
+pub mod backfill;
 pub mod codes;
 pub mod documents;
 pub mod error_code;

@@ -19,6 +19,11 @@ const CLAIM_JOB: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUE
      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until \
      WHERE job_leases.lease_until <= $4 RETURNING owner";
 const RELEASE_JOB: &str = "UPDATE job_leases SET lease_until = 0 WHERE name = $1 AND owner = $2";
+const RENEW_JOB: &str = "UPDATE job_leases SET lease_until = $3 WHERE name = $1 AND owner = $2 AND lease_until > $4 \
+     RETURNING owner";
+const JOB_STATE: &str = "SELECT value FROM job_state WHERE name = $1";
+const PUT_JOB_STATE: &str = "INSERT INTO job_state (name, value, updated_at) VALUES ($1, $2, $3) \
+     ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
 const PRUNE_JOBS: &str = "DELETE FROM job_leases WHERE lease_until <= $1";
 const PAUSED: &str = "SELECT lease_until FROM job_leases WHERE name = 'provider-pause'";
 const PAUSE: &str = "INSERT INTO job_leases (name, owner, lease_until) VALUES ('provider-pause', 'provider', $1) \
@@ -64,6 +69,36 @@ pub async fn claim_job<C: Conn + ?Sized>(
 /// End a job lease early (the job finished).
 pub async fn release_job<C: Conn + ?Sized>(conn: &mut C, name: &str, owner: &str) -> Result<(), StoreError> {
     conn.execute(sql(RELEASE_JOB).bind(name).bind(owner)).await?;
+    Ok(())
+}
+
+/// Extend `owner`'s job lease `name` to `until`, if it still holds it at `now`. False when
+/// the lease ran out (and may have been taken): the caller stops working under it.
+pub async fn renew_job<C: Conn + ?Sized>(
+    conn: &mut C,
+    name: &str,
+    owner: &str,
+    (now, until): (Timestamp, Timestamp),
+) -> Result<bool, StoreError> {
+    let statement = sql(RENEW_JOB).bind(name).bind(owner).bind(millis(until)).bind(millis(now));
+    let rows: Vec<(String,)> = conn.fetch_all(statement).await?;
+    Ok(rows.first().is_some_and(|r| r.0 == owner))
+}
+
+/// A job's recorded state (its JSON text), if it ever wrote one.
+pub async fn job_state<C: Conn + ?Sized>(conn: &mut C, name: &str) -> Result<Option<String>, StoreError> {
+    let row: Option<(String,)> = conn.fetch_optional(sql(JOB_STATE).bind(name)).await?;
+    Ok(row.map(|r| r.0))
+}
+
+/// Replace a job's recorded state.
+pub async fn put_job_state<C: Conn + ?Sized>(
+    conn: &mut C,
+    name: &str,
+    value: &str,
+    at: Timestamp,
+) -> Result<(), StoreError> {
+    conn.execute(sql(PUT_JOB_STATE).bind(name).bind(value).bind(millis(at))).await?;
     Ok(())
 }
 

@@ -139,6 +139,13 @@ pub trait SnapshotStore: Send + Sync + 'static {
     ) -> Result<bool, StoreError>;
     /// End a job lease early (the job finished).
     async fn release_job(&self, name: &str, owner: &str) -> Result<(), StoreError>;
+    /// Extend a job lease `owner` still holds at `now` to `until`; false when it ran out.
+    async fn renew_job(&self, name: &str, owner: &str, now: Timestamp, until: Timestamp)
+    -> Result<bool, StoreError>;
+    /// A job's recorded state (JSON text), shared by every replica.
+    async fn job_state(&self, name: &str) -> Result<Option<String>, StoreError>;
+    /// Replace a job's recorded state.
+    async fn put_job_state(&self, name: &str, value: &str, at: Timestamp) -> Result<(), StoreError>;
     /// The value of a change counter (0 before its first write): a number writers bump in the
     /// transaction of each change, so readers holding data in memory compare one number.
     async fn change_counter(&self, name: &str) -> Result<i64, StoreError>;

@@ -170,6 +170,24 @@ impl<B: Backend> SnapshotStore for SqlStore<B> {
         leases::release_job(&mut *self.db.single().await?, name, owner).await
     }
 
+    async fn renew_job(
+        &self,
+        name: &str,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError> {
+        leases::renew_job(&mut *self.db.single().await?, name, owner, (now, until)).await
+    }
+
+    async fn job_state(&self, name: &str) -> Result<Option<String>, StoreError> {
+        leases::job_state(&mut *self.db.read().await?, name).await
+    }
+
+    async fn put_job_state(&self, name: &str, value: &str, at: Timestamp) -> Result<(), StoreError> {
+        leases::put_job_state(&mut *self.db.single().await?, name, value, at).await
+    }
+
     async fn change_counter(&self, name: &str) -> Result<i64, StoreError> {
         counters::read(&mut *self.db.read().await?, name).await
     }

@@ -327,6 +327,7 @@ impl Catalog {
             history,
             history_stations,
             enriched: self.profiles(now).await.len(),
+            backfill: self.backfill().await,
         })
     }
 }

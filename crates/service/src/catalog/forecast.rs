@@ -12,7 +12,10 @@ use super::wholesale::{tgp_products, tgp_series};
 use super::{Catalog, CatalogError};
 use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
 use crate::model::documents::ForecastDoc;
-use crate::model::forecast::{Accuracy, Daily, MAX_HORIZON, REPLAY_DAYS, Replay, Subject, forecast};
+use crate::model::backfill::BackfillState;
+use crate::model::forecast::{
+    Accuracy, Daily, MAX_HORIZON, MIN_HISTORY_DAYS, NoForecast, RECENT_DAYS, REPLAY_DAYS, Replay, Subject, forecast,
+};
 use crate::model::key::StationId;
 use crate::model::station::cents;
 use crate::model::wholesale::{days, regions_centre};
@@ -212,9 +215,29 @@ impl Catalog {
             }
         };
         let answer = |horizon| forecast(subject, q.as_of, horizon, known, &accuracy);
-        let forecast = answer(q.horizon).map_err(CatalogError::NoForecast)?;
+        let forecast = match answer(q.horizon) {
+            Ok(forecast) => forecast,
+            // Short of history: say what is happening about it (loading, and how far; or the
+            // command that fills it), not only the rule.
+            Err(NoForecast::TooLittleHistory) => {
+                let backfill = self.backfill().await;
+                let why = match backfill.state {
+                    BackfillState::Done => String::new(),
+                    _ => format!("{} ", backfill.loading_words()),
+                };
+                return Err(CatalogError::ShortHistory(format!(
+                    "{why}A forecast needs {MIN_HISTORY_DAYS} days with prices in the {RECENT_DAYS} before {}; the history has {}.",
+                    q.as_of,
+                    subject.market.days_before(q.as_of)
+                )));
+            }
+            Err(e) => return Err(CatalogError::NoForecast(e)),
+        };
         let of = Of::forecast(q);
-        if q.today {
+        // No forecast answered while the backfill runs goes into the live record: it was made
+        // from a history still filling in, and would be scored as the model's.
+        let loading = self.backfill().await.state == BackfillState::Running;
+        if q.today && !loading {
             // The live record keeps the whole week, whatever horizon was asked.
             let week = if q.horizon == MAX_HORIZON { Ok(forecast.clone()) } else { answer(MAX_HORIZON) };
             if let Ok(week) = week {

@@ -213,6 +213,14 @@ impl MarketDays {
         crate::sync::lock(&self.held).version
     }
 
+    /// The counter last checked, while that check is recent at `now` (within the recheck
+    /// interval); `None` when the store must be asked again.
+    pub fn recent_version(&self, now: Timestamp) -> Option<Option<i64>> {
+        let held = crate::sync::lock(&self.held);
+        let since = now.duration_since(held.checked_at?);
+        (since >= SignedDuration::ZERO && since < self.recheck).then_some(held.version)
+    }
+
     /// The store's history counter at `now` (checked at most once per recheck interval).
     pub async fn version(&self, now: Timestamp) -> Result<Option<i64>, StoreError> {
         self.confirm(now).await?;

@@ -64,6 +64,10 @@ pub enum CatalogError {
     /// Too little history for a forecast.
     #[error("no forecast: {0:?}")]
     NoForecast(crate::model::forecast::NoForecast),
+    /// Too little history for a forecast, said with what is happening about it (the backfill
+    /// loading, and how far; or the command that fills it): `404 not_found`.
+    #[error("{0}")]
+    ShortHistory(String),
 }
 
 impl From<SourceError> for CatalogError {
@@ -71,6 +75,9 @@ impl From<SourceError> for CatalogError {
         Self::Prices { code: e.code, detail: e.detail, retry_after: e.retry_after, reason: e.reason }
     }
 }
+
+/// The history's and the wholesale prices' change counters (`None`: no such store).
+pub type StoredVersions = (Option<i64>, Option<i64>);
 
 /// A selection's data with the day catalogs of its snapshots (same order).
 #[derive(Debug, Clone)]
@@ -113,6 +120,8 @@ pub struct Catalog {
     held_span: std::sync::Mutex<Option<(Option<i64>, documents::HistorySpan)>>,
     /// How often held wholesale prices are confirmed against the store's counter.
     recheck: jiff::SignedDuration,
+    /// Whether this deployment runs the history backfill (`serve` without `--no-backfill`).
+    backfill: bool,
 }
 
 impl Catalog {
@@ -137,6 +146,54 @@ impl Catalog {
             last_changes: last_change::LastChanges::default(),
             held_span: std::sync::Mutex::new(None),
             recheck: jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX),
+            backfill: false,
+        }
+    }
+
+    /// The history's and the wholesale prices' change counters at `now`, each confirmed
+    /// against the store at most once per recheck interval: what a document read from the
+    /// store was computed at, so a cached one is never served once either moved (a file
+    /// backfilled or imported, a publish) on this replica or another.
+    pub async fn stored_versions(&self, now: Timestamp) -> Result<StoredVersions, CatalogError> {
+        let history = match &self.market {
+            Some(market) => market.version(now).await?,
+            None => None,
+        };
+        Ok((history, self.wholesale_version(now).await?))
+    }
+
+    /// The counters as last confirmed, while both confirmations are recent at `now`, without
+    /// asking the store (the fast path's check); `None` when the store must be asked.
+    pub fn recent_stored_versions(&self, now: Timestamp) -> Option<StoredVersions> {
+        let history = match &self.market {
+            Some(market) => market.recent_version(now)?,
+            None => None,
+        };
+        Some((history, self.recent_wholesale_version(now)?))
+    }
+
+    /// A deployment that runs the history backfill (or not: the default).
+    pub fn with_backfill(mut self, on: bool) -> Self {
+        self.backfill = on;
+        self
+    }
+
+    /// The history backfill's progress as the shared store records it (whichever replica
+    /// runs it); before any record, running where this deployment backfills, else off.
+    pub async fn backfill(&self) -> crate::model::backfill::Backfill {
+        use crate::model::backfill::{Backfill, BackfillState, JOB};
+        let recorded = match self.prices.store().job_state(JOB).await {
+            Ok(Some(text)) => serde_json::from_str::<Backfill>(&text).ok(),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "backfill progress unreadable");
+                None
+            }
+        };
+        match recorded {
+            Some(progress) => progress,
+            None if self.backfill => Backfill { state: BackfillState::Running, ..Backfill::OFF },
+            None => Backfill::OFF,
         }
     }
 

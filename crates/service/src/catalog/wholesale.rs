@@ -220,14 +220,7 @@ impl Catalog {
         let store = self.wholesale_store()?;
         let now = self.now();
         let held = &self.held_wholesale;
-        if due(&crate::sync::lock(&held.prices), now, self.recheck) {
-            let version = store.wholesale_version().await?;
-            let mut prices = crate::sync::lock(&held.prices);
-            if prices.version != Some(version) {
-                *prices = Held { version: Some(version), ..Held::default() };
-            }
-            prices.checked_at = Some(now);
-        }
+        self.wholesale_version(now).await?;
         let series = (product, centre);
         let missing = crate::sync::lock(&held.prices).missing(series, from, to);
         if let Some((a, b)) = missing {
@@ -319,6 +312,33 @@ pub fn tgp_series(days: &[WholesaleDay]) -> Option<Daily> {
 }
 
 /// Whether held days' counter is due for a check at `now`.
+impl Catalog {
+    /// The store's wholesale counter at `now`, confirmed at most once per recheck interval;
+    /// held prices read at another counter are dropped. `None` without a wholesale store.
+    pub(super) async fn wholesale_version(&self, now: Timestamp) -> Result<Option<i64>, CatalogError> {
+        let Some(store) = &self.wholesale else { return Ok(None) };
+        let held = &self.held_wholesale;
+        if due(&crate::sync::lock(&held.prices), now, self.recheck) {
+            let version = store.wholesale_version().await?;
+            let mut prices = crate::sync::lock(&held.prices);
+            if prices.version != Some(version) {
+                *prices = Held { version: Some(version), ..Held::default() };
+            }
+            prices.checked_at = Some(now);
+        }
+        Ok(crate::sync::lock(&held.prices).version)
+    }
+
+    /// The wholesale counter last confirmed, while that is recent at `now`.
+    pub(super) fn recent_wholesale_version(&self, now: Timestamp) -> Option<Option<i64>> {
+        if self.wholesale.is_none() {
+            return Some(None);
+        }
+        let prices = crate::sync::lock(&self.held_wholesale.prices);
+        (!due(&prices, now, self.recheck)).then_some(prices.version)
+    }
+}
+
 fn due<T>(held: &Held<T>, now: Timestamp, recheck: SignedDuration) -> bool {
     held.checked_at.is_none_or(|at| {
         let since = now.duration_since(at);

@@ -210,6 +210,7 @@ impl Endpoint for Status {
     const ERRORS: Flavor = Flavor::JsonApi;
     const OFFER: Offer = Offer::Negotiated(&BRANDS_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
+    const STORED: bool = true;
     type Query = ();
 
     fn parse(_: Option<&str>, query: &str, _: Timestamp) -> Result<(), QueryError> {
@@ -255,6 +256,7 @@ impl Endpoint for History {
     const OFFER: Offer = Offer::Negotiated(&HISTORY_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
     const STATION_IN_PATH: bool = true;
+    const STORED: bool = true;
     type Query = HistoryQuery;
 
     fn parse(id: Option<&str>, query: &str, now: Timestamp) -> Result<HistoryQuery, QueryError> {
@@ -288,6 +290,7 @@ impl Endpoint for Stats {
     const ERRORS: Flavor = Flavor::JsonApi;
     const OFFER: Offer = Offer::Negotiated(&STATS_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
+    const STORED: bool = true;
     type Query = StatsQuery;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<StatsQuery, QueryError> {
@@ -341,6 +344,7 @@ impl Endpoint for Forecast {
     const ERRORS: Flavor = Flavor::JsonApi;
     const OFFER: Offer = Offer::Negotiated(&FORECAST_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
+    const STORED: bool = true;
     type Query = ForecastQuery;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<ForecastQuery, QueryError> {
@@ -370,6 +374,7 @@ impl Endpoint for StationForecast {
     const OFFER: Offer = Offer::Negotiated(&FORECAST_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
     const STATION_IN_PATH: bool = true;
+    const STORED: bool = true;
     type Query = ForecastQuery;
 
     fn parse(id: Option<&str>, query: &str, now: Timestamp) -> Result<ForecastQuery, QueryError> {
@@ -401,6 +406,7 @@ impl Endpoint for ForecastRecord {
     const ERRORS: Flavor = Flavor::JsonApi;
     const OFFER: Offer = Offer::Negotiated(&RECORD_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
+    const STORED: bool = true;
     type Query = RecordQuery;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<RecordQuery, QueryError> {
@@ -437,6 +443,7 @@ impl Endpoint for Wholesale {
     const ERRORS: Flavor = Flavor::JsonApi;
     const OFFER: Offer = Offer::Negotiated(&WHOLESALE_MEDIA);
     const FRESHNESS: Freshness = Freshness::Stored;
+    const STORED: bool = true;
     type Query = WholesaleQuery;
 
     fn parse(_: Option<&str>, query: &str, now: Timestamp) -> Result<WholesaleQuery, QueryError> {

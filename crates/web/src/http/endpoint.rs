@@ -97,6 +97,9 @@ pub trait Endpoint: Send + Sync + 'static {
     /// Whether a refused query is answered with its rule and parameter (every route but the
     /// reference's `/v1` and `/legacy`, which keep their documented texts).
     const EXPLAINS: bool = true;
+    /// Whether its documents are read from the history or wholesale store: a cached one is
+    /// served only while the store's counters are those it was built at.
+    const STORED: bool = false;
 
     /// The parsed query (and station id).
     type Query: Send + Sync;
@@ -131,7 +134,11 @@ pub fn front<E: Endpoint>(state: &AppState, request: &Parts) -> Option<Response>
         return None;
     }
     let media = E::OFFER.judge(&request.headers).ok()?;
-    from_front(&state.front, request, media, state.catalog.now())
+    let now = state.catalog.now();
+    // A stored document is current only while the counters it was built at are, as last
+    // confirmed within the recheck interval; else the slow path asks the store.
+    let recent = if E::STORED { Some(state.catalog.recent_stored_versions(now)?) } else { None };
+    from_front(&state.front, request, media, now, |doc| doc.stored == recent)
 }
 
 async fn handle<E: Endpoint>(State(state): State<Arc<AppState>>, request: Request) -> Response {
@@ -149,8 +156,28 @@ async fn pipeline<E: Endpoint>(state: &AppState, request: &mut Parts) -> Result<
     let id = path_station_id::<E>(request).await?;
     let query = E::parse(id.as_deref(), request.uri.query().unwrap_or(""), now)
         .map_err(|e| if E::EXPLAINS { ApiError::Query(e) } else { ApiError::ReferenceQuery(e) })?;
-    let built = E::build(state, &query, media, now);
-    let (doc, found) = cached(&state.rendered, E::key(&query, media), state.catalog.now(), built).await?;
+    let key = E::key(&query, media);
+    let (doc, found) = if E::STORED {
+        // Built at the counters read first: a later change rebuilds it (at worst once more).
+        let versions = state.catalog.stored_versions(now).await?;
+        let query = &query;
+        let build = || async move {
+            let mut doc = E::build(state, query, media, now).await?;
+            doc.stored = Some(versions);
+            Ok::<_, ApiError>(doc)
+        };
+        let (doc, found) = cached(&state.rendered, key.clone(), state.catalog.now(), build()).await?;
+        if doc.stored == Some(versions) {
+            (doc, found)
+        } else {
+            // Computed before the history or wholesale prices changed: never served again.
+            state.rendered.docs().invalidate(&key).await;
+            cached(&state.rendered, key, state.catalog.now(), build()).await?
+        }
+    } else {
+        let built = E::build(state, &query, media, now);
+        cached(&state.rendered, key, state.catalog.now(), built).await?
+    };
     let served = E::OFFER.served(media, E::FRESHNESS);
     Ok(remember_and_respond(&state.front, request, media, (&doc, found), served, (now, state.catalog.now())))
 }

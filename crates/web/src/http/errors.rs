@@ -106,7 +106,9 @@ impl ApiError {
                 (ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Some(5))
             }
             Self::Catalog(CatalogError::NotFound) => (ErrorCode::NotFound, detail::STATION_NOT_FOUND, None),
-            Self::Catalog(CatalogError::NotSold(text)) => (ErrorCode::NotFound, text.as_str(), None),
+            Self::Catalog(CatalogError::NotSold(text) | CatalogError::ShortHistory(text)) => {
+                (ErrorCode::NotFound, text.as_str(), None)
+            }
             Self::Catalog(CatalogError::NoForecast(NoForecast::TooLittleHistory)) => {
                 (ErrorCode::NotFound, detail::TOO_LITTLE_HISTORY, None)
             }
@@ -127,7 +129,10 @@ impl ApiError {
                 tracing::warn!(code = code.as_str(), reason = %reason, "source selection failed")
             }
             Self::Catalog(
-                CatalogError::NotFound | CatalogError::NotSold(_) | CatalogError::NoForecast(_),
+                CatalogError::NotFound
+                | CatalogError::NotSold(_)
+                | CatalogError::NoForecast(_)
+                | CatalogError::ShortHistory(_),
             )
             | Self::Refused { .. } => {}
             Self::Catalog(e) => tracing::warn!(error = %e, "history store unavailable"),

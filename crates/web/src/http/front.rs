@@ -111,12 +111,28 @@ impl FrontCache {
         now: Timestamp,
         answer: impl FnOnce(&Arc<Rendered>, ServingNow, &PreparedHeads) -> R,
     ) -> Option<R> {
+        self.answer_if(media, target, now, |_| true, answer)
+    }
+
+    /// [`answer`](Self::answer) when `current` accepts the document (a stored document's
+    /// counters, say); else `None`, and the slow path decides.
+    pub fn answer_if<R>(
+        &self,
+        media: Media,
+        target: &str,
+        now: Timestamp,
+        current: impl FnOnce(&Rendered) -> bool,
+        answer: impl FnOnce(&Arc<Rendered>, ServingNow, &PreparedHeads) -> R,
+    ) -> Option<R> {
         let map = crate::sync::read(&self.maps[slot(media)]);
         let entry = map.get(target)?;
         if now >= entry.valid_until {
             return None;
         }
         let doc = entry.doc.upgrade()?;
+        if !current(&doc) {
+            return None;
+        }
         Some(answer(&doc, entry.fresh.at(now), &entry.heads))
     }
 
@@ -144,8 +160,14 @@ fn target(request: &Parts) -> &str {
 
 /// The answer straight from the front cache, when it knows this request target: the entry's
 /// prepared headers with the Cache-Control of this second.
-pub fn from_front(front: &FrontCache, request: &Parts, media: Media, now: Timestamp) -> Option<Response> {
-    front.answer(media, target(request), now, |doc, served, heads| {
+pub fn from_front(
+    front: &FrontCache,
+    request: &Parts,
+    media: Media,
+    now: Timestamp,
+    current: impl FnOnce(&Rendered) -> bool,
+) -> Option<Response> {
+    front.answer_if(media, target(request), now, current, |doc, served, heads| {
         respond_prepared(&request.method, &request.headers, doc, heads, served.max_age)
     })
 }

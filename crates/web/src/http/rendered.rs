@@ -64,6 +64,9 @@ pub struct Rendered {
     pub rebuild_at: Timestamp,
     pub status: PublicationStatus,
     pub snapshot_cache: SnapshotCache,
+    /// For a document read from the store: the history's and wholesale prices' counters it
+    /// was built at. Served only while both are unchanged.
+    pub stored: Option<crate::catalog::StoredVersions>,
 }
 
 /// The rendered documents, bounded by weight (document bytes) so memory stays flat whatever
@@ -206,5 +209,6 @@ pub fn rendered_from(repr: Representation, facts: &Facts, now: Timestamp) -> Ren
         rebuild_at: now.saturating_add(REBUILD_AFTER).unwrap_or(now),
         status: facts.status,
         snapshot_cache: facts.cache,
+        stored: None,
     }
 }

@@ -13,10 +13,10 @@ fn at(t: jiff::Timestamp) -> String {
 }
 
 #[derive(Serialize)]
-struct Document {
+struct Document<'a> {
     jsonapi: JsonApi,
     meta: Meta,
-    data: Resource,
+    data: Resource<'a>,
 }
 
 #[derive(Serialize)]
@@ -26,22 +26,22 @@ struct Meta {
 }
 
 #[derive(Serialize)]
-struct Resource {
+struct Resource<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     id: &'static str,
-    attributes: Attributes,
+    attributes: Attributes<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Attributes {
+struct Attributes<'a> {
     now: String,
     products: Vec<Product>,
     origin: Origin,
     warm: Option<Warm>,
     wholesale: Wholesale,
-    history: History,
+    history: History<'a>,
     enrichment: Enrichment,
     version: &'static str,
 }
@@ -94,10 +94,13 @@ struct Wholesale {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct History {
+struct History<'a> {
     first_day: Option<String>,
     last_day: Option<String>,
     stations: usize,
+    /// What the backfill has brought in (`state`, `filesDone`, `filesTotal`, `oldestMonth`,
+    /// `lastError`).
+    backfill: &'a crate::model::backfill::Backfill,
 }
 
 #[derive(Serialize)]
@@ -166,6 +169,7 @@ pub fn status_jsonapi(doc: &StatusDoc) -> Result<Vec<u8>, RenderError> {
                     first_day: doc.history.map(|(f, _)| f.to_string()),
                     last_day: doc.history.map(|(_, l)| l.to_string()),
                     stations: doc.history_stations,
+                    backfill: &doc.backfill,
                 },
                 enrichment: Enrichment { stations: doc.enriched, of: doc.history_stations },
                 version,
