@@ -121,13 +121,12 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let records: Arc<dyn crate::store::records::RecordStore> = config.store.clone();
     let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
-    let catalog =
-        Arc::new(
-            Catalog::new(prices, profiles, recheck)
-                .with_wholesale(wholesale)
-                .with_records(records)
-                .with_backfill(config.backfill),
-        );
+    let catalog = Arc::new(
+        Catalog::new(prices, profiles, recheck)
+            .with_wholesale(wholesale)
+            .with_records(records)
+            .with_backfill(config.backfill),
+    );
     events.prepare_for(&catalog);
     Ok(AppState {
         catalog,

@@ -236,7 +236,13 @@ async fn too_little_history_and_unknown_stations_are_404() {
     seed(&app, date(2026, 9, 29), 40).await;
     let r = app.get("/v1/forecast?product=1").await;
     assert_eq!(r.status, 404);
-    assert_eq!(r.json()["errors"][0]["detail"], detail::TOO_LITTLE_HISTORY);
+    // Said with what fills it (this app runs no backfill) and how far the history is.
+    let said = r.json()["errors"][0]["detail"].as_str().expect("detail").to_string();
+    assert!(said.contains("its backfill is off): run `wafuel import-history`"), "{said}");
+    assert!(
+        said.ends_with("A forecast needs 56 days with prices in the 91 before 2026-09-29; the history has 40."),
+        "{said}"
+    );
     let unknown = "0".repeat(64);
     let r = app.get(&format!("/v1/stations/{unknown}/forecast?product=1")).await;
     assert_eq!((r.status, r.json()["errors"][0]["detail"].as_str()), (404, Some(detail::STATION_NOT_FOUND)));

@@ -2,6 +2,7 @@
 //! 127.0.0.1 with random ports: the simulated FuelWatch origin is the only stand-in.
 
 mod archive;
+mod backfill;
 mod browser;
 mod catalog;
 mod consumers;

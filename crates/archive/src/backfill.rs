@@ -55,7 +55,12 @@ pub struct BackfillConfig {
 
 impl BackfillConfig {
     /// The contract's timings: retries from 30 s up to 10 minutes, a one-minute lease.
-    pub fn new(archive_list: url::Url, archive_base: url::Url, wholesale_list: Option<url::Url>, from: crate::Month) -> Self {
+    pub fn new(
+        archive_list: url::Url,
+        archive_base: url::Url,
+        wholesale_list: Option<url::Url>,
+        from: crate::Month,
+    ) -> Self {
         Self {
             archive_list,
             archive_base,
@@ -161,7 +166,9 @@ fn until_next_reread(now: Timestamp) -> Duration {
     let today = perth.date();
     let at = |d: jiff::civil::Date| crate::model::time::perth_instant(d.at(1, 0, 0, 0));
     let next = if perth.hour() < 1 { at(today) } else { at(today.tomorrow().unwrap_or(today)) };
-    Duration::try_from(next.duration_since(now)).unwrap_or(Duration::from_secs(3600)).max(Duration::from_secs(1))
+    Duration::try_from(next.duration_since(now))
+        .unwrap_or(Duration::from_secs(3600))
+        .max(Duration::from_secs(1))
 }
 
 /// One pass under the lease: read the lists, then bring in every file still owed, newest
@@ -174,14 +181,21 @@ async fn pass(
 ) -> Result<Pass, ImportError> {
     let started = Instant::now();
     let lost = Arc::new(AtomicBool::new(false));
-    let renewer = tokio::spawn(renew(store.clone(), clock.clone(), owner.to_string(), config.lease, lost.clone()));
+    let renewer =
+        tokio::spawn(renew(store.clone(), clock.clone(), owner.to_string(), config.lease, lost.clone()));
     let result = files(store, clock, config, &lost, started).await;
     renewer.abort();
     result
 }
 
 /// Renew the lease every third of it until aborted; a renewal refused marks it lost.
-async fn renew(store: Arc<dyn Store>, clock: SharedClock, owner: String, lease: Duration, lost: Arc<AtomicBool>) {
+async fn renew(
+    store: Arc<dyn Store>,
+    clock: SharedClock,
+    owner: String,
+    lease: Duration,
+    lost: Arc<AtomicBool>,
+) {
     loop {
         tokio::time::sleep(lease / 3).await;
         let now = clock.now();
@@ -207,10 +221,18 @@ async fn files(
     lost: &AtomicBool,
     started: Instant,
 ) -> Result<Pass, ImportError> {
-    let http = http_client(config.limits)
-        .map_err(|e| ImportError::Download { file: config.archive_list.to_string(), reason: e.to_string() })?;
+    let http = http_client(config.limits).map_err(|e| ImportError::Download {
+        file: config.archive_list.to_string(),
+        reason: e.to_string(),
+    })?;
     let today = crate::model::time::perth_now(clock.now()).date();
-    let mut progress = Backfill { state: BackfillState::Running, files_done: 0, files_total: 0, oldest_month: None, last_error: None };
+    let mut progress = Backfill {
+        state: BackfillState::Running,
+        files_done: 0,
+        files_total: 0,
+        oldest_month: None,
+        last_error: None,
+    };
     if let Some(before) = recorded(store).await {
         progress.last_error = before.last_error;
     }
@@ -218,7 +240,7 @@ async fn files(
         Ok(owed) => owed,
         Err(e) => {
             progress.state = BackfillState::Failed;
-            progress.last_error = Some(failure(&config.archive_list.to_string(), &e.to_string(), clock.now()));
+            progress.last_error = Some(failure(config.archive_list.as_ref(), &e.to_string(), clock.now()));
             record(store, &progress, clock.now()).await;
             tracing::warn!(error = %e, "backfill: FuelWatch's file list could not be read");
             return Ok(Pass::NoList);
@@ -229,7 +251,11 @@ async fn files(
     progress.oldest_month = oldest.map(month_text);
     record(store, &progress, clock.now()).await;
     if !items.is_empty() {
-        tracing::info!(files = items.len(), of = total, "backfill: bringing in FuelWatch's files, newest first");
+        tracing::info!(
+            files = items.len(),
+            of = total,
+            "backfill: bringing in FuelWatch's files, newest first"
+        );
     }
     let mut importer = Importer::new(store.clone()).await?;
     let mut wholesale = WholesaleImporter::new(store.clone());
@@ -256,7 +282,8 @@ async fn files(
                 imported += 1;
                 progress.files_done += 1;
                 if let Item::Month(month, _) = done.item {
-                    let older = progress.oldest_month.as_deref().is_none_or(|m| month_text(month).as_str() < m);
+                    let older =
+                        progress.oldest_month.as_deref().is_none_or(|m| month_text(month).as_str() < m);
                     if older {
                         progress.oldest_month = Some(month_text(month));
                     }
@@ -339,7 +366,9 @@ async fn owed(
         let years = store.wholesale_imports().await?;
         let list = read_list(http, list_url, config.limits).await?;
         for listed in list {
-            let Some(year) = year_of_file(&listed.file_name).filter(|y| *y >= config.from.0) else { continue };
+            let Some(year) = year_of_file(&listed.file_name).filter(|y| *y >= config.from.0) else {
+                continue;
+            };
             let owed = changed_since(&listed, years.iter().find(|i| i.file == listed.file_name));
             all.push((Item::Year(year, listed), owed));
         }
@@ -375,8 +404,9 @@ async fn bring_in(
             let body = download(http, &listed.file_name, url, config.limits)
                 .await?
                 .ok_or_else(|| fail("listed but not found (404)".into()))?;
-            let write =
-                importer.import(&listed.file_name, std::io::BufReader::new(body), Some(*month), Some(listed)).await?;
+            let write = importer
+                .import(&listed.file_name, std::io::BufReader::new(body), Some(*month), Some(listed))
+                .await?;
             Ok(write.written + write.unchanged + write.conflicts)
         }
         Item::Month(month, None) => {
@@ -389,7 +419,8 @@ async fn bring_in(
                     Ok(0)
                 }
                 Some(body) => {
-                    let write = importer.import(&name, std::io::BufReader::new(body), Some(*month), None).await?;
+                    let write =
+                        importer.import(&name, std::io::BufReader::new(body), Some(*month), None).await?;
                     Ok(write.written + write.unchanged + write.conflicts)
                 }
             }
@@ -465,7 +496,7 @@ mod tests {
             bytes: 0,
             url: String::new(),
         };
-        let mut items = vec![
+        let mut items = [
             Item::Month((2025, 12), None),
             Item::Year(2025, listed("FuelWatchWholesale-2025.csv")),
             Item::Month((2026, 2), None),

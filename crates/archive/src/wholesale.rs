@@ -319,8 +319,9 @@ impl WholesaleImporter {
         limits: DownloadLimits,
     ) -> Result<WholesaleWrite, ImportError> {
         let fail = |reason: String| ImportError::Download { file: listed.file_name.clone(), reason };
-        let url =
-            url::Url::parse(&listed.url).or_else(|_| list_url.join(&listed.url)).map_err(|e| fail(e.to_string()))?;
+        let url = url::Url::parse(&listed.url)
+            .or_else(|_| list_url.join(&listed.url))
+            .map_err(|e| fail(e.to_string()))?;
         let Some(file) = download(http, &listed.file_name, url, limits).await? else {
             return Err(fail("listed but not found (404)".into()));
         };
@@ -341,7 +342,9 @@ impl WholesaleImporter {
 /// Whether a listed yearly file differs from its recorded import (or was never imported):
 /// closed years keep their `fileDate` and `bytes`, the current one grows.
 pub fn changed_since(listed: &ListedFile, before: Option<&WholesaleImport>) -> bool {
-    before.is_none_or(|b| b.file_date.as_deref() != Some(listed.file_date.as_str()) || b.bytes != Some(listed.bytes))
+    before.is_none_or(|b| {
+        b.file_date.as_deref() != Some(listed.file_date.as_str()) || b.bytes != Some(listed.bytes)
+    })
 }
 
 /// Files as given, and each folder's `.csv` files (not its sub-folders), sorted by name.

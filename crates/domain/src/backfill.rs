@@ -47,8 +47,13 @@ pub struct Backfill {
 
 impl Backfill {
     /// A deployment without the job.
-    pub const OFF: Backfill =
-        Backfill { state: BackfillState::Off, files_done: 0, files_total: 0, oldest_month: None, last_error: None };
+    pub const OFF: Backfill = Backfill {
+        state: BackfillState::Off,
+        files_done: 0,
+        files_total: 0,
+        oldest_month: None,
+        last_error: None,
+    };
 
     /// What a route short of history says about it: that it is loading and how far, or, with
     /// the backfill off, which command fills it.
@@ -91,7 +96,10 @@ mod tests {
             r#"{"state":"running","filesDone":3,"filesTotal":306,"oldestMonth":"2026-06","lastError":null}"#
         );
         assert_eq!(serde_json::from_str::<Backfill>(&text).expect("back"), b);
-        assert_eq!(b.loading_words(), "The history is loading: 3 of 306 files imported, back to 2026-06 so far.");
+        assert_eq!(
+            b.loading_words(),
+            "The history is loading: 3 of 306 files imported, back to 2026-06 so far."
+        );
         assert!(Backfill::OFF.loading_words().contains("wafuel import-history"));
     }
 }

@@ -140,8 +140,13 @@ pub trait SnapshotStore: Send + Sync + 'static {
     /// End a job lease early (the job finished).
     async fn release_job(&self, name: &str, owner: &str) -> Result<(), StoreError>;
     /// Extend a job lease `owner` still holds at `now` to `until`; false when it ran out.
-    async fn renew_job(&self, name: &str, owner: &str, now: Timestamp, until: Timestamp)
-    -> Result<bool, StoreError>;
+    async fn renew_job(
+        &self,
+        name: &str,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<bool, StoreError>;
     /// A job's recorded state (JSON text), shared by every replica.
     async fn job_state(&self, name: &str) -> Result<Option<String>, StoreError>;
     /// Replace a job's recorded state.

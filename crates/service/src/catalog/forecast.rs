@@ -10,11 +10,12 @@ use jiff::civil::Date;
 use super::market::{StationFilter, market};
 use super::wholesale::{tgp_products, tgp_series};
 use super::{Catalog, CatalogError};
+use crate::model::backfill::BackfillState;
 use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
 use crate::model::documents::ForecastDoc;
-use crate::model::backfill::BackfillState;
 use crate::model::forecast::{
-    Accuracy, Daily, MAX_HORIZON, MIN_HISTORY_DAYS, NoForecast, RECENT_DAYS, REPLAY_DAYS, Replay, Subject, forecast,
+    Accuracy, Daily, MAX_HORIZON, MIN_HISTORY_DAYS, NoForecast, RECENT_DAYS, REPLAY_DAYS, Replay, Subject,
+    forecast,
 };
 use crate::model::key::StationId;
 use crate::model::station::cents;
