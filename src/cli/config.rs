@@ -356,17 +356,25 @@ pub struct BackfillArgs {
     /// FuelWatch's list of its yearly wholesale files (as `import-wholesale` reads it).
     #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = crate::archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
     pub wholesale_list_url: url::Url,
+    /// Seconds of the backfill's lease (1–60): how soon another replica takes over from one
+    /// that died. Shorter only for tests.
+    #[arg(long, env = "WAFUEL_BACKFILL_LEASE", default_value_t = 60, hide = true,
+          value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub backfill_lease: u64,
 }
 
 impl BackfillArgs {
     /// The job's configuration, with the contract's timings.
     pub fn config(&self) -> crate::archive::backfill::BackfillConfig {
-        crate::archive::backfill::BackfillConfig::new(
+        let mut config = crate::archive::backfill::BackfillConfig::new(
             self.archive_list_url.clone(),
             self.archive_url.clone(),
             Some(self.wholesale_list_url.clone()),
             self.backfill_from,
-        )
+        );
+        config.lease = std::time::Duration::from_secs(self.backfill_lease);
+        config.wait = config.wait.min(config.lease / 2);
+        config
     }
 }
 

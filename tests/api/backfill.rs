@@ -313,3 +313,119 @@ async fn two_replicas_download_each_file_once_on_postgres() {
     let (a, b) = postgres_replica_stores(&postgres_url()).await;
     two_replicas(a, b).await;
 }
+
+/// `wafuel serve` over the simulated FuelWatch (on the machine's clock) with the backfill
+/// reading `origin`, from October, with `extra` arguments; its store in `dir`.
+fn serve_backfilling(
+    sim: &SimHandle,
+    origin: &Origin,
+    dir: &tempfile::TempDir,
+    extra: &[&str],
+) -> crate::process::Running {
+    let store = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
+    let (feed, wholesale) = (sim.feed_url(), sim.wholesale_url());
+    let (list, wholesale_list) = (origin.archive_list().to_string(), origin.wholesale_list().to_string());
+    let mut args = vec![
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--source-url",
+        &feed,
+        "--wholesale-url",
+        &wholesale,
+        "--store",
+        &store,
+        "--archive-list-url",
+        &list,
+        "--wholesale-list-url",
+        &wholesale_list,
+        "--backfill-from",
+        "2026-10",
+        "--backfill-lease",
+        "3",
+        "--log-format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    crate::process::start(&args)
+}
+
+async fn status_of(run: &crate::process::Running) -> Value {
+    let r = http().get(format!("{}/v1/status", run.public)).send().await.expect("status");
+    r.json::<Value>().await.expect("json")["data"]["attributes"]["history"]["backfill"].clone()
+}
+
+/// Killed mid-backfill (SIGKILL, a file in flight), `serve` started again over the same store
+/// takes over within its lease and never downloads a file that was in before the kill.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn a_killed_backfill_resumes_without_downloading_a_finished_file_again() {
+    let sim = SimHandle::spawn(local(), Arc::new(wafuel::app::SystemClock), Default::default())
+        .await
+        .expect("origin");
+    let origin = Origin::spawn(&sim).await;
+    let october = "FuelWatchRetail-10-2026.csv";
+    origin.hold(october);
+    let dir = tempfile::tempdir().expect("dir");
+    let mut first = serve_backfilling(&sim, &origin, &dir, &[]);
+    let asked = || {
+        let origin = origin.clone();
+        async move { origin.asked().iter().any(|n| n == october) }
+    };
+    eventually(Duration::from_secs(120), "October asked (the files after it are in)", asked).await;
+    let before_kill = origin.asked();
+    first.child.kill().expect("SIGKILL");
+    first.child.wait().expect("reaped");
+    origin.release(october);
+    let second = serve_backfilling(&sim, &origin, &dir, &[]);
+    let done = || {
+        let second = &second;
+        async move { status_of(second).await["state"] == "done" }
+    };
+    eventually(Duration::from_secs(120), "the backfill done after the restart", done).await;
+    let after: Vec<String> = origin.asked().split_off(before_kill.len());
+    assert_eq!(
+        after,
+        [october],
+        "only the file in flight at the kill, asked again (before: {before_kill:?})"
+    );
+    let progress = status_of(&second).await;
+    assert_eq!(progress["oldestMonth"], "2026-10", "{progress}");
+    assert_eq!(progress["filesDone"], progress["filesTotal"]);
+}
+
+/// `--no-backfill` (or its environment twin, as `1`) asks FuelWatch's lists and files nothing,
+/// and the status says the backfill is off.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn no_backfill_asks_nothing() {
+    let sim = SimHandle::spawn(local(), Arc::new(wafuel::app::SystemClock), Default::default())
+        .await
+        .expect("origin");
+    let origin = Origin::spawn(&sim).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let flagged = serve_backfilling(&sim, &origin, &dir, &["--no-backfill"]);
+    let dir_env = tempfile::tempdir().expect("dir");
+    let store = format!("sqlite://{}/wafuel.sqlite3", dir_env.path().display());
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_wafuel"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--no-jobs"])
+        .args(["--source-url", &sim.feed_url(), "--store", &store])
+        .args(["--archive-list-url", origin.archive_list().as_str()])
+        .env("WAFUEL_NO_BACKFILL", "1")
+        .stderr(std::process::Stdio::null());
+    let by_env = crate::process::start_command(command);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(origin.asked().is_empty(), "{:?}", origin.asked());
+    for run in [&flagged, &by_env] {
+        assert_eq!(status_of(run).await["state"], "off");
+    }
+}

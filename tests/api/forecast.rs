@@ -240,7 +240,9 @@ async fn too_little_history_and_unknown_stations_are_404() {
     let said = r.json()["errors"][0]["detail"].as_str().expect("detail").to_string();
     assert!(said.contains("its backfill is off): run `wafuel import-history`"), "{said}");
     assert!(
-        said.ends_with("A forecast needs 56 days with prices in the 91 before 2026-09-29; the history has 40."),
+        said.ends_with(
+            "A forecast needs 56 days with prices in the 91 before 2026-09-29; the history has 40."
+        ),
         "{said}"
     );
     let unknown = "0".repeat(64);
