@@ -8,7 +8,11 @@ FROM debian:bookworm-slim
 # CA roots for HTTPS to FuelWatch and Google; curl for the health check.
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home /var/lib/wafuel --create-home wafuel
+    && useradd --system --uid 10001 --home /var/lib/wafuel --create-home wafuel \
+    && install -d -o wafuel -g wafuel /var/lib/wafuel/data
+# The store's directory exists, owned by the service's user, so a named volume mounted there
+# (`docker run -v wafuel-data:/var/lib/wafuel/data`) starts owned by it too.
+VOLUME /var/lib/wafuel/data
 COPY --from=build /src/target/release/wafuel /usr/local/bin/wafuel
 USER wafuel
 WORKDIR /var/lib/wafuel

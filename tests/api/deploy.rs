@@ -63,7 +63,10 @@ fn site(config: &str, upstream: &str, tls: u16, plain: u16, certs: &Path) -> Str
             line.replacen("listen 443 ", &format!("listen 127.0.0.1:{tls} "), 1)
         } else if trimmed == "listen 80;" {
             format!("    listen 127.0.0.1:{plain};")
-        } else if trimmed == "server wafuel:8080;" {
+        } else if trimmed.starts_with("resolver ") {
+            // This machine's nginx resolves nothing: the upstream is an address.
+            String::new()
+        } else if trimmed == "server wafuel:8080 resolve;" {
             format!("    server {upstream};")
         } else {
             line.replace("/etc/nginx/certs", &certs.display().to_string())
