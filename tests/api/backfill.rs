@@ -76,6 +76,11 @@ impl Origin {
         self.faults.lock().expect("faults").insert(name.into(), faults.iter().copied().collect());
     }
 
+    /// Every file waits (the lists answer): a history that stays loading.
+    pub fn hold_everything(&self) {
+        self.hold("*");
+    }
+
     /// Requests for `name` wait until [`release`](Self::release).
     pub fn hold(&self, name: &str) {
         self.held.lock().expect("held").insert(name.into(), Arc::new(tokio::sync::Semaphore::new(0)));
@@ -120,7 +125,10 @@ async fn file(State(origin): State<Origin>, Path(name): Path<String>) -> Respons
         return (StatusCode::SERVICE_UNAVAILABLE, "Server Busy").into_response();
     }
     // A held file waits (a try that fails does not).
-    let gate = origin.held.lock().expect("held").get(&name).cloned().filter(|_| fault.is_none());
+    let gate = {
+        let held = origin.held.lock().expect("held");
+        held.get(&name).or_else(|| held.get("*")).cloned().filter(|_| fault.is_none())
+    };
     if let Some(gate) = gate {
         let _ = gate.acquire().await;
     }
@@ -316,7 +324,7 @@ async fn two_replicas_download_each_file_once_on_postgres() {
 
 /// `wafuel serve` over the simulated FuelWatch (on the machine's clock) with the backfill
 /// reading `origin`, from October, with `extra` arguments; its store in `dir`.
-fn serve_backfilling(
+pub(crate) fn serve_backfilling(
     sim: &SimHandle,
     origin: &Origin,
     dir: &tempfile::TempDir,

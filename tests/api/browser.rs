@@ -1773,3 +1773,63 @@ async fn a_card_asks_nothing_of_a_fuel_its_station_does_not_list() {
     client.close().await.expect("closed");
     drop(demo);
 }
+
+/// A fresh `serve` (an empty store, its backfill still loading): the explorer's market says
+/// the history is loading and how far, and its chart reads well with the one day it has (one
+/// date under one dot, "1 day of data").
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn a_fresh_serve_says_its_history_is_loading() {
+    let sim = wafuel::sim::SimHandle::spawn(
+        crate::support::local(),
+        std::sync::Arc::new(wafuel::app::SystemClock),
+        Faults::default(),
+    )
+    .await
+    .expect("origin");
+    let origin = crate::backfill::Origin::spawn(&sim).await;
+    origin.hold_everything();
+    let dir = tempfile::tempdir().expect("dir");
+    let serve = crate::backfill::serve_backfilling(&sim, &origin, &dir, &[]);
+    // Today's prices, asked once, are recorded: the one day of history the store has.
+    assert_eq!(api(&serve.public, "/v1?product=1").await["meta"]["publicationStatus"], "available");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while api(&serve.public, "/v1/stats?product=1").await["data"]["attributes"]["days"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+    {
+        assert!(Instant::now() < deadline, "today recorded in the history");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let driver = start_driver();
+    let client = browser(&driver, 1366, 900, false).await;
+    allow_location(&client, &driver, false).await;
+    client.goto(&format!("{}/explore", serve.public)).await.expect("page loads");
+    wait_until(
+        &client,
+        "return document.getElementById('cycle').textContent.includes('The history is loading:')",
+        "the market saying the history is loading",
+    )
+    .await;
+    let said = run(
+        &client,
+        "const svg = document.getElementById('market-chart');
+         const dates = [...svg.querySelectorAll('text')].filter(t => /\\d/.test(t.textContent) && t.getAttribute('y') == String(svg.viewBox.baseVal.height - 8));
+         return [document.getElementById('cycle').textContent, dates.map(t => t.textContent), svg.querySelectorAll('circle.point').length]",
+    )
+    .await;
+    let cycle = said[0].as_str().unwrap_or_default();
+    assert!(cycle.contains("(1 day of data is too few to tell)"), "{cycle}");
+    assert!(cycle.contains("files imported"), "{cycle}");
+    assert_eq!(said[1].as_array().map(Vec::len), Some(1), "one date under the one day: {said}");
+    assert!(said[2].as_u64().is_some_and(|n| n >= 1), "the day's median as a dot: {said}");
+    run(&client, "document.getElementById('market-chart').scrollIntoView(); return true").await;
+    save_screenshot(&client, "explore-loading.png").await;
+    let errors = console_errors(&client, &driver).await;
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    client.close().await.expect("closed");
+    origin.release("*");
+}

@@ -172,6 +172,15 @@ impl Catalog {
         Some((history, self.recent_wholesale_version(now)?))
     }
 
+    /// What a document read from the history says while the history is still loading (the
+    /// backfill running, or its lists unreadable): how far; `None` once done or off.
+    pub async fn history_loading(&self) -> Option<String> {
+        use crate::model::backfill::BackfillState;
+        let backfill = self.backfill().await;
+        matches!(backfill.state, BackfillState::Running | BackfillState::Failed)
+            .then(|| backfill.loading_words())
+    }
+
     /// A deployment that runs the history backfill (or not: the default).
     pub fn with_backfill(mut self, on: bool) -> Self {
         self.backfill = on;

@@ -1843,7 +1843,9 @@ function drawChart(svg, spec) {
   const pad = Math.max(1, (hi - lo) * 0.08);
   lo -= pad;
   hi += pad;
-  const x = (d) => left + ((asDate(d).getTime() - t0) / Math.max(1, t1 - t0)) * (right - left);
+  // One day (a store that has just started): its point in the middle, one date under it.
+  const single = t1 === t0;
+  const x = (d) => (single ? (left + right) / 2 : left + ((asDate(d).getTime() - t0) / (t1 - t0)) * (right - left));
   const y = (v) => bottom - ((v - lo) / (hi - lo)) * (bottom - top);
   const step = niceStep((hi - lo) / 4);
   for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) {
@@ -1854,7 +1856,7 @@ function drawChart(svg, spec) {
   svg.append(svgEl("text", { x: 4, y: height - 8, class: "unit-label" }, "c/L"));
   const long = t1 - t0 > 400 * 86400000;
   const label = (d) => (long ? monthYear : shortDate).format(asDate(d));
-  const ticks = width < 420 ? [[t0, "start"], [t1, "end"]] : [[t0, "start"], [(t0 + t1) / 2, "middle"], [t1, "end"]];
+  const ticks = single ? [[t0, "middle"]] : width < 420 ? [[t0, "start"], [t1, "end"]] : [[t0, "start"], [(t0 + t1) / 2, "middle"], [t1, "end"]];
   for (const [t, anchor] of ticks) {
     const d = isoDate(t);
     svg.append(svgEl("text", { x: x(d).toFixed(1), y: height - 8, "text-anchor": anchor }, label(d)));
@@ -1868,6 +1870,11 @@ function drawChart(svg, spec) {
     if (line.points.length === 0) continue;
     const points = line.points.map(([d, v]) => `${x(d).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
     svg.append(svgEl("polyline", { class: line.cls, points }));
+    // A line of one day draws no stroke: its point is a dot.
+    if (line.points.length === 1) {
+      const [[d, v]] = line.points;
+      svg.append(svgEl("circle", { class: `${line.cls} point`, cx: x(d).toFixed(1), cy: y(v).toFixed(1), r: 4 }));
+    }
   }
 }
 
@@ -1939,7 +1946,9 @@ function drawMarket(doc, range) {
     band: days.map((d) => [d.date, d.min, d.max]),
     lines: [{ cls: "market-median", points: days.map((d) => [d.date, d.median]) }, { cls: "market-wholesale", points: wholesale }],
   });
-  $("cycle").textContent = cycleWords(fuel, days, cycle, interval);
+  // While the history is still loading, the market says so and how far (the API's words).
+  const loading = doc.meta.history ? ` ${doc.meta.history}` : "";
+  $("cycle").textContent = cycleWords(fuel, days, cycle, interval) + loading;
   const margin = marginWords(fuel, days, doc.data.attributes.wholesaleCentre, interval);
   $("margin").textContent = margin;
   $("margin").hidden = !margin;
@@ -1974,7 +1983,8 @@ function cycleWords(fuel, days, cycle, interval) {
   const what = interval ? `the ${interval} of ${fmtDate(latest ? latest.date : "2001-01-01")}` : latest ? fmtDate(latest.date) : "";
   const today = latest ? ` In ${interval ? what : `WA on ${what}`} the median was ${cents(latest.median)} c/L (lowest ${cents(latest.min)}).` : "";
   if (!cycle) {
-    const why = !interval && days.length < 28 ? ` (${days.length} days of data are too few to tell)` : "";
+    const n = days.length;
+    const why = !interval && n < 28 ? ` (${n} ${n === 1 ? "day of data is" : "days of data are"} too few to tell)` : "";
     return `${name} shows no regular price cycle${why}.${today}`;
   }
   const cheapest = cycle.cheapestWeekday ? `; cheapest day usually ${cycle.cheapestWeekday}` : "";

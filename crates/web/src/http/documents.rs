@@ -274,9 +274,16 @@ impl Endpoint for History {
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
         let points = state.catalog.station_history(&q.station_id, q.product, q.from, q.to).await?;
+        let loading = state.catalog.history_loading().await;
         let identity = match media {
             Media::Csv => history_csv(&points),
-            _ => history_jsonapi(q.station_id.as_str(), q.product, (q.from, q.to), &points, &state.meta),
+            _ => history_jsonapi(
+                q.station_id.as_str(),
+                q.product,
+                (q.from, q.to),
+                &points,
+                (loading.as_deref(), &state.meta),
+            ),
         }?;
         Ok(stored_document(identity, now))
     }
@@ -309,6 +316,7 @@ impl Endpoint for Stats {
     ) -> Result<Rendered, ApiError> {
         let market = state.catalog.stats(query).await?;
         let wholesale = state.catalog.stats_wholesale(query).await?;
+        let loading = state.catalog.history_loading().await;
         let scope = StatsScope {
             product: query.product,
             brands: query.brands.as_deref(),
@@ -317,6 +325,7 @@ impl Endpoint for Stats {
             to: query.to,
             interval: query.interval,
             wholesale: wholesale.as_ref().map(|(centre, means)| (*centre, means)),
+            loading: loading.as_deref(),
         };
         Ok(stored_document(stats_jsonapi(&scope, &market, &state.meta)?, now))
     }

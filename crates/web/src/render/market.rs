@@ -21,17 +21,27 @@ struct RangeMeta<'a> {
     product: ProductCode,
     from: String,
     to: String,
+    /// While the history is still loading: how far (a range older than what is in reads as
+    /// empty until then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<&'a str>,
     #[serde(flatten)]
     about: super::jsonapi::About<'a>,
 }
 
 impl<'a> RangeMeta<'a> {
-    fn new(product: ProductCode, from: Date, to: Date, meta: &'a DocumentMeta) -> Self {
+    fn new(
+        product: ProductCode,
+        (from, to): (Date, Date),
+        loading: Option<&'a str>,
+        meta: &'a DocumentMeta,
+    ) -> Self {
         RangeMeta {
             source: SOURCE_HOST,
             product,
             from: from.to_string(),
             to: to.to_string(),
+            history: loading,
             about: super::jsonapi::About::of(meta),
         }
     }
@@ -72,11 +82,11 @@ pub fn history_jsonapi(
     product: ProductCode,
     (from, to): (Date, Date),
     points: &[(Date, i64)],
-    meta: &DocumentMeta,
+    (loading, meta): (Option<&str>, &DocumentMeta),
 ) -> Result<Vec<u8>, RenderError> {
     let doc = Document {
         jsonapi: JSON_API,
-        meta: RangeMeta::new(product, from, to, meta),
+        meta: RangeMeta::new(product, (from, to), loading, meta),
         data: Resource {
             kind: "priceHistory",
             id: format!("{station_id}:{product}"),
@@ -160,6 +170,8 @@ pub struct StatsScope<'a> {
     /// The terminal centre and its mean terminal gate price by day (hundredths of a cent),
     /// for a product that has one.
     pub wholesale: Option<(Centre, &'a BTreeMap<Date, i64>)>,
+    /// While the history is still loading, how far (`meta.history`).
+    pub loading: Option<&'a str>,
 }
 
 /// The mean terminal gate price (hundredths of a cent) over a row's days within the window,
@@ -236,7 +248,7 @@ pub fn stats_jsonapi(
     });
     let doc = Document {
         jsonapi: JSON_API,
-        meta: RangeMeta::new(scope.product, scope.from, scope.to, meta),
+        meta: RangeMeta::new(scope.product, (scope.from, scope.to), scope.loading, meta),
         data: Resource {
             kind: "marketStats",
             id,
