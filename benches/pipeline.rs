@@ -328,7 +328,7 @@ async fn history(dir: &str) {
                 wafuel::model::codes::ProductCode::UNLEADED,
                 (first, last),
                 &points,
-                &DocumentMeta::default(),
+                (None, &DocumentMeta::default()),
             )
             .expect("render"),
         );
@@ -351,6 +351,7 @@ async fn history(dir: &str) {
             to: last,
             interval: Default::default(),
             wholesale: None,
+            loading: None,
         };
         std::hint::black_box(
             wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()).expect("render"),
