@@ -595,3 +595,38 @@ async fn after_half_past_two_the_forecast_reads_tomorrows_terminal_gate_price() 
     }
     assert_eq!(app.get(past).await.body, past_flat, "a past asOf reads no later TGP");
 }
+
+/// A terminal named like a formula is kept as named, and every CSV route writes it as text a
+/// spreadsheet will not run (a leading `'`, as OWASP advises); refused rows change nothing.
+#[tokio::test]
+async fn a_formula_in_a_file_is_text_in_every_csv() {
+    let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
+    let store = sqlite_store(&app.dir).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("FuelWatchWholesale-2026.csv");
+    std::fs::write(
+        &file,
+        "PUBLISH_DATE,TERMINAL_GATE,PRODUCT,PRODUCT_PRICE\n\
+         28/09/2026,=HYPERLINK(\"http://x\"),ULP,150.00\n\
+         28/09/2026,@SUM(A1),ULP,1000.001\n\
+         01/01/9999,BP Kwinana,ULP,150.00\n",
+    )
+    .expect("write");
+    let mut importer = wafuel::archive::wholesale::WholesaleImporter::new(store);
+    importer.import_paths(&[file], &|_, _| {}).await.expect("imports");
+    assert_eq!(
+        (importer.summary.write.written, importer.summary.bad_rows),
+        (1, 2),
+        "{}",
+        importer.summary.line()
+    );
+    app.clock.advance(std::time::Duration::from_secs(2));
+    let csv = app
+        .call("GET", "/v1/wholesale?product=1&from=2026-09-28&to=2026-09-28", &[("accept", "text/csv")])
+        .await;
+    let text = String::from_utf8_lossy(&csv.body).to_string();
+    assert!(text.contains("'=HYPERLINK"), "{text}");
+    assert!(!text.contains(",=HYPERLINK"), "{text}");
+    let status = app.get("/v1/status").await.json();
+    assert_ne!(status["data"]["attributes"]["wholesale"]["newestDay"], "9999-01-01");
+}

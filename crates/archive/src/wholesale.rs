@@ -16,6 +16,7 @@ use jiff::civil::Date;
 
 use crate::download::{DownloadLimits, download, http_client, read_list};
 use crate::list::ListedFile;
+use crate::model::codes::ProductCode;
 use crate::model::wholesale::{Centre, TerminalPrice, parse_price, product_of};
 use crate::store::wholesale::{WholesaleImport, WholesaleStore, WholesaleWrite};
 use crate::{ArchiveError, ImportError};
@@ -48,6 +49,8 @@ pub struct ReadWholesale {
     /// Rows that did not parse, and the first few of them (line and why).
     pub bad_rows: u64,
     pub bad_examples: Vec<String>,
+    /// Repeats of a (terminal, product, day) with another price: the first is kept.
+    pub conflicts: u64,
 }
 
 /// At most this many bad rows are described (all are counted).
@@ -76,8 +79,36 @@ fn date_of(text: &str) -> Option<Date> {
     Date::new(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?).ok()
 }
 
-/// Read one yearly file (named `name` in errors and reports).
+/// The first day FuelWatch published a terminal gate price.
+pub const FIRST_DAY: Date = Date::constant(2002, 12, 19);
+
+/// The longest terminal name kept (FuelWatch's are a few dozen characters).
+pub const MAX_TERMINAL_CHARS: usize = 1_000;
+
+/// Why a terminal name is refused: too long, or holding a control character or a
+/// bidirectional mark (a name is shown in pages and spreadsheets as written).
+fn bad_name(name: &str) -> Option<String> {
+    if name.chars().count() > MAX_TERMINAL_CHARS {
+        return Some(format!("TERMINAL_GATE is longer than {MAX_TERMINAL_CHARS} characters"));
+    }
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    name.chars()
+        .find(|c| hidden(*c))
+        .map(|c| format!("TERMINAL_GATE holds U+{:04X}, a control or direction mark", u32::from(c)))
+}
+
+/// Read one yearly file (named `name` in errors and reports), its days from FuelWatch's first
+/// to tomorrow in Perth.
 pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveError> {
+    let today = crate::model::time::perth_now(jiff::Timestamp::now()).date();
+    read_file_until(name, input, today.tomorrow().unwrap_or(today))
+}
+
+/// [`read_file`] with days up to `last`.
+pub fn read_file_until(name: &str, input: impl Read, last: Date) -> Result<ReadWholesale, ArchiveError> {
     let csv_error = |source| ArchiveError::Csv { file: name.to_string(), source };
     let newlines = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let input = Lines { inner: input, read: 0, newlines: newlines.clone() };
@@ -100,7 +131,11 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
         return Err(ArchiveError::MissingColumns { file: name.to_string(), missing, has });
     };
     let (terminal, location) = (find(TERMINAL), find(LOCATION));
+    let fields = header.len();
     let mut out = ReadWholesale::default();
+    // The first price of each (terminal, product, day): a repeat with another price is a
+    // conflict that keeps the first, as the retail import does.
+    let mut seen: HashMap<(String, ProductCode, Date), i64> = HashMap::new();
     let mut record = csv::StringRecord::new();
     loop {
         let more = match reader.read_record(&mut record) {
@@ -121,6 +156,11 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
         if record.iter().all(str::is_empty) {
             continue;
         }
+        if record.len() != fields {
+            // An unquoted `150,5` is two fields, never a price of 150.
+            out.bad(line, format!("{} fields where the header has {fields}", record.len()));
+            continue;
+        }
         let field = |i: usize| record.get(i).unwrap_or("");
         let Some(product) = product_of(field(product)) else {
             if field(product).is_empty() {
@@ -134,6 +174,10 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
             out.bad(line, format!("PUBLISH_DATE {:?} is not a DD/MM/YYYY day", field(date)));
             continue;
         };
+        if date < FIRST_DAY || date > last {
+            out.bad(line, format!("PUBLISH_DATE {date} is outside FuelWatch's {FIRST_DAY} to {last}"));
+            continue;
+        }
         let Some(price) = parse_price(field(price)) else {
             out.bad(
                 line,
@@ -142,7 +186,33 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
             continue;
         };
         let terminal = terminal.map_or(UNNAMED_TERMINAL, field).to_string();
-        let centre = centre_of(&terminal, location.map(field));
+        if let Some(why) = bad_name(&terminal) {
+            out.bad(line, why);
+            continue;
+        }
+        // A LOCATION that names no terminal centre is refused, never filed under Perth.
+        let place = location.map(field).filter(|l| !l.is_empty());
+        if let Some(place) = place
+            && Centre::from_name(place).is_none()
+        {
+            out.bad(
+                line,
+                format!("LOCATION {:?} is not a terminal centre", place.chars().take(40).collect::<String>()),
+            );
+            continue;
+        }
+        let centre = centre_of(&terminal, place);
+        match seen.entry((terminal.clone(), product, date)) {
+            std::collections::hash_map::Entry::Occupied(first) => {
+                if *first.get() != price {
+                    out.conflicts += 1;
+                }
+                continue;
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(price);
+            }
+        }
         out.prices.push(TerminalPrice { product, centre, date, terminal, price });
     }
     Ok(out)
@@ -187,6 +257,8 @@ pub struct WholesaleSummary {
     pub write: WholesaleWrite,
     pub other_products: u64,
     pub bad_rows: u64,
+    /// Repeated (terminal, product, day) rows with another price: the first kept.
+    pub conflicts: u64,
     /// Each file with bad rows, with its first few.
     pub reports: Vec<String>,
 }
@@ -206,6 +278,12 @@ impl WholesaleSummary {
             line.push_str(&format!(
                 ", {} rows of products without a terminal gate price (only ULP, PULP and Diesel have one)",
                 self.other_products
+            ));
+        }
+        if self.conflicts > 0 {
+            line.push_str(&format!(
+                ", {} conflicts (a terminal's price of a day repeated with another; the first kept)",
+                self.conflicts
             ));
         }
         if self.bad_rows > 0 {
@@ -253,6 +331,7 @@ impl WholesaleImporter {
         self.summary.write.unchanged += write.unchanged;
         self.summary.other_products += read.other_products;
         self.summary.bad_rows += read.bad_rows;
+        self.summary.conflicts += read.conflicts;
         if read.bad_rows > 0 {
             self.summary.reports.push(format!(
                 "{name}: {} rows ({})",
@@ -372,6 +451,54 @@ fn expand(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, Impor
 mod tests {
     use super::*;
     use jiff::civil::date;
+
+    /// What the retail import refuses, the yearly files' reader refuses too: days outside
+    /// FuelWatch's span, a row with more fields than the header (an unquoted `150,5`), a price
+    /// over the bound as written, a name with a control or direction mark or too long, an
+    /// unknown LOCATION; a repeat with another price is a conflict that keeps the first.
+    #[test]
+    fn hostile_rows_are_refused_and_a_conflict_keeps_the_first() {
+        let long = "x".repeat(MAX_TERMINAL_CHARS + 1);
+        let text = format!(
+            "PUBLISH_DATE,TERMINAL_GATE,LOCATION,PRODUCT,PRODUCT_PRICE\n\
+             01/01/0000,BP Kwinana,Perth,ULP,150.00\n\
+             01/01/9999,BP Kwinana,Perth,ULP,150.00\n\
+             18/12/2002,BP Kwinana,Perth,ULP,150.00\n\
+             02/01/2026,BP Kwinana,Perth,ULP,150,5\n\
+             03/01/2026,BP Kwinana,Perth,ULP,1000.001\n\
+             04/01/2026,BP\u{202e}Kwinana,Perth,ULP,150.00\n\
+             05/01/2026,BP\u{1b}Kwinana,Perth,ULP,150.00\n\
+             06/01/2026,{long},Perth,ULP,150.00\n\
+             07/01/2026,BP Kwinana,Atlantis,ULP,150.00\n\
+             08/01/2026,BP Kwinana,Perth,ULP,150.00\n\
+             08/01/2026,BP Kwinana,Perth,ULP,499.00\n\
+             08/01/2026,BP Kwinana,Perth,ULP,150.00\n\
+             19/12/2002,=2+5,Perth,ULP,150.00\n"
+        );
+        let read = read_file_until("FuelWatchWholesale-2026.csv", text.as_bytes(), date(2026, 12, 8))
+            .expect("reads");
+        assert_eq!(read.bad_rows, 9, "{:?}", read.bad_examples);
+        assert_eq!(read.conflicts, 1, "one repeat with another price; the same price again is no conflict");
+        let kept: Vec<(Date, &str, i64)> =
+            read.prices.iter().map(|p| (p.date, p.terminal.as_str(), p.price)).collect();
+        assert_eq!(kept, [(date(2026, 1, 8), "BP Kwinana", 15_000), (date(2002, 12, 19), "=2+5", 15_000)]);
+        for why in ["outside FuelWatch's", "6 fields where the header has 5", "PRODUCT_PRICE \"1000.001\""] {
+            assert!(read.bad_examples.iter().any(|e| e.contains(why)), "{why}: {:?}", read.bad_examples);
+        }
+        // Each name rule says its own reason (the first five bad rows are described).
+        let names = format!(
+            "PUBLISH_DATE,TERMINAL_GATE,LOCATION,PRODUCT,PRODUCT_PRICE\n\
+             04/01/2026,BP\u{202e}Kwinana,Perth,ULP,150.00\n\
+             05/01/2026,BP\u{0}Kwinana,Perth,ULP,150.00\n\
+             06/01/2026,{long},Perth,ULP,150.00\n\
+             07/01/2026,BP Kwinana,Atlantis,ULP,150.00\n"
+        );
+        let read = read_file_until("f.csv", names.as_bytes(), date(2026, 12, 8)).expect("reads");
+        assert!(read.prices.is_empty());
+        for why in ["U+202E", "U+0000", "longer than 1000 characters", "LOCATION \"Atlantis\""] {
+            assert!(read.bad_examples.iter().any(|e| e.contains(why)), "{why}: {:?}", read.bad_examples);
+        }
+    }
 
     #[test]
     fn columns_are_found_by_name_in_any_order_and_line_end() {

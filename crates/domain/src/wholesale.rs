@@ -175,8 +175,11 @@ pub fn price_hundredths(value: f64) -> Option<i64> {
     if !value.is_finite() {
         return None;
     }
+    // The bound holds for the price as written (1000.001 and 1000.004 are over it), and
+    // again once rounded to the hundredth (10.001 would store as 10.00).
+    let written = value > MIN_PRICE as f64 / 100.0 && value <= MAX_PRICE as f64 / 100.0;
     let hundredths = (value * 100.0).round();
-    if hundredths > MIN_PRICE as f64 && hundredths <= MAX_PRICE as f64 {
+    if written && hundredths > MIN_PRICE as f64 && hundredths <= MAX_PRICE as f64 {
         Some(hundredths as i64)
     } else {
         None
@@ -186,7 +189,10 @@ pub fn price_hundredths(value: f64) -> Option<i64> {
 /// A price as text (`173.26`, `158.3`), in hundredths of a cent, within the bounds.
 pub fn parse_price(text: &str) -> Option<i64> {
     let text = text.trim();
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    if text.is_empty()
+        || !text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        || text.bytes().filter(|b| *b == b'.').count() > 1
+    {
         return None;
     }
     price_hundredths(text.parse().ok()?)
@@ -418,6 +424,12 @@ mod tests {
         assert_eq!(parse_price(""), None);
         assert_eq!(price_hundredths(f64::INFINITY), None);
         assert_eq!(price_hundredths(211.38), Some(21_138));
+        // The bound on the price as written, not once rounded: 1000.001 and 1000.004 are over.
+        assert_eq!(parse_price("1000.001"), None);
+        assert_eq!(price_hundredths(1000.004), None);
+        assert_eq!(parse_price("10.001"), None, "stored as 10.00, not over 10");
+        assert_eq!(parse_price("150.5.1"), None);
+        assert_eq!(parse_price("1000.000"), Some(100_000));
     }
 
     #[test]

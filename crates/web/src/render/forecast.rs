@@ -337,38 +337,44 @@ pub fn record_jsonapi(doc: &RecordDoc, meta: &DocumentMeta) -> Result<Vec<u8>, R
 /// `/v1/forecast/record` as CSV: one row per recorded day.
 pub fn record_csv(doc: &RecordDoc) -> Result<Vec<u8>, RenderError> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    w.write_record([
-        "as_of",
-        "recorded_at",
-        "date",
-        "median",
-        "low",
-        "high",
-        "known",
-        "hike_probability",
-        "actual",
-        "error",
-        "advice",
-        "advice_until",
-    ])?;
+    super::safe_record(
+        &mut w,
+        [
+            "as_of",
+            "recorded_at",
+            "date",
+            "median",
+            "low",
+            "high",
+            "known",
+            "hike_probability",
+            "actual",
+            "error",
+            "advice",
+            "advice_until",
+        ],
+    )?;
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for r in &doc.records {
         for d in &r.days {
             let (actual, error) = error_of(r, d);
-            w.write_record([
-                r.as_of.to_string(),
-                r.recorded_at.to_string(),
-                d.date.to_string(),
-                d.median.to_string(),
-                d.low.to_string(),
-                d.high.to_string(),
-                d.known.to_string(),
-                d.hike_probability.to_string(),
-                num(actual),
-                num(error),
-                r.advice.action.as_str().to_string(),
-                r.advice.until.map(|u| u.to_string()).unwrap_or_default(),
-            ])?;
+            super::safe_record(
+                &mut w,
+                [
+                    r.as_of.to_string(),
+                    r.recorded_at.to_string(),
+                    d.date.to_string(),
+                    d.median.to_string(),
+                    d.low.to_string(),
+                    d.high.to_string(),
+                    d.known.to_string(),
+                    d.hike_probability.to_string(),
+                    num(actual),
+                    num(error),
+                    r.advice.action.as_str().to_string(),
+                    r.advice.until.map(|u| u.to_string()).unwrap_or_default(),
+                ],
+            )?;
         }
     }
     super::csv_bytes(w)

@@ -102,9 +102,9 @@ pub fn history_jsonapi(
 /// `/v1/stations/{id}/history` as RFC 4180 CSV (`date,price`).
 pub fn history_csv(points: &[(Date, i64)]) -> Result<Vec<u8>, RenderError> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    w.write_record(["date", "price"])?;
+    super::safe_record(&mut w, ["date", "price"])?;
     for (d, p) in points {
-        w.write_record([d.to_string(), cents(*p).to_string()])?;
+        super::safe_record(&mut w, [d.to_string(), cents(*p).to_string()])?;
     }
     csv_bytes(w)
 }

@@ -267,34 +267,37 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
             let change_of = |product: &crate::model::codes::ProductCode| {
                 row.extra.last_change.iter().find(|(p, _)| p == product).and_then(|(_, c)| *c)
             };
-            w.write_record([
-                row.station_id().to_string(),
-                st.name.clone(),
-                st.brand.to_string(),
-                st.street.clone(),
-                st.suburb.clone(),
-                st.latitude.to_string(),
-                st.longitude.to_string(),
-                product.to_string(),
-                price.to_string(),
-                next.map(|(_, v)| v.to_string()).unwrap_or_default(),
-                change.map(|(_, v)| v.to_string()).unwrap_or_default(),
-                row.extra.distance.map(|d| d.to_string()).unwrap_or_default(),
-                row.extra.detour.map(|d| d.to_string()).unwrap_or_default(),
-                row.extra.along.map(|d| d.to_string()).unwrap_or_default(),
-                row.extra.cost.map(|d| d.to_string()).unwrap_or_default(),
-                row.extra.open.open.map(|o| o.to_string()).unwrap_or_default(),
-                row.extra.open.closes_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
-                row.extra.open.opens_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
-                row.extra
-                    .effective
-                    .iter()
-                    .find(|(p, _)| p == product)
-                    .map(|(_, v)| v.to_string())
-                    .unwrap_or_default(),
-                change_of(product).map(|(d, _)| d.to_string()).unwrap_or_default(),
-                change_of(product).map(|(_, p)| p.to_string()).unwrap_or_default(),
-            ])?;
+            super::safe_record(
+                &mut w,
+                [
+                    row.station_id().to_string(),
+                    st.name.clone(),
+                    st.brand.to_string(),
+                    st.street.clone(),
+                    st.suburb.clone(),
+                    st.latitude.to_string(),
+                    st.longitude.to_string(),
+                    product.to_string(),
+                    price.to_string(),
+                    next.map(|(_, v)| v.to_string()).unwrap_or_default(),
+                    change.map(|(_, v)| v.to_string()).unwrap_or_default(),
+                    row.extra.distance.map(|d| d.to_string()).unwrap_or_default(),
+                    row.extra.detour.map(|d| d.to_string()).unwrap_or_default(),
+                    row.extra.along.map(|d| d.to_string()).unwrap_or_default(),
+                    row.extra.cost.map(|d| d.to_string()).unwrap_or_default(),
+                    row.extra.open.open.map(|o| o.to_string()).unwrap_or_default(),
+                    row.extra.open.closes_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
+                    row.extra.open.opens_at.map(super::jsonapi::perth_minute).unwrap_or_default(),
+                    row.extra
+                        .effective
+                        .iter()
+                        .find(|(p, _)| p == product)
+                        .map(|(_, v)| v.to_string())
+                        .unwrap_or_default(),
+                    change_of(product).map(|(d, _)| d.to_string()).unwrap_or_default(),
+                    change_of(product).map(|(_, p)| p.to_string()).unwrap_or_default(),
+                ],
+            )?;
         }
     }
     csv_bytes(w)

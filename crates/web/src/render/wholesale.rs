@@ -100,21 +100,24 @@ pub fn wholesale_jsonapi(doc: &WholesaleDoc, meta: &DocumentMeta) -> Result<Vec<
 /// per terminal and day (the day's mean and margin repeated on each of its rows).
 pub fn wholesale_csv(doc: &WholesaleDoc) -> Result<Vec<u8>, RenderError> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    w.write_record(["date", "centre", "product", "terminal", "price", "mean", "margin"])?;
+    super::safe_record(&mut w, ["date", "centre", "product", "terminal", "price", "mean", "margin"])?;
     for row in &doc.rows {
         let date = row.day.date.to_string();
         let mean = cents(row.day.mean).to_string();
         let margin = row.margin.map(|m| m.to_string()).unwrap_or_default();
         for (terminal, price) in &row.day.terminals {
-            w.write_record([
-                date.as_str(),
-                doc.centre.slug(),
-                &doc.product.to_string(),
-                terminal,
-                &cents(*price).to_string(),
-                &mean,
-                &margin,
-            ])?;
+            super::safe_record(
+                &mut w,
+                [
+                    date.as_str(),
+                    doc.centre.slug(),
+                    &doc.product.to_string(),
+                    terminal,
+                    &cents(*price).to_string(),
+                    &mean,
+                    &margin,
+                ],
+            )?;
         }
     }
     csv_bytes(w)
