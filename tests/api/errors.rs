@@ -88,6 +88,17 @@ const CASES: &[(&str, Option<&str>, &[&str])] = &[
         &["discount takes brand:cents-a-litre pairs", "e.g. discount=2:4"],
     ),
     ("/v1/stations?discount=2:80", Some("discount"), &["at most 50", "\"80\" is not such a discount"]),
+    // Values the OpenAPI's patterns forbid are refused like any other bad value (a + in a
+    // query is a space).
+    ("/v1/stations?discount=3:+4", Some("discount"), &["is not such a discount"]),
+    (
+        "/v1/stations?product=1&near=-31.95,115.86&fill=+50&consumption=8",
+        Some("fill"),
+        &["fill has spaces around \"50\""],
+    ),
+    ("/v1/stations?open=%20now", Some("open"), &["open has spaces around \"now\""]),
+    ("/v1/stats?product=1&from=+2026-01-01", Some("from"), &["from is a date as YYYY-MM-DD"]),
+    ("/v1/wholesale?product=1,1", Some("product"), &["\"1,1\" names more than one"]),
     ("/v1/stations?id=xyz", Some("id"), &["a station id is 64 lowercase hex characters"]),
     ("/v1/stations?feature=999", Some("feature"), &["feature codes", "e.g. feature="]),
     // The short tables are listed in the refusal; a name typed for a code is told its code.

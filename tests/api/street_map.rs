@@ -572,6 +572,8 @@ async fn map_tiles_come_from_the_archive_with_validators_and_404_for_no_tile() {
         format!("/map/tiles/014/{x}/{y}"),
         format!("/map/tiles/14/{x}/{y}.png"),
         format!("/map/tiles/14/+{x}/{y}"),
+        // A digit percent-encoded (%31 is 1) is not a plain digit: one URL per tile.
+        format!("/map/tiles/%3114/{x}/{y}").replacen("%3114", "%314", 1),
         "/map/tiles/14/99999999999/1".to_string(),
         "/map/tiles/a/b/c".to_string(),
         "/map/tiles/14/1".to_string(),

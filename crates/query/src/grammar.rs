@@ -72,6 +72,23 @@ impl Values {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
+
+    /// Refuse a value of `params` with spaces around it: the station API's own parameters
+    /// are written without them (a `+` in a query is a space, so `fill=+50` is ` 50`).
+    pub fn unspaced(&self, params: &[Param]) -> Result<(), QueryError> {
+        for (name, value) in &self.0 {
+            if params.iter().any(|p| p.name == *name) && value.trim() != value {
+                return Err(invalid_in(
+                    name,
+                    format!(
+                        "{name} has spaces around {:?} (a + in a query is a space); write it without them",
+                        value.trim()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Read a raw query string (without `?`) by the grammar, for a route taking `params`.

@@ -123,8 +123,9 @@ fn discounts(value: &str) -> Result<Vec<(BrandCode, i64)>, QueryError> {
         let brand: Vec<BrandCode> = code_list(brand, "brand")
             .map_err(|_| bad(format!("{brand:?} is not a brand code (GET /v1/brands)")))?;
         let [brand] = brand.as_slice() else { return Err(bad(format!("{item:?} names no single brand"))) };
-        let tenths = tenths_within("discount", amount.trim(), (1, MAX_DISCOUNT_TENTHS), "discount=2:4")
-            .map_err(|_| bad(format!("{:?} is not such a discount", amount.trim())))?;
+        // As written: `3:+4` is `3: 4` once decoded, and no discount has spaces.
+        let tenths = tenths_within("discount", amount, (1, MAX_DISCOUNT_TENTHS), "discount=2:4")
+            .map_err(|_| bad(format!("{amount:?} is not such a discount")))?;
         if out.iter().any(|(b, _)| b == brand) {
             return Err(bad(format!("brand {brand} is named twice")));
         }
@@ -414,6 +415,7 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     ];
     // A route's polyline may make the query up to 8,192 characters; any other stays at 1,024.
     let (selection, values) = parse_selection_up_to(Dialect::V1, raw, now, &EXTRAS, MAX_ROUTE_QUERY_LEN)?;
+    values.unspaced(&EXTRAS)?;
     let get = |name: &str| values.get(name).map(str::trim);
     // Fifty favourites' ids make a query up to 4,096 characters.
     let bound = match (get("route"), get("id")) {
@@ -622,7 +624,7 @@ pub fn iso_date(param: &str, value: &str) -> Result<Date, QueryError> {
             format!("{param} is a date as YYYY-MM-DD, e.g. {param}=2026-01-31; {value:?} {why}"),
         )
     };
-    if !shape {
+    if !shape || v != value {
         return Err(bad("is not written so"));
     }
     v.parse().map_err(|_| bad("is no such day"))
@@ -682,8 +684,9 @@ pub fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
     let one = "product is required here, exactly one product code (1 Unleaded, 2 Premium 95, 4 Diesel, 5 LPG, \
                6 Premium 98, 10 E85, 11 Brand diesel), e.g. product=1";
     let value = value.ok_or_else(|| invalid_in("product", one))?;
-    match products(value)?.as_slice() {
-        [p] => Ok(*p),
+    // Counted as written: `1,1` names a product twice, not one product.
+    match (products(value)?.as_slice(), value.split(',').count()) {
+        ([p], 1) => Ok(*p),
         _ => Err(invalid_in("product", format!("{one}; {value:?} names more than one"))),
     }
 }

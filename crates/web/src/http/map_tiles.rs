@@ -25,9 +25,14 @@ async fn tile(
     State(state): State<Arc<AppState>>,
     method: Method,
     headers: HeaderMap,
+    uri: axum::http::Uri,
     place: Result<Path<(String, String, String)>, PathRejection>,
 ) -> Response {
     let Some(archive) = state.map_archive.as_ref() else { return ApiError::not_found().into_response() };
+    // The path as sent: a percent-encoded digit (`%31`) is no plain digit either.
+    if uri.path().contains('%') {
+        return ApiError::not_found().into_response();
+    }
     let Ok(Path((z, x, y))) = place else { return ApiError::not_found().into_response() };
     // Digits only: `+1`, `01` or `1.png` name no tile (one URL per tile, one cache entry).
     let number = |s: &str| {
