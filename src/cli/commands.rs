@@ -45,6 +45,50 @@ pub async fn simulate_source(args: SimulateArgs) -> anyhow::Result<ExitCode> {
 /// Places stand-in, in a store of its own (simulated prices never reach a real store).
 pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     args.listen.check_free()?;
+    // The demo's own store, removed on every way out (an error, a signal while seeding, the
+    // end of serving): simulated prices never outlive the demo.
+    let dir = TempStore(std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id())));
+    // Seeding and importing take seconds: a signal then stops the demo at once.
+    let prepared = tokio::select! {
+        prepared = prepare_demo(&args, &dir.0) => prepared?,
+        () = server::shutdown_signal() => {
+            say!("wafuel demo: stopped before serving");
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let DemoParts { config, sim, places, archive, wholesale } = prepared;
+    // The hourly warm job runs as in `serve` (14:31 brings tomorrow's prices and a
+    // `published` event); the enrichment already ran once above.
+    let jobs = Jobs { warm: true, places: None, backfill: None };
+    let result = serve_api(config, &args.listen, jobs, wholesale).await;
+    if let Some(archive) = archive {
+        archive.abort();
+    }
+    drop(places);
+    sim.shutdown().await;
+    result
+}
+
+/// A directory removed when dropped.
+struct TempStore(std::path::PathBuf);
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What the demo serves with, once prepared.
+struct DemoParts {
+    config: AppConfig,
+    sim: SimHandle,
+    places: PlacesHandle,
+    archive: Option<tokio::task::JoinHandle<()>>,
+    wholesale: Option<crate::source::wholesale::WholesaleClient>,
+}
+
+/// The demo's simulated origin, its seeded history and enrichment, and its store in `dir`.
+async fn prepare_demo(args: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<DemoParts> {
     let shifted =
         args.now.map(|s| Arc::new(crate::app::ShiftedClock::starting_at(s.resolve(jiff::Timestamp::now()))));
     let clock: SharedClock = match &shifted {
@@ -52,7 +96,6 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         None => Arc::new(SystemClock),
     };
     let sim = SimHandle::spawn("127.0.0.1:0".parse()?, clock.clone(), Default::default()).await?;
-    let dir = std::env::temp_dir().join(format!("wafuel-demo-{}", std::process::id()));
     let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
     say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
     say!("its store: {}/demo.sqlite3 (simulated prices only; removed when the demo stops)", dir.display());
@@ -117,17 +160,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let perth = crate::time::perth_now(shifted.start()).strftime("%Y-%m-%d %H:%M:%S");
         say!("the demo's clock starts at {perth} Perth time (--now) and runs on from there");
     }
-    // The hourly warm job runs as in `serve` (14:31 brings tomorrow's prices and a
-    // `published` event); the enrichment already ran once above.
-    let jobs = Jobs { warm: true, places: None, backfill: None };
-    let result = serve_api(config, &args.listen, jobs, wholesale).await;
-    if let Some(archive) = archive {
-        archive.abort();
-    }
-    drop(places);
-    sim.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    Ok(DemoParts { config, sim, places, archive, wholesale })
 }
 
 /// Months of the simulated archive the demo imports after it starts serving.

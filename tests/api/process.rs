@@ -424,3 +424,50 @@ fn a_taken_port_fails_at_once_naming_the_setting() {
         assert!(started.elapsed() < Duration::from_secs(5), "at once: {:?}", started.elapsed());
     }
 }
+
+/// The demo honours SIGINT while it seeds (stopping at once) and SIGTERM while it serves, and
+/// its temporary store is gone after either.
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[test]
+fn the_demo_stops_on_a_signal_while_seeding_and_leaves_no_store_behind() {
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_wafuel"))
+            .args(["demo", "--no-import", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("wafuel demo starts")
+    };
+    // SIGINT as soon as it says it is seeding.
+    let mut child = spawn();
+    let store = std::env::temp_dir().join(format!("wafuel-demo-{}", child.id()));
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.starts_with("seeding") {
+            break;
+        }
+    }
+    assert!(store.exists(), "the demo's store while it seeds");
+    let signalled = std::time::Instant::now();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    let status = child.wait().expect("exits");
+    assert!(signalled.elapsed() < Duration::from_secs(5), "stopped at once: {:?}", signalled.elapsed());
+    assert!(status.success(), "{status:?}");
+    assert!(!store.exists(), "{} left behind after SIGINT", store.display());
+    // SIGTERM while serving.
+    let mut child = spawn();
+    let store = std::env::temp_dir().join(format!("wafuel-demo-{}", child.id()));
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.starts_with("public: ") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    assert!(child.wait().expect("exits").success());
+    assert!(!store.exists(), "{} left behind after SIGTERM", store.display());
+}
