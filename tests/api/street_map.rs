@@ -686,3 +686,97 @@ async fn the_explorer_on_its_own_vector_map() {
     nothing_beyond_and_clean(&client, &driver, &[&base], "explore-street-map-pmtiles.png").await;
     client.close().await.expect("closed");
 }
+
+/// Every malformed archive is a start-up error naming the file, never a panic: too short for
+/// a header, cut inside its directory, or a root directory claiming more than the file holds.
+#[tokio::test]
+async fn malformed_archives_are_start_up_errors_naming_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let good = dir.path().join("good.pmtiles");
+    write_archive(&good, pmtiles::TileType::Png, |z, x, y| tile_png(u32::from(z), x, y));
+    let bytes = std::fs::read(&good).expect("read");
+    let mut claims = bytes.clone();
+    // The header's root directory length (bytes 16..24, little-endian): 2^60.
+    claims[16..24].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    for (name, body) in [
+        ("short.pmtiles", vec![0u8; 127]),
+        ("cut.pmtiles", bytes[..140].to_vec()),
+        ("claims.pmtiles", claims),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).expect("write");
+        let err = wafuel::map_tiles::MapArchive::open(&path).await.expect_err(name);
+        assert!(err.to_string().contains(&path.display().to_string()), "{name}: {err}");
+    }
+}
+
+/// A tile that inflates past 64 MiB is refused, not served whole.
+#[tokio::test]
+async fn a_tile_inflating_past_the_bound_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bomb.pmtiles");
+    let (bx, by) = tile_of(115.86, -31.95, 14);
+    write_archive(&path, pmtiles::TileType::Mvt, |z, x, y| {
+        if (z, x, y) == (14, bx, by) { vec![0u8; 65 * 1024 * 1024] } else { vector_tile(z, x, y) }
+    });
+    let app = with_archive(&path, dir).await;
+    assert_ne!(app.get(&format!("/map/tiles/14/{bx}/{by}")).await.status, 200);
+    assert_eq!(app.get(&format!("/map/tiles/14/{}/{by}", bx + 1)).await.status, 200, "the other tiles stay");
+}
+
+/// The archive replaced under a running `serve`: by a rename, the file opened is still read
+/// whole; copied over in place and cut short, a tile is an error status and the process and
+/// every other route live on (a memory map died of SIGBUS here).
+#[cfg_attr(
+    not(wafuel_slow),
+    ignore = "slow tier (browser, deployment, spawned processes): WAFUEL_SLOW_TESTS=1, as scripts/test sets"
+)]
+#[tokio::test]
+async fn an_archive_changed_under_a_running_server_never_takes_it_down() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("perth.pmtiles");
+    write_archive(&path, pmtiles::TileType::Png, |z, x, y| tile_png(u32::from(z), x, y));
+    let sim = wafuel::sim::SimHandle::spawn(
+        crate::support::local(),
+        Arc::new(wafuel::app::SystemClock),
+        Default::default(),
+    )
+    .await
+    .expect("origin");
+    let store = format!("sqlite://{}/w.sqlite3", dir.path().display());
+    let archive = path.display().to_string();
+    let serve = crate::process::serve_with(
+        &store,
+        &sim.feed_url(),
+        &["--map-pmtiles", &archive, "--map-attribution", "© test"],
+    );
+    let get = |uri: String| {
+        let base = serve.public.clone();
+        async move { http().get(format!("{base}{uri}")).send().await.expect("an answer") }
+    };
+    let (x, y) = tile_of(115.86, -31.95, 14);
+    let first = get(format!("/map/tiles/14/{x}/{y}")).await;
+    assert_eq!(first.status(), 200);
+    // Replaced by a rename (another file's tiles): the file opened is read, whole.
+    let other = dir.path().join("other.pmtiles");
+    write_archive(&other, pmtiles::TileType::Png, |z, x, y| tile_png(u32::from(z) + 1, x, y));
+    std::fs::rename(&other, &path).expect("renamed over");
+    let renamed = get(format!("/map/tiles/15/{}/{}", x * 2, y * 2)).await;
+    assert_eq!(renamed.status(), 200);
+    assert_eq!(renamed.bytes().await.expect("body").as_ref(), tile_png(15, x * 2, y * 2).as_slice());
+    // The file opened, changed in place: the next tile not yet read is an error status.
+    let serve_pid = serve.child.id();
+    let fd_target = std::fs::read_dir(format!("/proc/{serve_pid}/fd"))
+        .expect("fds")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| std::fs::read_link(p).is_ok_and(|t| t.to_string_lossy().contains("perth.pmtiles")))
+        .expect("the served archive's descriptor");
+    // Cut short through the server's own descriptor's file (the inode it reads).
+    let held = std::fs::OpenOptions::new().write(true).open(&fd_target).expect("the held file");
+    held.set_len(100).expect("truncated");
+    let cut = get(format!("/map/tiles/15/{}/{}", x * 2 + 1, y * 2)).await;
+    assert_ne!(cut.status(), 200, "a tile of a cut archive");
+    assert!(cut.status().is_client_error() || cut.status().is_server_error());
+    assert_eq!(get("/v1/status".into()).await.status(), 200, "every other route lives on");
+}

@@ -1,15 +1,74 @@
 //! A self-hosted street map: a PMTiles archive (`--map-pmtiles FILE`, e.g. an extract of WA)
 //! whose tiles the explorer draws under its stations, raster or vector. Read with the
-//! `pmtiles` crate from a memory map; each tile is decompressed once and kept, so a tile asked
-//! again costs a lookup, not a directory walk and an inflate.
+//! `pmtiles` crate through the open file (positioned reads, never a memory map: a file copied
+//! over or cut short under a memory map kills the process with SIGBUS); each tile is
+//! decompressed once, at most 64 MiB, and kept, so a tile asked again costs a lookup.
+//!
+//! The file is the one opened at start: replaced by a rename, the old one is still read,
+//! whole; changed in place (copied over, truncated), every read after the change is refused
+//! (the tile is an error status), so a tile's directory and bytes always come from one
+//! version of the file. Restart to serve a new archive.
 
 use std::path::Path;
 
 use bytes::Bytes;
-use pmtiles::{AsyncPmTilesReader, Compression, MmapBackend, NoCache, TileCoord, TileType};
+use pmtiles::{
+    AsyncBackend, AsyncPmTilesReader, BackendResponse, Compression, NoCache, PmtError, TileCoord, TileType,
+};
 
 /// Memory for decompressed tiles: the tiles of a city at every zoom a person uses.
 const KEPT_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest tile served once inflated: real tiles are kilobytes; a small gzip member can
+/// claim gigabytes.
+const MAX_TILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The archive's file, read at positions, and what it was when opened.
+struct FileBackend {
+    file: std::sync::Arc<std::fs::File>,
+    opened: Version,
+}
+
+/// What tells one version of the file from another: its length and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Version {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Version {
+    fn of(file: &std::fs::File) -> std::io::Result<Version> {
+        let meta = file.metadata()?;
+        Ok(Version { len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+impl AsyncBackend for FileBackend {
+    async fn read(&self, offset: usize, length: usize) -> pmtiles::PmtResult<BackendResponse> {
+        let (file, opened) = (self.file.clone(), self.opened);
+        let read = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+            use std::os::unix::fs::FileExt;
+            let changed = || std::io::Error::other("the map archive changed since the service opened it");
+            if Version::of(&file)? != opened {
+                return Err(changed());
+            }
+            let end = (offset as u64).checked_add(length as u64).filter(|end| *end <= opened.len);
+            let Some(_) = end else {
+                return Err(std::io::Error::other("a read past the end of the map archive"));
+            };
+            let mut out = vec![0; length];
+            file.read_exact_at(&mut out, offset as u64)?;
+            // Changed while it was read: these bytes may mix two versions.
+            if Version::of(&file)? != opened {
+                return Err(changed());
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|e| PmtError::Reading(std::io::Error::other(e.to_string())))?
+        .map_err(PmtError::Reading)?;
+        Ok(BackendResponse::new(Bytes::from(read)))
+    }
+}
 
 /// What an archive's tiles are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +115,7 @@ pub enum MapTilesError {
 
 /// An open archive and the tiles already decompressed.
 pub struct MapArchive {
-    reader: AsyncPmTilesReader<MmapBackend, NoCache>,
+    reader: AsyncPmTilesReader<FileBackend, NoCache>,
     kind: TileKind,
     compression: Compression,
     min_zoom: u8,
@@ -80,8 +139,18 @@ impl MapArchive {
     pub async fn open(path: &Path) -> Result<Self, MapTilesError> {
         let shown = path.display().to_string();
         let open = |why: String| MapTilesError::Open { path: shown.clone(), why };
-        let file = std::fs::metadata(path).map_err(|e| open(e.to_string()))?;
-        let reader = AsyncPmTilesReader::new_with_path(path).await.map_err(|e| open(e.to_string()))?;
+        let handle = std::fs::File::open(path).map_err(|e| open(e.to_string()))?;
+        let file = handle.metadata().map_err(|e| open(e.to_string()))?;
+        let opened = Version::of(&handle).map_err(|e| open(e.to_string()))?;
+        let backend = FileBackend { file: std::sync::Arc::new(handle), opened };
+        // A malformed header or directory is a start-up error naming the file, never a panic
+        // (the crate's parser slices what the file claims).
+        use futures::FutureExt;
+        let reader = std::panic::AssertUnwindSafe(AsyncPmTilesReader::try_from_source(backend))
+            .catch_unwind()
+            .await
+            .map_err(|_| open("its header or root directory is malformed".into()))?
+            .map_err(|e| open(e.to_string()))?;
         let header = reader.get_header();
         let kind = match header.tile_type {
             TileType::Png => TileKind::Png,
@@ -149,7 +218,12 @@ impl MapArchive {
     pub async fn tile(&self, z: u8, x: u32, y: u32) -> Result<Option<Bytes>, MapTilesError> {
         let Some(coord) = self.place(z, x, y) else { return Ok(None) };
         let read = async {
-            let raw = self.reader.get_tile(coord).await.map_err(|e| MapTilesError::Read(e.to_string()))?;
+            use futures::FutureExt;
+            let raw = std::panic::AssertUnwindSafe(self.reader.get_tile(coord))
+                .catch_unwind()
+                .await
+                .map_err(|_| MapTilesError::Read("a malformed directory".into()))?
+                .map_err(|e| MapTilesError::Read(e.to_string()))?;
             match raw {
                 Some(bytes) if self.compression == Compression::Gzip => {
                     Ok(Some(Bytes::from(gunzip(&bytes)?)))
@@ -165,11 +239,16 @@ impl MapArchive {
     }
 }
 
+/// A gzip tile inflated, refused past [`MAX_TILE_BYTES`] (read no further than one byte over).
 fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, MapTilesError> {
     use std::io::Read;
-    let mut out = Vec::with_capacity(bytes.len() * 3);
+    let mut out = Vec::with_capacity(bytes.len().saturating_mul(3).min(1 << 20));
     flate2::read::GzDecoder::new(bytes)
+        .take(MAX_TILE_BYTES + 1)
         .read_to_end(&mut out)
         .map_err(|e| MapTilesError::Read(e.to_string()))?;
+    if out.len() as u64 > MAX_TILE_BYTES {
+        return Err(MapTilesError::Read(format!("a tile inflating past {MAX_TILE_BYTES} bytes")));
+    }
     Ok(out)
 }
