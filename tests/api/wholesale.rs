@@ -75,6 +75,27 @@ async fn store_round_trip(store: Arc<dyn Store>) {
     // Other centres and products stay apart.
     assert!(store.wholesale(p(1), Some(Centre::Broome), d23, d23).await.expect("read").is_empty());
     assert_eq!(store.wholesale(p(4), None, d23, d23).await.expect("read").len(), 1);
+    // A later complete live read is the day's terminals exactly: a terminal it no longer
+    // lists (renamed) is dropped from that day, never counted twice in its mean; a yearly
+    // file's merge keeps the others.
+    let renamed = [
+        tp(1, Centre::Perth, d23, "Ampol Kwinana", 17_218),
+        tp(1, Centre::Perth, d23, "BP Kwinana Refinery", 17_318),
+    ];
+    let w =
+        store.put_live_wholesale(&renamed, &[], None, at("2026-04-22T16:00:00+08:00")).await.expect("put");
+    assert_eq!((w.written, w.replaced, w.unchanged), (1, 1, 1), "one new name, one dropped, one kept");
+    let day: Vec<String> = store
+        .wholesale(p(1), Some(Centre::Perth), d23, d23)
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|t| t.terminal)
+        .collect();
+    assert_eq!(day, ["Ampol Kwinana", "BP Kwinana Refinery"]);
+    let merged = [tp(1, Centre::Perth, d23, "Perth average (AIP)", 17_300)];
+    store.put_wholesale(&merged, &[], None, at("2026-04-22T16:00:00+08:00")).await.expect("put");
+    assert_eq!(store.wholesale(p(1), Some(Centre::Perth), d23, d23).await.expect("read").len(), 3);
 }
 
 #[tokio::test]

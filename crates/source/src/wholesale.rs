@@ -114,16 +114,34 @@ fn price_of(value: &serde_json::Value, what: &str) -> Result<Option<i64>, Wholes
 pub fn parse_prices(centre: Centre, body: &[u8]) -> Result<Vec<LiveTerminal>, WholesaleError> {
     let terminals: Vec<TerminalJson> = serde_json::from_slice(body)
         .map_err(|e| WholesaleError::Malformed(format!("prices of {}: {e}", centre.name())))?;
-    let mut out = Vec::with_capacity(terminals.len());
+    let mut out: Vec<LiveTerminal> = Vec::with_capacity(terminals.len());
     for t in terminals {
         let name = t.description.trim().to_string();
         if name.is_empty() {
             return Err(WholesaleError::Malformed(format!("a terminal of {} has no name", centre.name())));
         }
-        let mut prices = Vec::new();
+        // A name is shown in pages and spreadsheets as written: bounded, nothing hidden in it.
+        let hidden = |c: char| {
+            c.is_control()
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        };
+        if name.chars().count() > 1_000 || name.chars().any(hidden) {
+            return Err(WholesaleError::Malformed(format!(
+                "a terminal of {} has a name over 1,000 characters or with a control or direction mark",
+                centre.name()
+            )));
+        }
+        // A terminal or a product given twice: which price is right is not ours to guess.
+        if out.iter().any(|o| o.name == name) {
+            return Err(WholesaleError::Malformed(format!("{name} is listed twice in {}", centre.name())));
+        }
+        let mut prices: Vec<LivePrice> = Vec::new();
         for p in &t.terminal_gate_product_models {
             // A fuel without a terminal gate price of ours (none is known) is left out.
             let Some(product) = product_of(&p.fuel_type) else { continue };
+            if prices.iter().any(|q| q.product == product) {
+                return Err(WholesaleError::Malformed(format!("{name} gives {} twice", p.fuel_type)));
+            }
             let what = |field: &str| format!("{name} {} {field}", p.fuel_type);
             prices.push(LivePrice {
                 product,
@@ -144,6 +162,12 @@ pub fn parse_centres(body: &[u8]) -> Result<Vec<(Centre, u32)>, WholesaleError> 
         serde_json::from_slice(body).map_err(|e| WholesaleError::Malformed(format!("centres: {e}")))?;
     let known: Vec<(Centre, u32)> =
         centres.iter().filter_map(|c| Some((Centre::from_name(&c.description)?, c.id))).collect();
+    // A centre named twice would let one answer's prices stand for another's.
+    for (i, (centre, _)) in known.iter().enumerate() {
+        if known[..i].iter().any(|(c, _)| c == centre) {
+            return Err(WholesaleError::Malformed(format!("centres: {} is listed twice", centre.name())));
+        }
+    }
     if known.is_empty() {
         return Err(WholesaleError::Malformed("centres: none of the six terminal centres".into()));
     }
@@ -245,6 +269,12 @@ mod tests {
             (AMPOL.replace("211.38", "-5"), "not 10 < p"),
             (AMPOL.replace("[{\"id\":31", "{\"id\":31"), "prices of Perth"),
             (AMPOL.replace("\"Ampol Kwinana\"", "\" \""), "no name"),
+            // Over the bound as written (not once rounded to the hundredth).
+            (AMPOL.replace("211.38", "1000.004"), "not 10 < p"),
+            // A terminal, or a product of one terminal, given twice.
+            (AMPOL.replace("}]}]", "}]},") + &AMPOL[1..], "listed twice"),
+            (AMPOL.replace("\"fuelType\":\"PULP\"", "\"fuelType\":\"ULP\""), "gives ULP twice"),
+            (AMPOL.replace("Ampol Kwinana", "Ampol\\u202eKwinana"), "direction mark"),
         ] {
             match parse_prices(Centre::Perth, bad.as_bytes()) {
                 Err(WholesaleError::Malformed(reason)) => assert!(reason.contains(why), "{reason}"),
@@ -255,6 +285,8 @@ mod tests {
         let read = parse_prices(Centre::Perth, null.as_bytes()).expect("a null price is no price");
         assert_eq!(read[0].prices[2].next, None);
         assert!(matches!(parse_centres(b"[]"), Err(WholesaleError::Malformed(_))));
+        let twice = parse_centres(br#"[{"id":6,"description":"Perth"},{"id":7,"description":"Perth"}]"#);
+        assert!(matches!(twice, Err(WholesaleError::Malformed(r)) if r.contains("Perth is listed twice")));
     }
 
     #[test]

@@ -51,6 +51,16 @@ pub trait WholesaleStore: Send + Sync + 'static {
         news: Option<Date>,
         at: Timestamp,
     ) -> Result<WholesaleWrite, StoreError>;
+    /// [`put_wholesale`](Self::put_wholesale) from a complete live read: each (product,
+    /// centre, day) of `prices` then holds exactly the terminals of that read (a terminal the
+    /// read no longer lists, renamed say, is dropped from those days, never counted twice).
+    async fn put_live_wholesale(
+        &self,
+        prices: &[TerminalPrice],
+        if_missing: &[TerminalPrice],
+        news: Option<Date>,
+        at: Timestamp,
+    ) -> Result<WholesaleWrite, StoreError>;
     async fn wholesale(
         &self,
         product: ProductCode,
@@ -225,87 +235,17 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         news: Option<Date>,
         at: Timestamp,
     ) -> Result<WholesaleWrite, StoreError> {
-        let mut tx = self.db.write().await?;
-        let mut all: Vec<TerminalPrice> = prices.to_vec();
-        all.extend_from_slice(if_missing);
-        let before = stored(&mut *tx, &all).await?;
-        let mut days = before.clone();
-        let mut write = WholesaleWrite::default();
-        let mut changed: HashSet<DayKey> = HashSet::new();
-        let cell = |p: &TerminalPrice| ((p.product, p.centre, p.date), stored_name(&p.terminal));
-        for p in prices {
-            let (key, name) = cell(p);
-            match days.entry(key).or_default().insert(name, p.price) {
-                Some(old) if old == p.price => write.unchanged += 1,
-                Some(_) => {
-                    write.replaced += 1;
-                    changed.insert(key);
-                }
-                None => {
-                    write.written += 1;
-                    changed.insert(key);
-                }
-            }
-        }
-        for p in if_missing {
-            let (key, name) = cell(p);
-            match days.entry(key).or_default().entry(name) {
-                std::collections::btree_map::Entry::Occupied(_) => write.unchanged += 1,
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    slot.insert(p.price);
-                    write.written += 1;
-                    changed.insert(key);
-                }
-            }
-        }
-        if changed.is_empty() {
-            // Nothing changed: dropped, rolled back.
-            return Ok(write);
-        }
-        let mut rows: Vec<&DayKey> = changed.iter().collect();
-        rows.sort();
-        for chunk in rows.chunks(BATCH) {
-            let values = chunk.iter().map(|key| {
-                let (product, centre, date) = **key;
-                let text = days.get(*key).map(format_terminals).unwrap_or_default();
-                vec![
-                    Arg::from(product),
-                    Arg::from(centre.slug()),
-                    Arg::from(day_number(date)),
-                    Arg::from(text),
-                ]
-            });
-            tx.execute(Statement::rows(PUT, values, PUT_TAIL)).await?;
-        }
-        counters::bump(&mut *tx, COUNTER).await?;
-        if let Some(day) = news {
-            // Each (product, centre) priced on the news day for the first time: its event.
-            let first: Vec<(DayKey, Day)> = rows
-                .iter()
-                .filter(|(_, _, date)| *date == day)
-                .filter(|key| before.get(**key).is_none_or(|d| d.is_empty()))
-                .filter_map(|key| Some((**key, days.get(*key)?.clone())))
-                .collect();
-            let mut evented = false;
-            for d in crate::model::wholesale::days(&prices_of(first)) {
-                let data = serde_json::json!({
-                    "date": d.date.to_string(),
-                    "centre": d.centre.slug(),
-                    "product": d.product,
-                    "mean": cents(d.mean),
-                });
-                let id = counters::bump(&mut *tx, counters::EVENTS).await?;
-                let date = d.date.to_string();
-                events::insert(&mut *tx, id, EventKind::Wholesale, (&date, d.product), data.to_string(), at)
-                    .await?;
-                evented = true;
-            }
-            if evented && let Some(notify) = self.db.notify() {
-                tx.execute(notify).await?;
-            }
-        }
-        B::commit(tx).await?;
-        Ok(write)
+        self.put_days(prices, if_missing, news, at, false).await
+    }
+
+    async fn put_live_wholesale(
+        &self,
+        prices: &[TerminalPrice],
+        if_missing: &[TerminalPrice],
+        news: Option<Date>,
+        at: Timestamp,
+    ) -> Result<WholesaleWrite, StoreError> {
+        self.put_days(prices, if_missing, news, at, true).await
     }
 
     async fn wholesale(
@@ -379,6 +319,117 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         })
         .await?;
         Ok(out)
+    }
+}
+
+impl<B: Backend> SqlStore<B> {
+    /// Store a write in one transaction; with `exact`, each day of `prices` keeps only the
+    /// terminals `prices` names for it.
+    async fn put_days(
+        &self,
+        prices: &[TerminalPrice],
+        if_missing: &[TerminalPrice],
+        news: Option<Date>,
+        at: Timestamp,
+        exact: bool,
+    ) -> Result<WholesaleWrite, StoreError> {
+        let mut tx = self.db.write().await?;
+        let mut all: Vec<TerminalPrice> = prices.to_vec();
+        all.extend_from_slice(if_missing);
+        let before = stored(&mut *tx, &all).await?;
+        let mut days = before.clone();
+        let mut write = WholesaleWrite::default();
+        let mut changed: HashSet<DayKey> = HashSet::new();
+        let cell = |p: &TerminalPrice| ((p.product, p.centre, p.date), stored_name(&p.terminal));
+        for p in prices {
+            let (key, name) = cell(p);
+            match days.entry(key).or_default().insert(name, p.price) {
+                Some(old) if old == p.price => write.unchanged += 1,
+                Some(_) => {
+                    write.replaced += 1;
+                    changed.insert(key);
+                }
+                None => {
+                    write.written += 1;
+                    changed.insert(key);
+                }
+            }
+        }
+        if exact {
+            let mut read: HashMap<DayKey, HashSet<String>> = HashMap::new();
+            for p in prices {
+                let (key, name) = cell(p);
+                read.entry(key).or_default().insert(name);
+            }
+            for (key, names) in &read {
+                let Some(day) = days.get_mut(key) else { continue };
+                let before_len = day.len();
+                day.retain(|name, _| names.contains(name));
+                if day.len() != before_len {
+                    write.replaced += (before_len - day.len()) as u64;
+                    changed.insert(*key);
+                }
+            }
+        }
+        for p in if_missing {
+            let (key, name) = cell(p);
+            match days.entry(key).or_default().entry(name) {
+                std::collections::btree_map::Entry::Occupied(_) => write.unchanged += 1,
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(p.price);
+                    write.written += 1;
+                    changed.insert(key);
+                }
+            }
+        }
+        if changed.is_empty() {
+            // Nothing changed: dropped, rolled back.
+            return Ok(write);
+        }
+        let mut rows: Vec<&DayKey> = changed.iter().collect();
+        rows.sort();
+        for chunk in rows.chunks(BATCH) {
+            let values = chunk.iter().map(|key| {
+                let (product, centre, date) = **key;
+                let text = days.get(*key).map(format_terminals).unwrap_or_default();
+                vec![
+                    Arg::from(product),
+                    Arg::from(centre.slug()),
+                    Arg::from(day_number(date)),
+                    Arg::from(text),
+                ]
+            });
+            tx.execute(Statement::rows(PUT, values, PUT_TAIL)).await?;
+        }
+        counters::bump(&mut *tx, COUNTER).await?;
+        if let Some(day) = news {
+            // Each (product, centre) priced on the news day for the first time: its event.
+            let first: Vec<(DayKey, Day)> = rows
+                .iter()
+                .filter(|(_, _, date)| *date == day)
+                .filter(|key| before.get(**key).is_none_or(|d| d.is_empty()))
+                .filter_map(|key| Some((**key, days.get(*key)?.clone())))
+                .collect();
+            let mut evented = false;
+            for d in crate::model::wholesale::days(&prices_of(first)) {
+                let data = serde_json::json!({
+                    "date": d.date.to_string(),
+                    "centre": d.centre.slug(),
+                    "product": d.product,
+                    "mean": cents(d.mean),
+                });
+                let id = counters::bump(&mut *tx, counters::EVENTS).await?;
+                let date = d.date.to_string();
+                events::insert(&mut *tx, id, EventKind::Wholesale, (&date, d.product), data.to_string(), at)
+                    .await?;
+                evented = true;
+            }
+            if evented && let Some(notify) = self.db.notify() {
+                tx.execute(notify).await?;
+            }
+        }
+        B::commit(tx).await?;
+        Ok(write)
     }
 }
 

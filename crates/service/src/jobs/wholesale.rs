@@ -34,7 +34,7 @@ pub async fn wholesale_pass(
     // The clock after the read: an answer read across 14:30 is judged by when it came.
     let now = clock.now();
     let write = live_write(&terminals, live_days(perth_now(now).datetime()));
-    Ok(store.put_wholesale(&write.prices, &write.if_missing, write.news, now).await?)
+    Ok(store.put_live_wholesale(&write.prices, &write.if_missing, write.news, now).await?)
 }
 
 /// A pass under the job lease of `name`, logged; `None` when another replica holds it.
