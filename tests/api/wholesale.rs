@@ -93,7 +93,7 @@ async fn store_round_trip(store: Arc<dyn Store>) {
         .map(|t| t.terminal)
         .collect();
     assert_eq!(day, ["Ampol Kwinana", "BP Kwinana Refinery"]);
-    let merged = [tp(1, Centre::Perth, d23, "Perth average (AIP)", 17_300)];
+    let merged = [tp(1, Centre::Perth, d23, "Test yearly-file terminal", 17_301)];
     store.put_wholesale(&merged, &[], None, at("2026-04-22T16:00:00+08:00")).await.expect("put");
     assert_eq!(store.wholesale(p(1), Some(Centre::Perth), d23, d23).await.expect("read").len(), 3);
 }
