@@ -73,11 +73,12 @@ impl Values {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
 
-    /// Refuse a value of `params` with spaces around it: the station API's own parameters
-    /// are written without them (a `+` in a query is a space, so `fill=+50` is ` 50`).
-    pub fn unspaced(&self, params: &[Param]) -> Result<(), QueryError> {
+    /// Refuse a value of `params` (but those named in `spaced`) with spaces around it: such a
+    /// parameter is written without them (a `+` in a query is a space: `fill=+50` is ` 50`).
+    pub fn unspaced(&self, params: &[Param], spaced: &[&str]) -> Result<(), QueryError> {
         for (name, value) in &self.0 {
-            if params.iter().any(|p| p.name == *name) && value.trim() != value {
+            let strict = params.iter().any(|p| p.name == *name) && !spaced.contains(name);
+            if strict && value.trim() != value {
                 return Err(invalid_in(
                     name,
                     format!(

@@ -415,20 +415,9 @@ pub fn parse_stations(raw: &str, now: Timestamp) -> Result<StationsQuery, QueryE
     ];
     // A route's polyline may make the query up to 8,192 characters; any other stays at 1,024.
     let (selection, values) = parse_selection_up_to(Dialect::V1, raw, now, &EXTRAS, MAX_ROUTE_QUERY_LEN)?;
-    // The parameters whose documented forms have no spaces (near, radius, detour and limit
-    // allow them around the value, as the reference's own parameters do).
-    const UNSPACED: [Param; 9] = [
-        plain("discount"),
-        plain("open"),
-        plain("id"),
-        plain("feature"),
-        plain("excludebrand"),
-        plain("excluderestriction"),
-        plain("route"),
-        plain("fill"),
-        plain("consumption"),
-    ];
-    values.unspaced(&UNSPACED)?;
+    // Every parameter of its own is written without spaces, but near, radius, detour, limit
+    // and sort, whose documented forms allow them around the value as the reference's do.
+    values.unspaced(&EXTRAS, &["near", "radius", "detour", "limit", "sort"])?;
     let get = |name: &str| values.get(name).map(str::trim);
     // Fifty favourites' ids make a query up to 4,096 characters.
     let bound = match (get("route"), get("id")) {

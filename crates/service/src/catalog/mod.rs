@@ -4,6 +4,7 @@
 //! with its indexes ([`DayCatalog`]), and the provider profiles ([`Profiles`]).
 
 pub mod alerts;
+pub mod backfill;
 pub mod day;
 pub mod documents;
 pub mod events;
@@ -120,8 +121,8 @@ pub struct Catalog {
     held_span: std::sync::Mutex<Option<(Option<i64>, documents::HistorySpan)>>,
     /// How often held wholesale prices are confirmed against the store's counter.
     recheck: jiff::SignedDuration,
-    /// Whether this deployment runs the history backfill (`serve` without `--no-backfill`).
-    backfill: bool,
+    /// The history backfill's progress, as the shared store records it.
+    backfill: backfill::BackfillProgress,
 }
 
 impl Catalog {
@@ -133,7 +134,9 @@ impl Catalog {
             })
             .max_capacity(MAX_HELD_QUOTES)
             .build();
+        let recheck = jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX);
         Self {
+            backfill: backfill::BackfillProgress::new(prices.store().clone(), false, recheck),
             prices,
             profiles,
             days,
@@ -145,8 +148,7 @@ impl Catalog {
             held_records: records::RecordHeld::default(),
             last_changes: last_change::LastChanges::default(),
             held_span: std::sync::Mutex::new(None),
-            recheck: jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX),
-            backfill: false,
+            recheck,
         }
     }
 
@@ -183,27 +185,14 @@ impl Catalog {
 
     /// A deployment that runs the history backfill (or not: the default).
     pub fn with_backfill(mut self, on: bool) -> Self {
-        self.backfill = on;
+        self.backfill = backfill::BackfillProgress::new(self.prices.store().clone(), on, self.recheck);
         self
     }
 
     /// The history backfill's progress as the shared store records it (whichever replica
     /// runs it); before any record, running where this deployment backfills, else off.
     pub async fn backfill(&self) -> crate::model::backfill::Backfill {
-        use crate::model::backfill::{Backfill, BackfillState, JOB};
-        let recorded = match self.prices.store().job_state(JOB).await {
-            Ok(Some(text)) => serde_json::from_str::<Backfill>(&text).ok(),
-            Ok(None) => None,
-            Err(e) => {
-                tracing::warn!(error = %e, "backfill progress unreadable");
-                None
-            }
-        };
-        match recorded {
-            Some(progress) => progress,
-            None if self.backfill => Backfill { state: BackfillState::Running, ..Backfill::OFF },
-            None => Backfill::OFF,
-        }
+        self.backfill.at(self.now()).await
     }
 
     /// The market a `/v1/stats` query asks for, from the history days held.

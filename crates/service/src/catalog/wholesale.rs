@@ -311,7 +311,6 @@ pub fn tgp_series(days: &[WholesaleDay]) -> Option<Daily> {
     (!days.is_empty()).then(|| Daily::new(days.iter().map(|d| (d.date, cents(d.mean)))))
 }
 
-/// Whether held days' counter is due for a check at `now`.
 impl Catalog {
     /// The store's wholesale counter at `now`, confirmed at most once per recheck interval;
     /// held prices read at another counter are dropped. `None` without a wholesale store.
@@ -339,6 +338,7 @@ impl Catalog {
     }
 }
 
+/// Whether held days' counter is due for a check at `now`.
 fn due<T>(held: &Held<T>, now: Timestamp, recheck: SignedDuration) -> bool {
     held.checked_at.is_none_or(|at| {
         let since = now.duration_since(at);
