@@ -203,6 +203,12 @@ async fn a_hostile_terminal_api_stores_nothing_and_keeps_what_was_stored() {
         (WholesaleFaults { malformed: true, ..Default::default() }, "malformed"),
         (WholesaleFaults { price: Some(0.0), ..Default::default() }, "not 10 < p <= 1000"),
         (WholesaleFaults { price: Some(1_200.0), ..Default::default() }, "not 10 < p <= 1000"),
+        (WholesaleFaults { price: Some(1_000.004), ..Default::default() }, "not 10 < p <= 1000"),
+        // A centre, a terminal or a product given twice refuses the read whole (a second Perth
+        // answer's 499.00 once replaced a real price).
+        (WholesaleFaults { centre_twice: true, ..Default::default() }, "Perth is listed twice"),
+        (WholesaleFaults { terminal_twice: true, ..Default::default() }, "is listed twice in"),
+        (WholesaleFaults { product_twice: true, ..Default::default() }, "twice"),
     ];
     for (faults, said) in cases {
         sim.state.set_wholesale_faults(faults.clone());

@@ -258,14 +258,21 @@ async fn token_handler(State(state): State<Arc<SimState>>) -> Response {
 }
 
 async fn centres_handler(State(state): State<Arc<SimState>>, headers: axum::http::HeaderMap) -> Response {
-    let (_, failed) = wholesale_fault(&state).await;
+    let (faults, failed) = wholesale_fault(&state).await;
     if let Some(failed) = failed {
         return failed;
     }
     if !authorised(&headers) {
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    axum::Json(wholesale::centres_json()).into_response()
+    let mut centres = wholesale::centres_json();
+    if faults.centre_twice
+        && let Some(list) = centres.as_array_mut()
+        && let Some(perth) = list.iter().find(|c| c["description"] == "Perth").cloned()
+    {
+        list.push(serde_json::json!({"id": 999, "description": perth["description"]}));
+    }
+    axum::Json(centres).into_response()
 }
 
 async fn terminal_prices_handler(
@@ -289,6 +296,19 @@ async fn terminal_prices_handler(
     };
     if let (Some(price), Some(first)) = (faults.price, body.get_mut(0)) {
         first["terminalGateProductModels"][0]["priceCurrent"] = serde_json::json!(price);
+    }
+    if faults.product_twice
+        && let Some(models) = body.get_mut(0).and_then(|t| t["terminalGateProductModels"].as_array_mut())
+        && let Some(first) = models.first().cloned()
+    {
+        models.push(first);
+    }
+    if faults.terminal_twice
+        && let Some(list) = body.as_array_mut()
+        && let Some(mut again) = list.first().cloned()
+    {
+        again["terminalGateProductModels"][0]["priceCurrent"] = serde_json::json!(499.0);
+        list.push(again);
     }
     axum::Json(body).into_response()
 }

@@ -27,6 +27,12 @@ pub struct WholesaleFaults {
     pub malformed: bool,
     /// Put this number as Perth's first terminal's `priceCurrent` (0, 1200: out of bounds).
     pub price: Option<f64>,
+    /// List Perth twice among the centres.
+    pub centre_twice: bool,
+    /// List each centre's first terminal twice, the repeat at another price.
+    pub terminal_twice: bool,
+    /// Give each centre's first terminal's first fuel twice.
+    pub product_twice: bool,
 }
 
 /// The token the simulated `/api/token` gives, and the only one its other routes take.
