@@ -8,7 +8,7 @@
 //! field allowed. A header without the required columns refuses the file whole, naming the
 //! columns it has; a row that does not parse is counted and reported, never guessed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Read;
 use std::sync::Arc;
 
@@ -40,10 +40,13 @@ pub fn year_of_file(name: &str) -> Option<i16> {
     year.parse().ok().filter(|y| (2001..=9999).contains(y))
 }
 
-/// What reading one file found.
+/// What reading one file found: its prices held compactly (a terminal by its index among the
+/// file's names, a (product, day)'s terminals in one sorted list), so a file's size never
+/// decides the memory its import takes, only its distinct prices do (8 bytes each).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ReadWholesale {
-    pub prices: Vec<TerminalPrice>,
+    names: Vec<String>,
+    days: BTreeMap<(ProductCode, Date), Vec<Cell>>,
     /// Rows of a product without a terminal gate price of ours.
     pub other_products: u64,
     /// Rows that did not parse, and the first few of them (line and why).
@@ -51,6 +54,69 @@ pub struct ReadWholesale {
     pub bad_examples: Vec<String>,
     /// Repeats of a (terminal, product, day) with another price: the first is kept.
     pub conflicts: u64,
+}
+
+/// One terminal's price of a (product, day).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cell {
+    terminal: u16,
+    centre: Centre,
+    price: i32,
+}
+
+/// The most terminals one file may name (FuelWatch's name a few dozen): each name's rows past
+/// these are refused, so a file of made-up names cannot grow the import without bound.
+pub const MAX_TERMINALS: usize = 1_000;
+
+/// Prices handed to the store at a time.
+const PART: usize = 20_000;
+
+impl ReadWholesale {
+    /// How many prices the file holds (the first of each terminal, product and day).
+    pub fn len(&self) -> usize {
+        self.days.values().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.days.is_empty()
+    }
+
+    /// The prices by product, day and terminal, in parts of at most `size`.
+    pub fn parts(&self, size: usize) -> impl Iterator<Item = Vec<TerminalPrice>> + Send + '_ {
+        let names = &self.names;
+        let mut cells = self.days.iter().flat_map(move |(&(product, date), cells)| {
+            cells.iter().map(move |c| TerminalPrice {
+                product,
+                centre: c.centre,
+                date,
+                terminal: names.get(usize::from(c.terminal)).cloned().unwrap_or_default(),
+                price: i64::from(c.price),
+            })
+        });
+        std::iter::from_fn(move || {
+            let part: Vec<TerminalPrice> = cells.by_ref().take(size.max(1)).collect();
+            (!part.is_empty()).then_some(part)
+        })
+    }
+
+    /// Every price, by product, day and terminal.
+    pub fn prices(&self) -> Vec<TerminalPrice> {
+        self.parts(usize::MAX).flatten().collect()
+    }
+
+    /// Keep the first price of a terminal's product and day: a repeat with another price is
+    /// a conflict, as the retail import counts it.
+    fn keep(&mut self, product: ProductCode, date: Date, terminal: u16, centre: Centre, price: i32) {
+        let cells = self.days.entry((product, date)).or_default();
+        match cells.binary_search_by_key(&terminal, |c| c.terminal) {
+            Ok(i) => {
+                if cells.get(i).is_some_and(|c| c.price != price) {
+                    self.conflicts += 1;
+                }
+            }
+            Err(i) => cells.insert(i, Cell { terminal, centre, price }),
+        }
+    }
 }
 
 /// At most this many bad rows are described (all are counted).
@@ -110,12 +176,12 @@ pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveE
 /// [`read_file`] with days up to `last`.
 pub fn read_file_until(name: &str, input: impl Read, last: Date) -> Result<ReadWholesale, ArchiveError> {
     let csv_error = |source| ArchiveError::Csv { file: name.to_string(), source };
-    let newlines = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let newlines = std::rc::Rc::new(std::cell::RefCell::new(Newlines::default()));
     let input = Lines { inner: input, read: 0, newlines: newlines.clone() };
     // The csv crate's own line count drifts on CRLF files (a record there starts at the `\n`
     // ending the line before): a bad row is named by the line of its first byte, counted from
     // the bytes as they are read, that `\n` counted with the line it ends.
-    let line_at = |byte: u64| newlines.borrow().partition_point(|&n| n <= byte) as u64 + 1;
+    let line_at = |byte: u64| newlines.borrow_mut().line_at(byte);
     let mut reader = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(input);
     let header = reader.headers().map_err(csv_error)?.clone();
     let find = |column: &str| {
@@ -133,9 +199,7 @@ pub fn read_file_until(name: &str, input: impl Read, last: Date) -> Result<ReadW
     let (terminal, location) = (find(TERMINAL), find(LOCATION));
     let fields = header.len();
     let mut out = ReadWholesale::default();
-    // The first price of each (terminal, product, day): a repeat with another price is a
-    // conflict that keeps the first, as the retail import does.
-    let mut seen: HashMap<(String, ProductCode, Date), i64> = HashMap::new();
+    let mut terminals: HashMap<String, u16> = HashMap::new();
     let mut record = csv::StringRecord::new();
     loop {
         let more = match reader.read_record(&mut record) {
@@ -178,15 +242,15 @@ pub fn read_file_until(name: &str, input: impl Read, last: Date) -> Result<ReadW
             out.bad(line, format!("PUBLISH_DATE {date} is outside FuelWatch's {FIRST_DAY} to {last}"));
             continue;
         }
-        let Some(price) = parse_price(field(price)) else {
+        let Some(price) = parse_price(field(price)).and_then(|p| i32::try_from(p).ok()) else {
             out.bad(
                 line,
                 format!("PRODUCT_PRICE {:?} is not a price over 10 and at most 1000 c/L", field(price)),
             );
             continue;
         };
-        let terminal = terminal.map_or(UNNAMED_TERMINAL, field).to_string();
-        if let Some(why) = bad_name(&terminal) {
+        let terminal_name = terminal.map_or(UNNAMED_TERMINAL, field);
+        if let Some(why) = bad_name(terminal_name) {
             out.bad(line, why);
             continue;
         }
@@ -201,19 +265,22 @@ pub fn read_file_until(name: &str, input: impl Read, last: Date) -> Result<ReadW
             );
             continue;
         }
-        let centre = centre_of(&terminal, place);
-        match seen.entry((terminal.clone(), product, date)) {
-            std::collections::hash_map::Entry::Occupied(first) => {
-                if *first.get() != price {
-                    out.conflicts += 1;
+        let centre = centre_of(terminal_name, place);
+        let index = match terminals.get(terminal_name) {
+            Some(index) => *index,
+            None => match u16::try_from(out.names.len()).ok().filter(|n| usize::from(*n) < MAX_TERMINALS) {
+                Some(index) => {
+                    terminals.insert(terminal_name.to_string(), index);
+                    out.names.push(terminal_name.to_string());
+                    index
                 }
-                continue;
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(price);
-            }
-        }
-        out.prices.push(TerminalPrice { product, centre, date, terminal, price });
+                None => {
+                    out.bad(line, format!("a terminal past the file's first {MAX_TERMINALS}"));
+                    continue;
+                }
+            },
+        };
+        out.keep(product, date, index, centre, price);
     }
     Ok(out)
 }
@@ -222,7 +289,28 @@ pub fn read_file_until(name: &str, input: impl Read, last: Date) -> Result<ReadW
 struct Lines<R> {
     inner: R,
     read: u64,
-    newlines: std::rc::Rc<std::cell::RefCell<Vec<u64>>>,
+    newlines: std::rc::Rc<std::cell::RefCell<Newlines>>,
+}
+
+/// The line ends read and not yet passed by a record (the csv reader reads a buffer ahead),
+/// and how many were passed: the memory of a file's line count is its read-ahead's.
+#[derive(Default)]
+struct Newlines {
+    passed: u64,
+    ahead: VecDeque<u64>,
+}
+
+impl Newlines {
+    /// The line of the byte at `byte` (a `\n` there ends the line before it: a CRLF record
+    /// starts on it); records are asked in order, so the line ends up to it are counted and
+    /// let go.
+    fn line_at(&mut self, byte: u64) -> u64 {
+        while self.ahead.front().is_some_and(|&n| n <= byte) {
+            self.ahead.pop_front();
+            self.passed += 1;
+        }
+        self.passed + 1
+    }
 }
 
 impl<R: Read> Read for Lines<R> {
@@ -231,7 +319,7 @@ impl<R: Read> Read for Lines<R> {
         let mut newlines = self.newlines.borrow_mut();
         for (i, b) in buf.iter().take(n).enumerate() {
             if *b == b'\n' {
-                newlines.push(self.read + i as u64);
+                newlines.ahead.push_back(self.read + i as u64);
             }
         }
         self.read += n as u64;
@@ -316,13 +404,13 @@ impl WholesaleImporter {
         self
     }
 
-    /// Read a file whole, then store its prices in one transaction: a file refused (or a
-    /// store that fails) stores nothing of it.
+    /// Read a file through, then store its prices part by part in one transaction: a file
+    /// refused (or a store that fails) stores nothing of it.
     pub async fn import(&mut self, name: &str, input: impl Read) -> Result<WholesaleWrite, ImportError> {
         let read = read_file(name, input)?;
         let write = self
             .store
-            .put_wholesale(&read.prices, &[], None, jiff::Timestamp::now())
+            .put_wholesale_parts(&mut read.parts(PART))
             .await
             .map_err(|source| ImportError::Write { file: name.to_string(), source })?;
         self.summary.files += 1;
@@ -479,9 +567,15 @@ mod tests {
             .expect("reads");
         assert_eq!(read.bad_rows, 9, "{:?}", read.bad_examples);
         assert_eq!(read.conflicts, 1, "one repeat with another price; the same price again is no conflict");
-        let kept: Vec<(Date, &str, i64)> =
-            read.prices.iter().map(|p| (p.date, p.terminal.as_str(), p.price)).collect();
-        assert_eq!(kept, [(date(2026, 1, 8), "BP Kwinana", 15_000), (date(2002, 12, 19), "=2+5", 15_000)]);
+        let kept: Vec<(Date, String, i64)> =
+            read.prices().into_iter().map(|p| (p.date, p.terminal, p.price)).collect();
+        assert_eq!(
+            kept,
+            [
+                (date(2002, 12, 19), "=2+5".to_string(), 15_000),
+                (date(2026, 1, 8), "BP Kwinana".to_string(), 15_000)
+            ]
+        );
         for why in ["outside FuelWatch's", "6 fields where the header has 5", "PRODUCT_PRICE \"1000.001\""] {
             assert!(read.bad_examples.iter().any(|e| e.contains(why)), "{why}: {:?}", read.bad_examples);
         }
@@ -494,10 +588,28 @@ mod tests {
              07/01/2026,BP Kwinana,Atlantis,ULP,150.00\n"
         );
         let read = read_file_until("f.csv", names.as_bytes(), date(2026, 12, 8)).expect("reads");
-        assert!(read.prices.is_empty());
+        assert!(read.is_empty());
         for why in ["U+202E", "U+0000", "longer than 1000 characters", "LOCATION \"Atlantis\""] {
             assert!(read.bad_examples.iter().any(|e| e.contains(why)), "{why}: {:?}", read.bad_examples);
         }
+    }
+
+    /// A file of made-up terminal names cannot grow the import: rows of a name past the
+    /// file's first thousand are refused and counted, the names before kept.
+    #[test]
+    fn a_file_naming_more_than_a_thousand_terminals_keeps_the_first_thousand() {
+        let mut text = String::from("PUBLISH_DATE,TERMINAL_GATE,PRODUCT,PRODUCT_PRICE\n");
+        for t in 0..=MAX_TERMINALS {
+            text.push_str(&format!("01/02/2026,T{t},ULP,150.00\n"));
+        }
+        text.push_str("02/02/2026,T0,ULP,151.00\n");
+        let read = read_file_until("f.csv", text.as_bytes(), date(2026, 12, 8)).expect("reads");
+        assert_eq!(read.len(), MAX_TERMINALS + 1, "the first thousand names, T0 twice");
+        assert_eq!(read.bad_rows, 1);
+        assert_eq!(
+            read.bad_examples,
+            [format!("line 1002: a terminal past the file's first {MAX_TERMINALS}")]
+        );
     }
 
     #[test]
@@ -507,17 +619,22 @@ mod tests {
                     Ampol Albany,Princess Royal Dr,190.1,2/4/2026,Diesel,\r\n\
                     BP Kwinana,Bell St,200.00,22/04/2026,LPG,\r\n";
         let read = read_file("FuelWatchWholesale-2026.csv", text.as_bytes()).expect("reads");
-        assert_eq!(read.prices.len(), 2);
+        assert_eq!(read.len(), 2);
         assert_eq!(read.other_products, 1);
-        let first = &read.prices[0];
+        let prices = read.prices();
+        let first = &prices[0];
         assert_eq!((first.product.get(), first.centre, first.date), (1, Centre::Perth, date(2026, 4, 22)));
         assert_eq!((first.terminal.as_str(), first.price), ("BP Kwinana", 17_326));
-        assert_eq!((read.prices[1].centre, read.prices[1].date), (Centre::Albany, date(2026, 4, 2)));
+        assert_eq!(
+            (prices[1].product.get(), prices[1].centre, prices[1].date),
+            (4, Centre::Albany, date(2026, 4, 2))
+        );
         // LF only, no terminal column: one unnamed Perth terminal.
         let plain = "PUBLISH_DATE,PRODUCT,PRODUCT_PRICE\n05/12/2025,PULP,178.4\n";
         let read = read_file("x.csv", plain.as_bytes()).expect("reads");
-        assert_eq!(read.prices[0].terminal, UNNAMED_TERMINAL);
-        assert_eq!((read.prices[0].product.get(), read.prices[0].price), (2, 17_840));
+        let prices = read.prices();
+        assert_eq!(prices[0].terminal, UNNAMED_TERMINAL);
+        assert_eq!((prices[0].product.get(), prices[0].price), (2, 17_840));
     }
 
     #[test]
@@ -540,7 +657,7 @@ mod tests {
                     22/04/2026,,182\n\
                     23/04/2026,ULP,181.3\n";
         let read = read_file("f.csv", text.as_bytes()).expect("reads");
-        assert_eq!(read.prices.len(), 1);
+        assert_eq!(read.len(), 1);
         assert_eq!(read.bad_rows, 6);
         assert_eq!(read.bad_examples.len(), 5);
         assert!(read.bad_examples[0].starts_with("line 2:"), "{:?}", read.bad_examples);

@@ -323,7 +323,7 @@ mod tests {
                 .expect("reads");
         assert_eq!(read.bad_rows, 0);
         // 112 days of 44 terminal·fuel pairs.
-        assert_eq!(read.prices.len(), 112 * 44);
+        assert_eq!(read.len(), 112 * 44);
         assert_eq!(year_file(2027, today), None);
     }
 }

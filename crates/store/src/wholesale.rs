@@ -51,6 +51,12 @@ pub trait WholesaleStore: Send + Sync + 'static {
         news: Option<Date>,
         at: Timestamp,
     ) -> Result<WholesaleWrite, StoreError>;
+    /// [`put_wholesale`](Self::put_wholesale) of prices given part by part (a large file's,
+    /// never all in memory at once), every part in one transaction: all stored or none.
+    async fn put_wholesale_parts(
+        &self,
+        parts: &mut (dyn Iterator<Item = Vec<TerminalPrice>> + Send),
+    ) -> Result<WholesaleWrite, StoreError>;
     /// [`put_wholesale`](Self::put_wholesale) from a complete live read: each (product,
     /// centre, day) of `prices` then holds exactly the terminals of that read (a terminal the
     /// read no longer lists, renamed say, is dropped from those days, never counted twice).
@@ -238,6 +244,25 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
         self.put_days(prices, if_missing, news, at, false).await
     }
 
+    async fn put_wholesale_parts(
+        &self,
+        parts: &mut (dyn Iterator<Item = Vec<TerminalPrice>> + Send),
+    ) -> Result<WholesaleWrite, StoreError> {
+        let mut tx = self.db.write().await?;
+        let mut write = WholesaleWrite::default();
+        let mut changed = false;
+        for part in parts {
+            let merged = merge_days(&mut *tx, &part, &[], false).await?;
+            write.add(merged.write);
+            changed |= !merged.rows.is_empty();
+        }
+        if changed {
+            counters::bump(&mut *tx, COUNTER).await?;
+            B::commit(tx).await?;
+        }
+        Ok(write)
+    }
+
     async fn put_live_wholesale(
         &self,
         prices: &[TerminalPrice],
@@ -322,6 +347,95 @@ impl<B: Backend> WholesaleStore for SqlStore<B> {
     }
 }
 
+/// What merging prices into their stored days found, inside a write's transaction.
+struct Merged {
+    write: WholesaleWrite,
+    /// The days as stored before, and as they are to be written.
+    before: HashMap<DayKey, Day>,
+    days: HashMap<DayKey, Day>,
+    /// The days that changed, ascending.
+    rows: Vec<DayKey>,
+}
+
+/// Merge `prices` (replacing a stored price of another value) and `if_missing` into their
+/// stored days, and write the days that changed, in the caller's transaction; with `exact`,
+/// each day of `prices` keeps only the terminals `prices` names for it.
+async fn merge_days<C: Conn + ?Sized>(
+    tx: &mut C,
+    prices: &[TerminalPrice],
+    if_missing: &[TerminalPrice],
+    exact: bool,
+) -> Result<Merged, StoreError> {
+    let mut all: Vec<TerminalPrice> = prices.to_vec();
+    all.extend_from_slice(if_missing);
+    let before = stored(tx, &all).await?;
+    drop(all);
+    let mut days = before.clone();
+    let mut write = WholesaleWrite::default();
+    let mut changed: HashSet<DayKey> = HashSet::new();
+    let cell = |p: &TerminalPrice| ((p.product, p.centre, p.date), stored_name(&p.terminal));
+    for p in prices {
+        let (key, name) = cell(p);
+        match days.entry(key).or_default().insert(name, p.price) {
+            Some(old) if old == p.price => write.unchanged += 1,
+            Some(_) => {
+                write.replaced += 1;
+                changed.insert(key);
+            }
+            None => {
+                write.written += 1;
+                changed.insert(key);
+            }
+        }
+    }
+    if exact {
+        let mut read: HashMap<DayKey, HashSet<String>> = HashMap::new();
+        for p in prices {
+            let (key, name) = cell(p);
+            read.entry(key).or_default().insert(name);
+        }
+        for (key, names) in &read {
+            let Some(day) = days.get_mut(key) else { continue };
+            let before_len = day.len();
+            day.retain(|name, _| names.contains(name));
+            if day.len() != before_len {
+                write.replaced += (before_len - day.len()) as u64;
+                changed.insert(*key);
+            }
+        }
+    }
+    for p in if_missing {
+        let (key, name) = cell(p);
+        match days.entry(key).or_default().entry(name) {
+            std::collections::btree_map::Entry::Occupied(_) => write.unchanged += 1,
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(p.price);
+                write.written += 1;
+                changed.insert(key);
+            }
+        }
+    }
+    let mut rows: Vec<DayKey> = changed.into_iter().collect();
+    rows.sort();
+    for chunk in rows.chunks(BATCH) {
+        let values = chunk.iter().map(|key| {
+            let (product, centre, date) = *key;
+            let text = days.get(key).map(format_terminals).unwrap_or_default();
+            vec![Arg::from(product), Arg::from(centre.slug()), Arg::from(day_number(date)), Arg::from(text)]
+        });
+        tx.execute(Statement::rows(PUT, values, PUT_TAIL)).await?;
+    }
+    Ok(Merged { write, before, days, rows })
+}
+
+impl WholesaleWrite {
+    fn add(&mut self, other: WholesaleWrite) {
+        self.written += other.written;
+        self.replaced += other.replaced;
+        self.unchanged += other.unchanged;
+    }
+}
+
 impl<B: Backend> SqlStore<B> {
     /// Store a write in one transaction; with `exact`, each day of `prices` keeps only the
     /// terminals `prices` names for it.
@@ -334,72 +448,10 @@ impl<B: Backend> SqlStore<B> {
         exact: bool,
     ) -> Result<WholesaleWrite, StoreError> {
         let mut tx = self.db.write().await?;
-        let mut all: Vec<TerminalPrice> = prices.to_vec();
-        all.extend_from_slice(if_missing);
-        let before = stored(&mut *tx, &all).await?;
-        let mut days = before.clone();
-        let mut write = WholesaleWrite::default();
-        let mut changed: HashSet<DayKey> = HashSet::new();
-        let cell = |p: &TerminalPrice| ((p.product, p.centre, p.date), stored_name(&p.terminal));
-        for p in prices {
-            let (key, name) = cell(p);
-            match days.entry(key).or_default().insert(name, p.price) {
-                Some(old) if old == p.price => write.unchanged += 1,
-                Some(_) => {
-                    write.replaced += 1;
-                    changed.insert(key);
-                }
-                None => {
-                    write.written += 1;
-                    changed.insert(key);
-                }
-            }
-        }
-        if exact {
-            let mut read: HashMap<DayKey, HashSet<String>> = HashMap::new();
-            for p in prices {
-                let (key, name) = cell(p);
-                read.entry(key).or_default().insert(name);
-            }
-            for (key, names) in &read {
-                let Some(day) = days.get_mut(key) else { continue };
-                let before_len = day.len();
-                day.retain(|name, _| names.contains(name));
-                if day.len() != before_len {
-                    write.replaced += (before_len - day.len()) as u64;
-                    changed.insert(*key);
-                }
-            }
-        }
-        for p in if_missing {
-            let (key, name) = cell(p);
-            match days.entry(key).or_default().entry(name) {
-                std::collections::btree_map::Entry::Occupied(_) => write.unchanged += 1,
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    slot.insert(p.price);
-                    write.written += 1;
-                    changed.insert(key);
-                }
-            }
-        }
-        if changed.is_empty() {
+        let Merged { write, before, days, rows } = merge_days(&mut *tx, prices, if_missing, exact).await?;
+        if rows.is_empty() {
             // Nothing changed: dropped, rolled back.
             return Ok(write);
-        }
-        let mut rows: Vec<&DayKey> = changed.iter().collect();
-        rows.sort();
-        for chunk in rows.chunks(BATCH) {
-            let values = chunk.iter().map(|key| {
-                let (product, centre, date) = **key;
-                let text = days.get(*key).map(format_terminals).unwrap_or_default();
-                vec![
-                    Arg::from(product),
-                    Arg::from(centre.slug()),
-                    Arg::from(day_number(date)),
-                    Arg::from(text),
-                ]
-            });
-            tx.execute(Statement::rows(PUT, values, PUT_TAIL)).await?;
         }
         counters::bump(&mut *tx, COUNTER).await?;
         if let Some(day) = news {
@@ -407,8 +459,8 @@ impl<B: Backend> SqlStore<B> {
             let first: Vec<(DayKey, Day)> = rows
                 .iter()
                 .filter(|(_, _, date)| *date == day)
-                .filter(|key| before.get(**key).is_none_or(|d| d.is_empty()))
-                .filter_map(|key| Some((**key, days.get(*key)?.clone())))
+                .filter(|key| before.get(*key).is_none_or(|d| d.is_empty()))
+                .filter_map(|key| Some((*key, days.get(key)?.clone())))
                 .collect();
             let mut evented = false;
             for d in crate::model::wholesale::days(&prices_of(first)) {
