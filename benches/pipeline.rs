@@ -16,16 +16,16 @@ use std::time::{Duration, Instant};
 use jiff::civil::date;
 use quick_xml::Reader;
 use quick_xml::events::Event;
-use wafuel::model::codes::product_codes;
-use wafuel::model::documents::{DocumentMeta, PriceDoc, PublicationStatus, Scope, price_rows};
-use wafuel::model::station::Quote;
-use wafuel::query::{Dialect, parse_selection};
-use wafuel::render::jsonapi;
-use wafuel::render::representation::{Coding, Representation};
-use wafuel::sim::{Faults, SimState};
-use wafuel::source::rss;
-use wafuel::source::validate::{Component, validate};
-use wafuel::time::{ManualClock, perth_instant};
+use wafuel_domain::codes::product_codes;
+use wafuel_domain::documents::{DocumentMeta, PriceDoc, PublicationStatus, Scope, price_rows};
+use wafuel_domain::station::Quote;
+use wafuel_domain::time::{ManualClock, perth_instant};
+use wafuel_query::{Dialect, parse_selection};
+use wafuel_sim::{Faults, SimState};
+use wafuel_source::rss;
+use wafuel_source::validate::{Component, validate};
+use wafuel_web::render::jsonapi;
+use wafuel_web::render::representation::{Coding, Representation};
 
 /// The allocator the service is built with (src/main.rs), so the build is timed as it runs.
 #[cfg(feature = "mimalloc")]
@@ -50,7 +50,7 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
 fn pipeline() {
     let now = date(2026, 9, 29).at(10, 0, 0, 0);
     let state = SimState::new(ManualClock::at_perth(now), Faults::default()).expect("data set");
-    let feeds: Vec<(wafuel::model::codes::ProductCode, String)> = product_codes()
+    let feeds: Vec<(wafuel_domain::codes::ProductCode, String)> = product_codes()
         .map(|p| {
             (p, String::from_utf8(state.feed_body(&format!("Product={p}&Day=today"), None)).expect("utf8"))
         })
@@ -90,13 +90,13 @@ fn pipeline() {
         })
         .expect("render")
     };
-    let validate_one = |product: wafuel::model::codes::ProductCode, feed: &str| {
+    let validate_one = |product: wafuel_domain::codes::ProductCode, feed: &str| {
         let parsed = rss::parse(feed).expect("feed");
         validate(&[Component { product, feed: parsed }], date(2026, 9, 29)).expect("valid")
     };
     let build = || {
         // Cold: nothing remembered from the previous run.
-        wafuel::model::normalize::clear_memo();
+        wafuel_domain::normalize::clear_memo();
         // One extract per product, validated separately, as the service does.
         let mut all: Vec<Vec<Quote>> = Vec::with_capacity(feeds.len());
         for (product, feed) in &feeds {
@@ -109,7 +109,7 @@ fn pipeline() {
     // validation of each distinct number is most of a cold build; the service remembers
     // its results for the life of the process).
     let phones_known = time(runs, || {
-        wafuel::model::normalize::clear_station_memo();
+        wafuel_domain::normalize::clear_station_memo();
         let all: Vec<Vec<Quote>> = feeds.iter().map(|(product, feed)| validate_one(*product, feed)).collect();
         render(&all)
     });
@@ -117,7 +117,7 @@ fn pipeline() {
     // The service validates the seven extracts concurrently (one task each on the runtime's
     // workers); the same build with one thread per feed.
     let build_parallel = || {
-        wafuel::model::normalize::clear_memo();
+        wafuel_domain::normalize::clear_memo();
         let all: Vec<Vec<Quote>> = std::thread::scope(|scope| {
             let handles: Vec<_> = feeds
                 .iter()
@@ -134,7 +134,7 @@ fn pipeline() {
     println!("cold_build_parallel_ms {:.3}", cold_parallel.as_secs_f64() * 1e3);
     let parse_only =
         time(runs, || feeds.iter().map(|(_, f)| rss::parse(f).expect("feed").items.len()).sum::<usize>());
-    let parsed: Vec<(wafuel::model::codes::ProductCode, rss::Feed)> =
+    let parsed: Vec<(wafuel_domain::codes::ProductCode, rss::Feed)> =
         feeds.iter().map(|(p, f)| (*p, rss::parse(f).expect("feed"))).collect();
     let validate_only = time(runs, || {
         parsed
@@ -149,13 +149,13 @@ fn pipeline() {
     let records: Vec<_> = parsed.iter().flat_map(|(_, f)| f.items.iter().cloned()).collect();
     let phones = time(runs, || {
         records.iter().fold(0usize, |n, r| {
-            std::hint::black_box(wafuel::model::phone::normalize_phone(r.phone.as_deref().unwrap_or("")));
+            std::hint::black_box(wafuel_domain::phone::normalize_phone(r.phone.as_deref().unwrap_or("")));
             n + 1
         })
     });
     let features = time(runs, || {
         records.iter().fold(0usize, |n, r| {
-            std::hint::black_box(wafuel::model::site_features::parse_site_features(
+            std::hint::black_box(wafuel_domain::site_features::parse_site_features(
                 r.site_features.as_deref().unwrap_or(""),
             ));
             n + 1
@@ -200,17 +200,20 @@ fn nearby() {
     let quotes = catalog(now);
     let refs: Vec<&Quote> = quotes.iter().collect();
     let meta = DocumentMeta::default();
-    let no_profiles = wafuel::catalog::ProfileMap::default();
+    let no_profiles = wafuel_service::catalog::ProfileMap::default();
     // Distinct points over the metro area, so nothing could be reused between queries.
     let points: Vec<(f64, f64)> =
         (0..200).map(|i| (-32.2 + (i % 20) as f64 * 0.025, 115.7 + (i / 20) as f64 * 0.03)).collect();
     // Rows and the JSON:API document of nearby quotes, as the service writes them.
-    let render = |query: &wafuel::query::stations::StationsQuery, base: &[&Quote]| {
-        use wafuel::model::documents::{Circle, NextDay, StationsDoc};
+    let render = |query: &wafuel_query::stations::StationsQuery, base: &[&Quote]| {
+        use wafuel_domain::documents::{Circle, NextDay, StationsDoc};
         let open_at = now;
-        let showing =
-            wafuel::catalog::search::Showing { open_at, profiles: &no_profiles, now: perth_instant(now) };
-        let rows = wafuel::catalog::search::station_rows(query, None, base, None, showing);
+        let showing = wafuel_service::catalog::search::Showing {
+            open_at,
+            profiles: &no_profiles,
+            now: perth_instant(now),
+        };
+        let rows = wafuel_service::catalog::search::station_rows(query, None, base, None, showing);
         let selection = &query.selection;
         let doc = StationsDoc {
             scope: Scope {
@@ -232,34 +235,34 @@ fn nearby() {
             discounts: None,
             unknown_suburbs: None,
         };
-        wafuel::render::stations::render_jsonapi(&doc).expect("render").len()
+        wafuel_web::render::stations::render_jsonapi(&doc).expect("render").len()
     };
     let mut k = 0;
     let one = || {
         k = (k + 1) % points.len();
         let (lat, lon) = points[k];
         let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
-        let query = wafuel::query::stations::parse_stations(&raw, perth_instant(now)).expect("query");
+        let query = wafuel_query::stations::parse_stations(&raw, perth_instant(now)).expect("query");
         let base: Vec<&Quote> = refs.iter().copied().filter(|q| q.product == 1).collect();
         render(&query, &base)
     };
     let took = time(1000, one);
     // The same queries through the day catalog's grid (as the service answers them): only
     // the stations in the cells around the point are measured and ranked.
-    let snapshot = std::sync::Arc::new(wafuel::store::Snapshot {
+    let snapshot = std::sync::Arc::new(wafuel_store::Snapshot {
         key: "extract:1:2026-09-29".into(),
         date: date(2026, 9, 29),
         fetched_at: perth_instant(now),
         expires_at: perth_instant(now),
         quotes: std::sync::Arc::new(quotes.iter().filter(|q| q.product == 1).cloned().collect()),
     });
-    let day = wafuel::catalog::DayCatalog::new(snapshot);
+    let day = wafuel_service::catalog::DayCatalog::new(snapshot);
     let mut k = 0;
     let grid = || {
         k = (k + 1) % points.len();
         let (lat, lon) = points[k];
         let raw = format!("near={lat:.4},{lon:.4}&product=1&sort=price&limit=20");
-        let query = wafuel::query::stations::parse_stations(&raw, perth_instant(now)).expect("query");
+        let query = wafuel_query::stations::parse_stations(&raw, perth_instant(now)).expect("query");
         let near = query.near.expect("near");
         let base = day.near(near, query.radius_m);
         render(&query, &base)
@@ -271,18 +274,18 @@ fn nearby() {
 }
 
 async fn history(dir: &str) {
-    use wafuel::store::history::HistoryStore;
+    use wafuel_store::history::HistoryStore;
     let now = date(2026, 9, 29).at(10, 0, 0, 0);
     let quotes = catalog(now);
     let url = format!("sqlite://{dir}/history.sqlite3");
-    let store = wafuel::store::SqliteStore::open(&url).await.expect("store");
+    let store = wafuel_store::SqliteStore::open(&url).await.expect("store");
     let days = 1096;
     let first = date(2026, 9, 29).checked_sub(jiff::Span::new().days(days - 1)).expect("date");
     let filled = Instant::now();
     let mut rows = 0u64;
     // Ten days (70 extracts) a write, as a bulk load does.
     for chunk_start in (0..days).step_by(10) {
-        let mut batch: Vec<(wafuel::model::codes::ProductCode, jiff::civil::Date, Vec<Quote>)> = Vec::new();
+        let mut batch: Vec<(wafuel_domain::codes::ProductCode, jiff::civil::Date, Vec<Quote>)> = Vec::new();
         for i in chunk_start..(chunk_start + 10).min(days) {
             let day = first.checked_add(jiff::Span::new().days(i)).expect("date");
             for p in product_codes() {
@@ -292,7 +295,7 @@ async fn history(dir: &str) {
                     .filter(|q| q.product == p)
                     .map(|q| {
                         let mut q = q.clone();
-                        let shift = wafuel::sim::dataset::market_tenths(p.get(), day, q.price as u64);
+                        let shift = wafuel_sim::dataset::market_tenths(p.get(), day, q.price as u64);
                         q.price = ((q.price * 10.0).round() + shift as f64) / 10.0;
                         q
                     })
@@ -300,9 +303,9 @@ async fn history(dir: &str) {
                 batch.push((p, day, dated));
             }
         }
-        let extracts: Vec<wafuel::store::history::DayExtract<'_>> = batch
+        let extracts: Vec<wafuel_store::history::DayExtract<'_>> = batch
             .iter()
-            .map(|(product, date, quotes)| wafuel::store::history::DayExtract {
+            .map(|(product, date, quotes)| wafuel_store::history::DayExtract {
                 product: *product,
                 date: *date,
                 quotes,
@@ -318,14 +321,14 @@ async fn history(dir: &str) {
     for _ in 0..30 {
         let t = Instant::now();
         let points = store
-            .station_history(&station, wafuel::model::codes::ProductCode::UNLEADED, first, last)
+            .station_history(&station, wafuel_domain::codes::ProductCode::UNLEADED, first, last)
             .await
             .expect("read")
             .expect("some");
         std::hint::black_box(
-            wafuel::render::market::history_jsonapi(
+            wafuel_web::render::market::history_jsonapi(
                 &station,
-                wafuel::model::codes::ProductCode::UNLEADED,
+                wafuel_domain::codes::ProductCode::UNLEADED,
                 (first, last),
                 &points,
                 (None, &DocumentMeta::default()),
@@ -341,10 +344,10 @@ async fn history(dir: &str) {
     for _ in 0..15 {
         let t = Instant::now();
         let rows =
-            store.market(wafuel::model::codes::ProductCode::UNLEADED, from, last).await.expect("market");
-        let m = wafuel::catalog::market::market(&rows, Default::default());
-        let scope = wafuel::render::market::StatsScope {
-            product: wafuel::model::codes::ProductCode::UNLEADED,
+            store.market(wafuel_domain::codes::ProductCode::UNLEADED, from, last).await.expect("market");
+        let m = wafuel_service::catalog::market::market(&rows, Default::default());
+        let scope = wafuel_web::render::market::StatsScope {
+            product: wafuel_domain::codes::ProductCode::UNLEADED,
             brands: None,
             regions: None,
             from,
@@ -354,7 +357,7 @@ async fn history(dir: &str) {
             loading: None,
         };
         std::hint::black_box(
-            wafuel::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()).expect("render"),
+            wafuel_web::render::market::stats_jsonapi(&scope, &m, &DocumentMeta::default()).expect("render"),
         );
         samples.push(t.elapsed());
     }

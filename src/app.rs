@@ -4,21 +4,21 @@
 
 use std::sync::Arc;
 
-use crate::catalog::events::EventHub;
-use crate::catalog::{Catalog, Profiles};
-use crate::http::{AppState, rendered};
-use crate::model::documents::DocumentMeta;
-use crate::snapshot::{FillConfig, PriceService};
-use crate::source::client::{ClientLimits, SourceClient};
-use crate::store::Store;
-use crate::time::SharedClock;
+use wafuel_domain::documents::DocumentMeta;
+use wafuel_domain::time::SharedClock;
+use wafuel_service::catalog::events::EventHub;
+use wafuel_service::catalog::{Catalog, Profiles};
+use wafuel_service::snapshot::{FillConfig, PriceService};
+use wafuel_source::client::{ClientLimits, SourceClient};
+use wafuel_store::Store;
+use wafuel_web::http::{AppState, rendered};
 
 /// The machine's clock: the one place the service reads the time of day (every other layer
 /// is handed a [`SharedClock`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
-impl crate::time::Clock for SystemClock {
+impl wafuel_domain::time::Clock for SystemClock {
     fn now(&self) -> jiff::Timestamp {
         jiff::Timestamp::now()
     }
@@ -54,7 +54,7 @@ impl ShiftedClock {
     }
 }
 
-impl crate::time::Clock for ShiftedClock {
+impl wafuel_domain::time::Clock for ShiftedClock {
     fn now(&self) -> jiff::Timestamp {
         let now = jiff::Timestamp::now();
         let offset =
@@ -80,9 +80,9 @@ pub struct AppConfig {
     /// Concurrent `/v1/events` streams (`--max-streams`).
     pub max_streams: usize,
     /// The explorer's base map (`--map-tiles`, `--map-pmtiles`).
-    pub base_map: crate::http::street_map::BaseMap,
+    pub base_map: wafuel_web::http::street_map::BaseMap,
     /// The archive `/map/tiles` serves (`--map-pmtiles`).
-    pub map_archive: Option<Arc<crate::map_tiles::MapArchive>>,
+    pub map_archive: Option<Arc<wafuel_service::map_tiles::MapArchive>>,
     /// Whether this deployment runs the history backfill (what `/v1/status` and a route
     /// short of history say before any progress is recorded).
     pub backfill: bool,
@@ -100,8 +100,8 @@ impl AppConfig {
             clock,
             meta: DocumentMeta::default(),
             public_origin: None,
-            history_days: crate::snapshot::DEFAULT_HISTORY_DAYS,
-            max_streams: crate::catalog::events::DEFAULT_MAX_STREAMS,
+            history_days: wafuel_service::snapshot::DEFAULT_HISTORY_DAYS,
+            max_streams: wafuel_service::catalog::events::DEFAULT_MAX_STREAMS,
             base_map: Default::default(),
             map_archive: None,
             backfill: false,
@@ -112,14 +112,15 @@ impl AppConfig {
 /// Build the application state.
 pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let client = SourceClient::new(config.source_url, config.limits)?;
-    let history = crate::snapshot::History { store: config.store.clone(), days: config.history_days };
+    let history =
+        wafuel_service::snapshot::History { store: config.store.clone(), days: config.history_days };
     let recheck = config.fill.recheck;
     let clock = config.clock.clone();
     let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
     let events = EventHub::new(config.store.clone(), prices.clone(), clock, config.max_streams);
-    let wholesale: Arc<dyn crate::store::wholesale::WholesaleStore> = config.store.clone();
-    let records: Arc<dyn crate::store::records::RecordStore> = config.store.clone();
-    let enrichment: Arc<dyn crate::store::enrich::EnrichStore> = config.store;
+    let wholesale: Arc<dyn wafuel_store::wholesale::WholesaleStore> = config.store.clone();
+    let records: Arc<dyn wafuel_store::records::RecordStore> = config.store.clone();
+    let enrichment: Arc<dyn wafuel_store::enrich::EnrichStore> = config.store;
     let profiles = Profiles::new(Some(enrichment), recheck);
     let catalog = Arc::new(
         Catalog::new(prices, profiles, recheck)
@@ -135,14 +136,14 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         public_origin: config.public_origin,
         front: Default::default(),
         events,
-        explorer: Arc::new(crate::http::explore_page::Explorer::new(&config.base_map)),
+        explorer: Arc::new(wafuel_web::http::explore_page::Explorer::new(&config.base_map)),
         map_archive: config.map_archive,
     })
 }
 
 /// The public router for a state.
 pub fn build_router(state: AppState) -> axum::Router {
-    crate::http::router(state)
+    wafuel_web::http::router(state)
 }
 
 /// The public port as `serve` and `demo` run it: the router behind its request limits, and
@@ -151,15 +152,15 @@ pub fn build_router(state: AppState) -> axum::Router {
 pub fn public_site(state: AppState, limits: &crate::server::ServerLimits) -> crate::server::Site {
     let shared = Arc::new(state.clone());
     let bounds =
-        crate::http::gate::Bounds { body_bytes: limits.max_body_bytes, uri_bytes: limits.max_uri_bytes };
+        wafuel_web::http::gate::Bounds { body_bytes: limits.max_body_bytes, uri_bytes: limits.max_uri_bytes };
     crate::server::Site {
         router: crate::server::harden(build_router(state), limits),
         shortcut: Some(Arc::new(move |request| {
             // The request rules first, so a cached document never answers a refused request.
-            if let Some(refused) = crate::http::gate::refuse(request, bounds) {
-                return Some((crate::http::gate::REFUSED_ROUTE, refused));
+            if let Some(refused) = wafuel_web::http::gate::refuse(request, bounds) {
+                return Some((wafuel_web::http::gate::REFUSED_ROUTE, refused));
             }
-            crate::http::front_first(&shared, request)
+            wafuel_web::http::front_first(&shared, request)
         })),
     }
 }
@@ -189,13 +190,13 @@ pub struct Application {
     public: tokio::net::TcpListener,
     admin: tokio::net::TcpListener,
     limits: crate::server::ServerLimits,
-    readiness: Arc<dyn crate::store::SnapshotStore>,
+    readiness: Arc<dyn wafuel_store::SnapshotStore>,
 }
 
 impl Application {
     /// Build the state, start the event reader, decode the day's stored catalogs, bind both ports.
     pub async fn build(config: AppConfig, listen: Listen) -> anyhow::Result<Self> {
-        let readiness: Arc<dyn crate::store::SnapshotStore> = config.store.clone();
+        let readiness: Arc<dyn wafuel_store::SnapshotStore> = config.store.clone();
         let state = build_state(config)?;
         // The event reader runs whatever `--no-jobs` says: streams follow other replicas'
         // publishes even where this one never fetches.
@@ -204,7 +205,8 @@ impl Application {
         }
         // A replica starting over a filled store decodes the day's stored extracts before it
         // serves, so its first answers read memory (the source is never asked here).
-        let preloaded = state.catalog.preload(crate::jobs::warm::warm_extracts(state.catalog.now())).await;
+        let preloaded =
+            state.catalog.preload(wafuel_service::jobs::warm::warm_extracts(state.catalog.now())).await;
         tracing::info!(extracts = preloaded, "day catalogs decoded from the store");
         let public = crate::server::bind(listen.public).await?;
         let admin = crate::server::bind(listen.admin).await?;

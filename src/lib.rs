@@ -1,26 +1,13 @@
 //! wafuel: Western Australia's retail fuel prices as a JSON:API service.
 //!
-//! This package is the binary's parts (cli, app, server, telemetry); the layers below, the
-//! web layer (`crates/web`: render, http) included, are crates of the workspace,
-//! re-exported here under their layers' names, so `wafuel::store::…` reads as it did and a
-//! lower crate cannot reach a layer above it (docs/design.md).
+//! This package is the binary's own parts: the command line, the composition root that builds
+//! the application from its services, the servers and the telemetry. Every layer below is a
+//! crate of the workspace used by its own name (`wafuel_domain`, `wafuel_store`,
+//! `wafuel_service`, `wafuel_web`, …), so a path names the crate that holds it and a lower
+//! crate cannot reach a layer above it (docs/design.md).
 
 pub mod app;
 pub mod cli;
 pub mod malloc;
 pub mod server;
 pub mod telemetry;
-
-pub use wafuel_archive as archive;
-/// The pure domain (`crates/domain`).
-pub use wafuel_domain as model;
-pub use wafuel_domain::time;
-pub use wafuel_places as places;
-pub use wafuel_query as query;
-pub(crate) use wafuel_service::cache_policy;
-pub(crate) use wafuel_service::sync;
-pub use wafuel_service::{catalog, jobs, map_tiles, snapshot};
-pub use wafuel_sim as sim;
-pub use wafuel_source as source;
-pub use wafuel_store as store;
-pub use wafuel_web::{http, render};

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wafuel::model::site_features::{Hours, parse_site_features};
+use wafuel_domain::site_features::{Hours, parse_site_features};
 
 fuzz_target!(|text: &str| {
     let parsed = parse_site_features(text);

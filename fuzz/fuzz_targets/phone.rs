@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wafuel::model::phone::{Phone, normalize_phone};
+use wafuel_domain::phone::{Phone, normalize_phone};
 
 fuzz_target!(|text: &str| {
     if let Phone::Valid(n) = normalize_phone(text) {

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use crate::app::SystemClock;
 use crate::app::{AppConfig, Application, Listen, build_state};
 use crate::cli::config::{DemoArgs, EnrichArgs, ListenArgs, PlacesArgs, ServeArgs, SimulateArgs, WarmArgs};
-use crate::jobs::{enrich, warm};
-use crate::places::client::PlacesClient;
 use crate::server;
-use crate::sim::SimHandle;
-use crate::sim::places::{PlacesHandle, demo_places};
-use crate::store::{self, redact};
-use crate::time::{ManualClock, SharedClock};
+use wafuel_domain::time::{ManualClock, SharedClock};
+use wafuel_places::client::PlacesClient;
+use wafuel_service::jobs::{enrich, warm};
+use wafuel_sim::SimHandle;
+use wafuel_sim::places::{PlacesHandle, demo_places};
+use wafuel_store::redact;
 
 /// Print a line for the operator. A closed stdout (e.g. piped into `head`) must not stop the
 /// service, so write errors are ignored.
@@ -84,7 +84,7 @@ struct DemoParts {
     sim: SimHandle,
     places: PlacesHandle,
     archive: Option<tokio::task::JoinHandle<()>>,
-    wholesale: Option<crate::source::wholesale::WholesaleClient>,
+    wholesale: Option<wafuel_source::wholesale::WholesaleClient>,
 }
 
 /// The demo's simulated origin, its seeded history and enrichment, and its store in `dir`.
@@ -96,14 +96,14 @@ async fn prepare_demo(args: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<
         None => Arc::new(SystemClock),
     };
     let sim = SimHandle::spawn("127.0.0.1:0".parse()?, clock.clone(), Default::default()).await?;
-    let store = store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
+    let store = wafuel_store::open(&format!("sqlite://{}/demo.sqlite3", dir.display())).await?;
     say!("wafuel demo: the API over a simulated FuelWatch ({})", sim.feed_url());
     say!("its store: {}/demo.sqlite3 (simulated prices only; removed when the demo stops)", dir.display());
     // Past days of prices, so history, statistics and the price cycle have shape.
     say!("seeding {DEMO_HISTORY_DAYS} past days of price history…");
-    let history: Arc<dyn crate::store::history::HistoryStore> = store.clone();
-    let today = crate::time::perth_now(clock.now()).date();
-    let seeded = crate::jobs::seed::seed_history(&history, today, DEMO_HISTORY_DAYS, |p, d| {
+    let history: Arc<dyn wafuel_store::history::HistoryStore> = store.clone();
+    let today = wafuel_domain::time::perth_now(clock.now()).date();
+    let seeded = wafuel_service::jobs::seed::seed_history(&history, today, DEMO_HISTORY_DAYS, |p, d| {
         sim.state.past_feed(p.get(), d)
     })
     .await;
@@ -116,7 +116,7 @@ async fn prepare_demo(args: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<
         build_state(AppConfig::new(config.source_url.clone(), store.clone(), config.clock.clone()))?;
     let client = PlacesClient::new(places.base_url().parse()?, "demo".into())?;
     let demo_enrich = enrich::EnrichConfig {
-        discover_product: Some(crate::model::codes::ProductCode::UNLEADED),
+        discover_product: Some(wafuel_domain::codes::ProductCode::UNLEADED),
         batch: 2_000,
         daily_budget: 10_000,
         ..Default::default()
@@ -147,7 +147,7 @@ async fn prepare_demo(args: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<
     // job (today's and, from 14:30, tomorrow's prices, as FuelWatch's API gives them).
     let wholesale = match sim.wholesale_url().parse() {
         Ok(url) => {
-            Some(crate::source::wholesale::WholesaleClient::new(url, std::time::Duration::from_secs(10))?)
+            Some(wafuel_source::wholesale::WholesaleClient::new(url, std::time::Duration::from_secs(10))?)
         }
         Err(_) => None,
     };
@@ -157,7 +157,7 @@ async fn prepare_demo(args: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<
     demo_wholesale(store.clone(), sim.wholesale_list_url(), today.year() - 2).await;
     if let Some(shifted) = &shifted {
         shifted.restart();
-        let perth = crate::time::perth_now(shifted.start()).strftime("%Y-%m-%d %H:%M:%S");
+        let perth = wafuel_domain::time::perth_now(shifted.start()).strftime("%Y-%m-%d %H:%M:%S");
         say!("the demo's clock starts at {perth} Perth time (--now) and runs on from there");
     }
     Ok(DemoParts { config, sim, places, archive, wholesale })
@@ -168,8 +168,8 @@ const DEMO_ARCHIVE_MONTHS: i32 = 24;
 
 /// Import the last [`DEMO_ARCHIVE_MONTHS`] months of the simulated archive (the current one
 /// included, as far as it goes), from the origin's own file list, logging each.
-async fn demo_archive(store: Arc<dyn crate::store::Store>, list_url: String, today: jiff::civil::Date) {
-    use crate::archive::import::{Importer, Plan};
+async fn demo_archive(store: Arc<dyn wafuel_store::Store>, list_url: String, today: jiff::civil::Date) {
+    use wafuel_archive::import::{Importer, Plan};
     let first = today.first_of_month().checked_sub(jiff::Span::new().months(DEMO_ARCHIVE_MONTHS - 1));
     let first = first.unwrap_or(today);
     let (Ok(list_url), Ok(mut importer)) = (list_url.parse::<url::Url>(), Importer::new(store).await) else {
@@ -179,7 +179,7 @@ async fn demo_archive(store: Arc<dyn crate::store::Store>, list_url: String, tod
     let range = (Some((first.year(), first.month())), None);
     let limits = Default::default();
     let plan = Plan::make(&list_url, &list_url, range, today, limits).await;
-    let progress = |name: &str, write: &crate::store::archive::ImportWrite| {
+    let progress = |name: &str, write: &wafuel_store::archive::ImportWrite| {
         tracing::info!(file = name, written = write.written, "demo archive month imported");
     };
     match plan.run(&mut importer, limits, &progress).await {
@@ -189,11 +189,11 @@ async fn demo_archive(store: Arc<dyn crate::store::Store>, list_url: String, tod
 }
 
 /// Import the simulated yearly wholesale files from `from_year` on, from the origin's own list.
-async fn demo_wholesale(store: Arc<dyn crate::store::Store>, list_url: String, from_year: i16) {
-    use crate::archive::wholesale::WholesaleImporter;
+async fn demo_wholesale(store: Arc<dyn wafuel_store::Store>, list_url: String, from_year: i16) {
+    use wafuel_archive::wholesale::WholesaleImporter;
     let Ok(list_url) = list_url.parse::<url::Url>() else { return };
     let mut importer = WholesaleImporter::new(store).with_first_year(from_year);
-    let progress = |name: &str, write: &crate::store::wholesale::WholesaleWrite| {
+    let progress = |name: &str, write: &wafuel_store::wholesale::WholesaleWrite| {
         tracing::info!(file = name, written = write.written, "demo wholesale year imported");
     };
     match importer.import_listed(&list_url, Default::default(), &progress).await {
@@ -204,9 +204,9 @@ async fn demo_wholesale(store: Arc<dyn crate::store::Store>, list_url: String, f
 
 /// `wafuel import-wholesale`: yearly terminal gate price files into the store.
 pub async fn import_wholesale(args: crate::cli::config::ImportWholesaleArgs) -> anyhow::Result<ExitCode> {
-    use crate::archive::wholesale::WholesaleImporter;
     use std::io::IsTerminal;
-    let store = store::open(&args.store).await?;
+    use wafuel_archive::wholesale::WholesaleImporter;
+    let store = wafuel_store::open(&args.store).await?;
     let mut importer = WholesaleImporter::new(store);
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
@@ -216,7 +216,7 @@ pub async fn import_wholesale(args: crate::cli::config::ImportWholesaleArgs) -> 
         );
         bar
     });
-    let progress = |name: &str, write: &crate::store::wholesale::WholesaleWrite| match &bar {
+    let progress = |name: &str, write: &wafuel_store::wholesale::WholesaleWrite| match &bar {
         Some(bar) => {
             bar.inc(1);
             bar.set_message(format!("{name}: {} new, {} changed", write.written, write.replaced));
@@ -239,7 +239,7 @@ pub async fn import_wholesale(args: crate::cli::config::ImportWholesaleArgs) -> 
 /// `wafuel serve`: the API over the real source, with the jobs unless `--no-jobs`.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     args.listen.check_free()?;
-    let store = store::open(&args.store.store).await?;
+    let store = wafuel_store::open(&args.store.store).await?;
     tracing::info!(store = %redact(&args.store.store), "snapshot store ready");
     let (base_map, map_archive) = args.map.base_map().await?;
     let config = AppConfig {
@@ -261,7 +261,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// `wafuel warm`: one warm pass; failure when any extract failed.
 pub async fn warm(args: WarmArgs) -> anyhow::Result<ExitCode> {
-    let store = store::open(&args.store.store).await?;
+    let store = wafuel_store::open(&args.store.store).await?;
     let config = AppConfig::new(args.source.source_url.clone(), store, Arc::new(SystemClock));
     let state = build_state(args.store.apply(config))?;
     let report = warm::warm_pass(state.catalog.prices()).await;
@@ -286,7 +286,7 @@ pub async fn enrich(args: EnrichArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
-    let store = store::open(&args.store.store).await?;
+    let store = wafuel_store::open(&args.store.store).await?;
     let config = AppConfig::new(args.source.source_url.clone(), store.clone(), Arc::new(SystemClock));
     let state = build_state(args.store.apply(config))?;
     let report = enrich::enrich_pass(state.catalog.prices(), &store, &client, &args.places.enrich_config())
@@ -312,7 +312,7 @@ struct Jobs<'a> {
     /// The enrichment job, given a Places key.
     places: Option<&'a PlacesArgs>,
     /// The history backfill (`serve` unless `--no-backfill`).
-    backfill: Option<crate::archive::backfill::BackfillConfig>,
+    backfill: Option<wafuel_archive::backfill::BackfillConfig>,
 }
 
 /// Serve the public API and the admin port until a signal, with `jobs` beside it.
@@ -320,7 +320,7 @@ async fn serve_api(
     config: AppConfig,
     listen: &ListenArgs,
     jobs: Jobs<'_>,
-    wholesale: Option<crate::source::wholesale::WholesaleClient>,
+    wholesale: Option<wafuel_source::wholesale::WholesaleClient>,
 ) -> anyhow::Result<ExitCode> {
     let store = config.store.clone();
     let limits = server::ServerLimits { max_concurrency: listen.max_concurrency, ..Default::default() };
@@ -352,7 +352,7 @@ async fn serve_api(
     let mut background = Vec::new();
     if let Some(client) = wholesale {
         let clock = app.state().catalog.prices().clock().clone();
-        background.push(tokio::spawn(crate::jobs::wholesale::run(store.clone(), client, clock)));
+        background.push(tokio::spawn(wafuel_service::jobs::wholesale::run(store.clone(), client, clock)));
     }
     let prices = app.state().catalog.prices().clone();
     if jobs.warm {
@@ -360,7 +360,7 @@ async fn serve_api(
     }
     if let Some(config) = jobs.backfill {
         let clock = prices.clock().clone();
-        background.push(tokio::spawn(crate::archive::backfill::run(store.clone(), clock, config)));
+        background.push(tokio::spawn(wafuel_archive::backfill::run(store.clone(), clock, config)));
     }
     if let Some(places) = jobs.places {
         match places.client()? {
@@ -382,10 +382,10 @@ async fn serve_api(
 
 /// `wafuel import-history`: archive files, or downloaded months, into the history store.
 pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyhow::Result<ExitCode> {
-    use crate::archive::download::DownloadLimits;
-    use crate::archive::import::{Importer, Plan, import_paths};
     use std::io::IsTerminal;
-    let store = store::open(&args.store.store).await?;
+    use wafuel_archive::download::DownloadLimits;
+    use wafuel_archive::import::{Importer, Plan, import_paths};
+    let store = wafuel_store::open(&args.store.store).await?;
     let mut importer = Importer::new(store.clone()).await?;
     if !importer.knows_live_stations() {
         // Archive rows match live stations by address: learn today's stations first.
@@ -394,7 +394,7 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
         let state = build_state(args.store.apply(config))?;
         // One warm pass records today's catalog into the history; the importer then reads
         // the stations again.
-        let report = crate::jobs::warm::warm_pass(state.catalog.prices()).await;
+        let report = wafuel_service::jobs::warm::warm_pass(state.catalog.prices()).await;
         if !report.failed.is_empty() {
             tracing::warn!(
                 failed = report.failed.len(),
@@ -405,7 +405,7 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
     }
     let limits = DownloadLimits::default();
     let plan = if args.files.is_empty() {
-        let today = crate::time::perth_now(jiff::Timestamp::now()).date();
+        let today = wafuel_domain::time::perth_now(jiff::Timestamp::now()).date();
         let range = (args.from, args.to);
         Some(Plan::make(&args.archive_list_url, &args.archive_url, range, today, limits).await)
     } else {
@@ -423,7 +423,7 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
     });
     let started = std::time::Instant::now();
     let rows = std::sync::atomic::AtomicU64::new(0);
-    let progress = |name: &str, write: &crate::store::archive::ImportWrite| {
+    let progress = |name: &str, write: &wafuel_store::archive::ImportWrite| {
         let total = rows.fetch_add(
             write.written + write.unchanged + write.conflicts,
             std::sync::atomic::Ordering::Relaxed,
@@ -453,10 +453,10 @@ pub async fn import_history(args: crate::cli::config::ImportHistoryArgs) -> anyh
 
 /// `wafuel backtest`: the forecast replayed on a store's history, as a table.
 pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<ExitCode> {
-    use crate::catalog::forecast::{market_series, wholesale_series};
-    use crate::model::forecast::{REPLAY_DAYS, Replay, Subject};
-    let store = store::open(&args.store).await?;
-    let history: &dyn crate::store::history::HistoryStore = store.as_ref();
+    use wafuel_domain::forecast::{REPLAY_DAYS, Replay, Subject};
+    use wafuel_service::catalog::forecast::{market_series, wholesale_series};
+    let store = wafuel_store::open(&args.store).await?;
+    let history: &dyn wafuel_store::history::HistoryStore = store.as_ref();
     let newest =
         history.last_day_summaries(args.product, (jiff::civil::Date::MIN, jiff::civil::Date::MAX), 1).await?;
     let Some(newest) = newest.last() else {
@@ -469,7 +469,7 @@ pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<
     let market = market_series(history, args.product, args.region.as_deref(), (first, to)).await?;
     let tgp = wholesale_series(store.as_ref(), args.product, args.region.as_deref(), (first, to)).await?;
     let replay = Replay::run(Subject { market: &market, station: None, wholesale: tgp.as_ref() }, from, to);
-    let name = crate::model::codes::product(args.product.get()).map_or("", |p| p.name);
+    let name = wafuel_domain::codes::product(args.product.get()).map_or("", |p| p.name);
     let scope = match &args.region {
         None => "statewide".to_string(),
         Some(r) => format!("regions {}", r.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")),
@@ -479,6 +479,6 @@ pub async fn backtest(args: crate::cli::config::BacktestArgs) -> anyhow::Result<
         "Backtest: {name} (product {}), {scope}; forecasts made {from} to {last}, scored against prices up to {to}.",
         args.product
     );
-    say!("{}", crate::render::forecast::backtest_table(&title, &replay));
+    say!("{}", wafuel_web::render::forecast::backtest_table(&title, &replay));
     Ok(if replay.days > 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

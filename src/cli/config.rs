@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 
-use crate::sim::{FaultMode, Faults};
+use wafuel_sim::{FaultMode, Faults};
 
 /// The default FuelWatch RSS endpoint.
 pub const DEFAULT_SOURCE_URL: &str = "https://www.fuelwatch.wa.gov.au/fuelwatch/fuelWatchRSS";
@@ -110,7 +110,7 @@ pub struct ListenArgs {
     pub max_concurrency: usize,
     /// Concurrent `/v1/events` streams; past it a new stream is refused with 503 and
     /// `Retry-After: 1`. Streams do not count against --max-concurrency.
-    #[arg(long, env = "WAFUEL_MAX_STREAMS", default_value_t = crate::catalog::events::DEFAULT_MAX_STREAMS)]
+    #[arg(long, env = "WAFUEL_MAX_STREAMS", default_value_t = wafuel_service::catalog::events::DEFAULT_MAX_STREAMS)]
     pub max_streams: usize,
 }
 
@@ -151,7 +151,7 @@ pub struct StoreArgs {
     pub fill_wait_secs: u64,
     /// Days of daily price history kept for the station API (history, statistics, cycle);
     /// older days, imported ones included, are pruned by the warm job. 0 keeps every day.
-    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = crate::snapshot::DEFAULT_HISTORY_DAYS,
+    #[arg(long, env = "WAFUEL_HISTORY_DAYS", default_value_t = wafuel_service::snapshot::DEFAULT_HISTORY_DAYS,
           value_parser = clap::value_parser!(i32).range(0..=36_600))]
     pub history_days: i32,
 }
@@ -162,11 +162,11 @@ impl StoreArgs {
         crate::app::AppConfig { fill: self.fill(), history_days: self.history_days, ..config }
     }
 
-    pub fn fill(&self) -> crate::snapshot::FillConfig {
-        crate::snapshot::FillConfig {
+    pub fn fill(&self) -> wafuel_service::snapshot::FillConfig {
+        wafuel_service::snapshot::FillConfig {
             lease: std::time::Duration::from_secs(self.fill_lease_secs.max(1)),
             wait_limit: std::time::Duration::from_secs(self.fill_wait_secs),
-            ..crate::snapshot::FillConfig::default()
+            ..wafuel_service::snapshot::FillConfig::default()
         }
     }
 }
@@ -185,13 +185,13 @@ pub struct WholesaleArgs {
     /// FuelWatch's API base (`…/api/`): `token`, `terminalgate/centres` and
     /// `terminalgate/prices/{centreId}`, read by the wholesale job when the service starts and
     /// then hourly (and at 14:31 and 14:45), one replica at a time.
-    #[arg(long, env = "WAFUEL_WHOLESALE_URL", default_value = crate::source::wholesale::DEFAULT_WHOLESALE_URL)]
+    #[arg(long, env = "WAFUEL_WHOLESALE_URL", default_value = wafuel_source::wholesale::DEFAULT_WHOLESALE_URL)]
     pub wholesale_url: url::Url,
 }
 
 impl WholesaleArgs {
-    pub fn client(&self) -> anyhow::Result<crate::source::wholesale::WholesaleClient> {
-        Ok(crate::source::wholesale::WholesaleClient::new(
+    pub fn client(&self) -> anyhow::Result<wafuel_source::wholesale::WholesaleClient> {
+        Ok(wafuel_source::wholesale::WholesaleClient::new(
             self.wholesale_url.clone(),
             std::time::Duration::from_secs(30),
         )?)
@@ -226,19 +226,19 @@ pub struct MapArgs {
     #[arg(long, env = "WAFUEL_MAP_ATTRIBUTION")]
     pub map_attribution: Option<String>,
     /// The highest zoom the tile service has; the map zooms further by enlarging its tiles.
-    #[arg(long, env = "WAFUEL_MAP_MAX_ZOOM", default_value_t = crate::http::street_map::DEFAULT_MAX_ZOOM)]
+    #[arg(long, env = "WAFUEL_MAP_MAX_ZOOM", default_value_t = wafuel_web::http::street_map::DEFAULT_MAX_ZOOM)]
     pub map_max_zoom: u8,
 }
 
 /// The explorer's base map as configured, and the archive it serves tiles from, if any.
 pub type ConfiguredMap =
-    (crate::http::street_map::BaseMap, Option<std::sync::Arc<crate::map_tiles::MapArchive>>);
+    (wafuel_web::http::street_map::BaseMap, Option<std::sync::Arc<wafuel_service::map_tiles::MapArchive>>);
 
 impl MapArgs {
     /// The base map the flags name (an archive is opened and checked here, so a bad one stops
     /// the start with its reason).
     pub async fn base_map(&self) -> anyhow::Result<ConfiguredMap> {
-        use crate::http::street_map::{ArchiveTiles, BaseMap, RasterTiles};
+        use wafuel_web::http::street_map::{ArchiveTiles, BaseMap, RasterTiles};
         let Some(attribution) = &self.map_attribution else { return Ok((BaseMap::Coastline, None)) };
         if let Some(tiles) = &self.map_tiles {
             return Ok((BaseMap::Raster(RasterTiles::new(tiles, attribution, self.map_max_zoom)?), None));
@@ -248,7 +248,7 @@ impl MapArgs {
                 "--map-attribution names whose map is shown: give --map-tiles or --map-pmtiles with it"
             )
         };
-        let archive = crate::map_tiles::MapArchive::open(path).await?;
+        let archive = wafuel_service::map_tiles::MapArchive::open(path).await?;
         let base = BaseMap::Archive(ArchiveTiles::new(&archive, attribution)?);
         Ok((base, Some(std::sync::Arc::new(archive))))
     }
@@ -269,9 +269,9 @@ pub struct MetaArgs {
 }
 
 impl MetaArgs {
-    pub fn document_meta(&self) -> crate::model::documents::DocumentMeta {
-        let defaults = crate::model::documents::DocumentMeta::default();
-        crate::model::documents::DocumentMeta {
+    pub fn document_meta(&self) -> wafuel_domain::documents::DocumentMeta {
+        let defaults = wafuel_domain::documents::DocumentMeta::default();
+        wafuel_domain::documents::DocumentMeta {
             copyright: self.copyright.clone().unwrap_or(defaults.copyright),
             documentation: self.documentation_url.as_ref().map_or(defaults.documentation, |u| u.to_string()),
             issues: self.issues_url.as_ref().map_or(defaults.issues, |u| u.to_string()),
@@ -296,20 +296,20 @@ pub struct PlacesArgs {
     pub enrich_daily_budget: i64,
     /// Discover stations from this product's extract instead of rotating through all seven.
     #[arg(long, env = "WAFUEL_ENRICH_PRODUCT", hide = true, value_parser = product_code)]
-    pub enrich_product: Option<crate::model::codes::ProductCode>,
+    pub enrich_product: Option<wafuel_domain::codes::ProductCode>,
 }
 
 /// A product code of the product table, as a flag's value.
-fn product_code(text: &str) -> Result<crate::model::codes::ProductCode, String> {
+fn product_code(text: &str) -> Result<wafuel_domain::codes::ProductCode, String> {
     text.parse::<u8>()
         .ok()
-        .and_then(crate::model::codes::ProductCode::parse)
+        .and_then(wafuel_domain::codes::ProductCode::parse)
         .ok_or_else(|| format!("no product {text:?}"))
 }
 
 impl PlacesArgs {
-    pub fn enrich_config(&self) -> crate::jobs::enrich::EnrichConfig {
-        crate::jobs::enrich::EnrichConfig {
+    pub fn enrich_config(&self) -> wafuel_service::jobs::enrich::EnrichConfig {
+        wafuel_service::jobs::enrich::EnrichConfig {
             batch: self.enrich_batch,
             daily_budget: self.enrich_daily_budget,
             discover_product: self.enrich_product,
@@ -318,10 +318,10 @@ impl PlacesArgs {
     }
 
     /// The provider client, when a key is configured.
-    pub fn client(&self) -> anyhow::Result<Option<crate::places::client::PlacesClient>> {
+    pub fn client(&self) -> anyhow::Result<Option<wafuel_places::client::PlacesClient>> {
         match &self.places_api_key {
             Some(key) if !key.is_empty() => {
-                Ok(Some(crate::places::client::PlacesClient::new(self.places_url.clone(), key.clone())?))
+                Ok(Some(wafuel_places::client::PlacesClient::new(self.places_url.clone(), key.clone())?))
             }
             _ => Ok(None),
         }
@@ -348,13 +348,13 @@ pub struct BackfillArgs {
     #[arg(long, env = "WAFUEL_BACKFILL_FROM", value_parser = parse_month, default_value = "2001-01")]
     pub backfill_from: (i16, i8),
     /// FuelWatch's list of its monthly files (as `import-history` reads it).
-    #[arg(long, env = "WAFUEL_ARCHIVE_LIST_URL", default_value = crate::archive::list::DEFAULT_ARCHIVE_LIST_URL)]
+    #[arg(long, env = "WAFUEL_ARCHIVE_LIST_URL", default_value = wafuel_archive::list::DEFAULT_ARCHIVE_LIST_URL)]
     pub archive_list_url: url::Url,
     /// Base URL of the archive, used only when the list cannot be read.
-    #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = crate::archive::DEFAULT_ARCHIVE_URL)]
+    #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = wafuel_archive::DEFAULT_ARCHIVE_URL)]
     pub archive_url: url::Url,
     /// FuelWatch's list of its yearly wholesale files (as `import-wholesale` reads it).
-    #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = crate::archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
+    #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = wafuel_archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
     pub wholesale_list_url: url::Url,
     /// Seconds of the backfill's lease (1–60): how soon another replica takes over from one
     /// that died. Shorter only for tests.
@@ -365,8 +365,8 @@ pub struct BackfillArgs {
 
 impl BackfillArgs {
     /// The job's configuration, with the contract's timings.
-    pub fn config(&self) -> crate::archive::backfill::BackfillConfig {
-        let mut config = crate::archive::backfill::BackfillConfig::new(
+    pub fn config(&self) -> wafuel_archive::backfill::BackfillConfig {
+        let mut config = wafuel_archive::backfill::BackfillConfig::new(
             self.archive_list_url.clone(),
             self.archive_url.clone(),
             Some(self.wholesale_list_url.clone()),
@@ -442,11 +442,11 @@ impl StartAt {
         match self {
             StartAt::Instant(at) => at,
             StartAt::Perth { days, time } => {
-                let day = crate::time::perth_now(now).date();
+                let day = wafuel_domain::time::perth_now(now).date();
                 let day = day.checked_add(jiff::Span::new().days(days)).unwrap_or(day);
-                crate::time::perth_instant(day.to_datetime(time))
+                wafuel_domain::time::perth_instant(day.to_datetime(time))
             }
-            StartAt::Civil(at) => crate::time::perth_instant(at),
+            StartAt::Civil(at) => wafuel_domain::time::perth_instant(at),
         }
     }
 }
@@ -478,7 +478,7 @@ fn parse_start(text: &str) -> Result<StartAt, String> {
         if !z && offset.and_then(|h| h.parse::<u8>().ok()).is_none_or(|h| h > 14) {
             return Err(refuse("has no valid offset (at most ±14:00)"));
         }
-        let day = crate::time::perth_now(at).date();
+        let day = wafuel_domain::time::perth_now(at).date();
         return if in_span(day) { Ok(StartAt::Instant(at)) } else { Err(refuse("is out of range")) };
     }
     let lower = text.to_ascii_lowercase();
@@ -606,8 +606,9 @@ mod tests {
     fn demo_now_reads_perth_times_and_instants() {
         use jiff::civil::date;
         // 10:00 Perth on 29 September 2026.
-        let now = crate::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
-        let at = |text: &str| parse_start(text).map(|s| crate::time::perth_now(s.resolve(now)).datetime());
+        let now = wafuel_domain::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let at =
+            |text: &str| parse_start(text).map(|s| wafuel_domain::time::perth_now(s.resolve(now)).datetime());
         assert_eq!(at("today 14:29"), Ok(date(2026, 9, 29).at(14, 29, 0, 0)));
         assert_eq!(at("Tomorrow 06:00"), Ok(date(2026, 9, 30).at(6, 0, 0, 0)));
         assert_eq!(at("14:29"), Ok(date(2026, 9, 29).at(14, 29, 0, 0)));
@@ -680,7 +681,7 @@ mod tests {
 
     #[tokio::test]
     async fn map_flags_name_one_map_and_whose_it_is() {
-        use crate::http::street_map::BaseMap;
+        use wafuel_web::http::street_map::BaseMap;
         let map = |flags: &[&str]| {
             let cli = Cli::try_parse_from(["wafuel", "serve"].iter().chain(flags));
             cli.map(|c| match c.command {
@@ -715,7 +716,7 @@ mod tests {
         assert_eq!(args.listen.admin_listen.to_string(), "127.0.0.1:9090");
         assert_eq!(args.store.store, "sqlite://./data/wafuel.sqlite3");
         assert_eq!(args.source.source_url.as_str(), DEFAULT_SOURCE_URL);
-        assert_eq!(args.wholesale.wholesale_url.as_str(), crate::source::wholesale::DEFAULT_WHOLESALE_URL);
+        assert_eq!(args.wholesale.wholesale_url.as_str(), wafuel_source::wholesale::DEFAULT_WHOLESALE_URL);
         assert!(!args.jobs.no_jobs);
     }
 }
@@ -730,11 +731,11 @@ pub struct ImportHistoryArgs {
     pub source: SourceArgs,
     /// FuelWatch's list of its monthly files (`fileName`, `fileDate`, `bytes`, `url`): which
     /// months exist and which changed since they were imported (the current month grows).
-    #[arg(long, env = "WAFUEL_ARCHIVE_LIST_URL", default_value = crate::archive::list::DEFAULT_ARCHIVE_LIST_URL)]
+    #[arg(long, env = "WAFUEL_ARCHIVE_LIST_URL", default_value = wafuel_archive::list::DEFAULT_ARCHIVE_LIST_URL)]
     pub archive_list_url: url::Url,
     /// Base URL of the archive (`BASE/FuelWatchRetail-MM-YYYY.csv`), used only when the list
     /// cannot be read (file names are then guessed month by month).
-    #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = crate::archive::DEFAULT_ARCHIVE_URL)]
+    #[arg(long, env = "WAFUEL_ARCHIVE_URL", default_value = wafuel_archive::DEFAULT_ARCHIVE_URL)]
     pub archive_url: url::Url,
     /// First month to download, `YYYY-MM` (default: January 2001).
     #[arg(long, value_parser = parse_month)]
@@ -755,7 +756,7 @@ pub struct ImportWholesaleArgs {
     pub store: String,
     /// FuelWatch's list of its yearly wholesale files (`fileName`, `fileDate`, `bytes`, `url`),
     /// read when no file is given.
-    #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = crate::archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
+    #[arg(long, env = "WAFUEL_WHOLESALE_LIST_URL", default_value = wafuel_archive::wholesale::DEFAULT_WHOLESALE_LIST_URL)]
     pub list_url: url::Url,
     /// Yearly files (`FuelWatchWholesale-YYYY.csv`) or folders of them to import instead.
     pub files: Vec<std::path::PathBuf>,
@@ -769,10 +770,10 @@ pub struct BacktestArgs {
     pub store: String,
     /// The product (its code, as `/v1?product=`).
     #[arg(long, value_parser = product_code)]
-    pub product: crate::model::codes::ProductCode,
+    pub product: wafuel_domain::codes::ProductCode,
     /// Only the stations an archive row placed in these regions (codes, comma-separated).
     #[arg(long, value_delimiter = ',', value_parser = region_code)]
-    pub region: Option<Vec<crate::model::codes::RegionCode>>,
+    pub region: Option<Vec<wafuel_domain::codes::RegionCode>>,
     /// The first day a forecast is made, `YYYY-MM-DD` (default: 365 days before --to).
     #[arg(long)]
     pub from: Option<jiff::civil::Date>,
@@ -782,11 +783,11 @@ pub struct BacktestArgs {
 }
 
 /// A region code of the region table, as a flag's value.
-fn region_code(text: &str) -> Result<crate::model::codes::RegionCode, String> {
+fn region_code(text: &str) -> Result<wafuel_domain::codes::RegionCode, String> {
     text.trim()
         .parse::<u8>()
         .ok()
-        .and_then(crate::model::codes::RegionCode::parse)
+        .and_then(wafuel_domain::codes::RegionCode::parse)
         .ok_or_else(|| format!("no region {text:?}"))
 }
 
@@ -795,7 +796,7 @@ fn parse_month(text: &str) -> Result<(i16, i8), String> {
     let wrong = || format!("{text:?}: expected YYYY-MM from 2001-01");
     let (year, month) = text.split_once('-').ok_or_else(wrong)?;
     let (year, month): (i16, i8) = (year.parse().map_err(|_| wrong())?, month.parse().map_err(|_| wrong())?);
-    if (1..=12).contains(&month) && (year, month) >= crate::archive::FIRST_MONTH && year <= 9999 {
+    if (1..=12).contains(&month) && (year, month) >= wafuel_archive::FIRST_MONTH && year <= 9999 {
         Ok((year, month))
     } else {
         Err(wrong())

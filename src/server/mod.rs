@@ -85,7 +85,7 @@ pub trait Readiness: Send + Sync + 'static {
 }
 
 /// Ready while the snapshot store answers.
-pub struct StoreReadiness(pub Arc<dyn crate::store::SnapshotStore>);
+pub struct StoreReadiness(pub Arc<dyn wafuel_store::SnapshotStore>);
 
 impl Readiness for StoreReadiness {
     async fn ready(&self) -> Result<(), String> {
@@ -101,9 +101,9 @@ impl Readiness for StoreReadiness {
 pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
     let handle = telemetry::metrics_handle();
     Router::new()
-        .route(crate::http::routes::HEALTHZ, get(|| async { "ok\n" }))
+        .route(wafuel_web::http::routes::HEALTHZ, get(|| async { "ok\n" }))
         .route(
-            crate::http::routes::READYZ,
+            wafuel_web::http::routes::READYZ,
             get(move || {
                 let readiness = readiness.clone();
                 async move {
@@ -115,7 +115,7 @@ pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
             }),
         )
         .route(
-            crate::http::routes::METRICS,
+            wafuel_web::http::routes::METRICS,
             get(move || {
                 let body = handle.render();
                 async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response() }
@@ -205,7 +205,7 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
         // The timeout's own 408 carries no headers: every error is `no-store`.
         .layer(axum::middleware::map_response(|mut response: axum::response::Response| async move {
             if response.status() == StatusCode::REQUEST_TIMEOUT {
-                crate::cache_policy::CachePolicy::NoStore.write_over_library(response.headers_mut());
+                wafuel_service::cache_policy::CachePolicy::NoStore.write_over_library(response.headers_mut());
             }
             response
         }))
@@ -214,7 +214,7 @@ pub fn harden(router: Router, limits: &ServerLimits) -> Router {
 /// The answer when the concurrency limit is reached.
 async fn overloaded(_: tower::BoxError) -> axum::response::Response {
     metrics::counter!("wafuel_http_shed_total").increment(1);
-    crate::http::errors::ApiError::overloaded().into_response()
+    wafuel_web::http::errors::ApiError::overloaded().into_response()
 }
 
 /// Serve sites on their listeners until `shutdown` resolves (a signal, for the binary), then
@@ -291,7 +291,7 @@ async fn serve_connections(
                 tokio::spawn(async move {
                     use hyper::service::Service as _;
                     let opening = tokio::select! {
-                        opening = event_connection::open(stream, crate::http::paths::EVENTS, header_read, max_head) => opening,
+                        opening = event_connection::open(stream, wafuel_web::http::paths::EVENTS, header_read, max_head) => opening,
                         // Nothing asked yet: close, as hyper closes an idle connection.
                         _ = draining.changed() => return,
                     };
@@ -350,7 +350,7 @@ impl hyper::rt::Timer for HeaderTimer {
     }
 
     fn sleep_until(&self, deadline: std::time::Instant) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
-        let mut slot = crate::sync::lock(&self.0);
+        let mut slot = wafuel_service::sync::lock(&self.0);
         match slot.as_mut() {
             Some(current) => current.deadline = deadline,
             None => {
@@ -371,7 +371,7 @@ impl Future for HeaderSleep {
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
         use std::task::Poll;
-        let mut slot = crate::sync::lock(&self.0);
+        let mut slot = wafuel_service::sync::lock(&self.0);
         let Some(current) = slot.as_mut() else { return Poll::Ready(()) };
         loop {
             if std::time::Instant::now() >= current.deadline {

@@ -10,7 +10,7 @@
 //! service itself writes carries `Cache-Control`, so none of them is ever touched, and the
 //! check is a few byte comparisons on the first buffer of a write.
 
-use crate::model::error_code::{ErrorCode, detail};
+use wafuel_domain::error_code::{ErrorCode, detail};
 
 /// The statuses hyper answers unreadable requests with.
 const PARSER_STATUSES: [&[u8]; 4] = [b"400 ", b"408 ", b"414 ", b"431 "];
@@ -35,7 +35,7 @@ pub fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
         out.extend_from_slice(
             b"content-type: application/vnd.api+json\r\naccess-control-allow-origin: *\r\n",
         );
-        crate::render::errors::jsonapi_error(ErrorCode::InvalidQuery, detail::INVALID_QUERY, None)
+        wafuel_web::render::errors::jsonapi_error(ErrorCode::InvalidQuery, detail::INVALID_QUERY, None)
     } else {
         Vec::new()
     };

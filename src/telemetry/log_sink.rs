@@ -101,12 +101,12 @@ impl LogSink {
                     None => {
                         stages.retain(|(sink, _)| sink.strong_count() > 0);
                         let stage = Stage::default();
-                        crate::sync::lock(&self.shared.stages).push(stage.clone());
+                        wafuel_service::sync::lock(&self.shared.stages).push(stage.clone());
                         stages.push((Arc::downgrade(&self.shared), stage));
                         stages.len() - 1
                     }
                 };
-            let mut staged = crate::sync::lock(&stages[mine].1);
+            let mut staged = wafuel_service::sync::lock(&stages[mine].1);
             let before = staged.len();
             if write.take().is_some_and(|write| write(&mut staged).is_err()) {
                 staged.truncate(before);
@@ -129,7 +129,7 @@ impl LogSink {
 
     /// Append one whole line (with its newline): lines are never interleaved.
     pub fn append(&self, line: &[u8]) {
-        let mut pending = crate::sync::lock(&self.shared.pending);
+        let mut pending = wafuel_service::sync::lock(&self.shared.pending);
         while pending.bytes.len() + line.len() > MAX_PENDING && !pending.bytes.is_empty() && !pending.closed {
             pending.room_wanted = true;
             pending = self.shared.room.wait(pending).unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -148,7 +148,7 @@ fn write_out(shared: &Shared, mut out: impl Write) {
     let mut batch = Vec::with_capacity(BATCH * 2);
     loop {
         let closed = {
-            let mut pending = crate::sync::lock(&shared.pending);
+            let mut pending = wafuel_service::sync::lock(&shared.pending);
             if pending.bytes.len() < BATCH && !pending.closed {
                 pending.writer_waiting = true;
                 pending = shared
@@ -172,7 +172,7 @@ fn write_out(shared: &Shared, mut out: impl Write) {
             batch.clear();
             batch.shrink_to(BATCH * 2);
         }
-        if closed && crate::sync::lock(&shared.pending).bytes.is_empty() {
+        if closed && wafuel_service::sync::lock(&shared.pending).bytes.is_empty() {
             return;
         }
     }
@@ -181,8 +181,8 @@ fn write_out(shared: &Shared, mut out: impl Write) {
 /// Moves every thread's staged lines into `pending`, and forgets the stages of threads that
 /// have ended once they are empty.
 fn sweep(shared: &Shared, pending: &mut Vec<u8>) {
-    crate::sync::lock(&shared.stages).retain(|stage| {
-        let mut staged = crate::sync::lock(stage);
+    wafuel_service::sync::lock(&shared.stages).retain(|stage| {
+        let mut staged = wafuel_service::sync::lock(stage);
         pending.extend_from_slice(staged.as_bytes());
         staged.clear();
         // Held by its thread too while that thread lives.
@@ -193,7 +193,7 @@ fn sweep(shared: &Shared, pending: &mut Vec<u8>) {
 impl Drop for SinkGuard {
     fn drop(&mut self) {
         {
-            let mut pending = crate::sync::lock(&self.shared.pending);
+            let mut pending = wafuel_service::sync::lock(&self.shared.pending);
             pending.closed = true;
             self.shared.batch_ready.notify_one();
             self.shared.room.notify_all();
@@ -235,14 +235,14 @@ pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<u8>>>);
 impl Captured {
     /// Everything written so far, as text.
     pub(crate) fn text(&self) -> String {
-        String::from_utf8(crate::sync::lock(&self.0).clone()).expect("utf8")
+        String::from_utf8(wafuel_service::sync::lock(&self.0).clone()).expect("utf8")
     }
 }
 
 #[cfg(test)]
 impl Write for Captured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        crate::sync::lock(&self.0).extend_from_slice(buf);
+        wafuel_service::sync::lock(&self.0).extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -357,7 +357,7 @@ mod tests {
             std::thread::spawn(move || staged(&sink, &format!("{t}\n"))).join().expect("thread");
         }
         let deadline = Instant::now() + Duration::from_secs(5);
-        while (text(&out).lines().count() < 8 || !crate::sync::lock(&sink.shared.stages).is_empty())
+        while (text(&out).lines().count() < 8 || !wafuel_service::sync::lock(&sink.shared.stages).is_empty())
             && Instant::now() < deadline
         {
             std::thread::sleep(Duration::from_millis(5));
@@ -366,7 +366,10 @@ mod tests {
         let mut lines: Vec<String> = text(&out).lines().map(str::to_string).collect();
         lines.sort();
         assert_eq!(lines, (0..8).map(|t| t.to_string()).collect::<Vec<_>>());
-        assert!(crate::sync::lock(&sink.shared.stages).is_empty(), "no stage kept for an ended thread");
+        assert!(
+            wafuel_service::sync::lock(&sink.shared.stages).is_empty(),
+            "no stage kept for an ended thread"
+        );
     }
 
     /// A line staged by a destructor as its thread ends, after the thread's own stage is torn
@@ -407,7 +410,7 @@ mod tests {
         impl Write for Stuck {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
                 let (go, cv) = &*self.0;
-                let mut go = crate::sync::lock(go);
+                let mut go = wafuel_service::sync::lock(go);
                 while !*go {
                     go = cv.wait(go).expect("wait");
                 }
@@ -433,10 +436,10 @@ mod tests {
         };
         std::thread::sleep(Duration::from_millis(300));
         assert!(!writer.is_finished(), "more than the buffer holds: the writer waits");
-        *crate::sync::lock(&gate.0) = true;
+        *wafuel_service::sync::lock(&gate.0) = true;
         gate.1.notify_all();
         writer.join().expect("writer");
         drop(guard);
-        assert_eq!(crate::sync::lock(&out.0).len(), lines * line.len(), "nothing dropped");
+        assert_eq!(wafuel_service::sync::lock(&out.0).len(), lines * line.len(), "nothing dropped");
     }
 }

@@ -15,8 +15,8 @@ use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing::Instrument;
 
-use crate::http::routes::{ADMIN, PUBLIC_PATHS as PUBLIC};
 use tracing_subscriber::EnvFilter;
+use wafuel_web::http::routes::{ADMIN, PUBLIC_PATHS as PUBLIC};
 
 use crate::telemetry::log_sink::{LogSink, SinkGuard};
 
@@ -302,8 +302,8 @@ mod tests {
     #[test]
     fn route_labels_by_name() {
         let label = |route: Option<&str>| route_label(route_index(route));
-        assert_eq!(label(Some(crate::http::paths::V1)), "/v1");
-        assert_eq!(label(Some(crate::http::gate::REFUSED_ROUTE)), "unmatched", "refused before routing");
+        assert_eq!(label(Some(wafuel_web::http::paths::V1)), "/v1");
+        assert_eq!(label(Some(wafuel_web::http::gate::REFUSED_ROUTE)), "unmatched", "refused before routing");
         assert_eq!(label(None), "unmatched");
         assert_eq!(label(Some("/nowhere")), "other");
     }

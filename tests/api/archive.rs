@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use jiff::civil::date;
-use wafuel::archive::ImportError;
-use wafuel::archive::import::{Importer, Plan, import_months, import_paths};
-use wafuel::model::key::sha256_hex;
-use wafuel::store::Store;
+use wafuel_archive::ImportError;
+use wafuel_archive::import::{Importer, Plan, import_months, import_paths};
+use wafuel_domain::key::sha256_hex;
+use wafuel_store::Store;
 
 use crate::support::*;
 
@@ -22,13 +22,13 @@ async fn small_archive(store: Arc<dyn Store>) {
     let (sim, clock) = origin_at(fixture_morning(), Default::default()).await;
     let state = app_state(&sim, &clock, store.clone(), None);
     // The live stations (and today's prices) first, as the command does for an empty history.
-    let warm = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    let warm = wafuel_service::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert!(warm.failed.is_empty(), "{:?}", warm.failed);
     let today = date(2026, 9, 29);
     let live_station = state
         .catalog
         .selection(
-            &wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", state.catalog.now())
+            &wafuel_query::parse_selection(wafuel_query::Dialect::V1, "product=1", state.catalog.now())
                 .expect("q"),
         )
         .await
@@ -38,7 +38,7 @@ async fn small_archive(store: Arc<dyn Store>) {
         .next()
         .map(|q| q.station.clone())
         .expect("a live station");
-    let live_id = wafuel::model::key::StationId::parse(&live_station.digest).expect("digest");
+    let live_id = wafuel_domain::key::StationId::parse(&live_station.digest).expect("digest");
     let live_today = state.catalog.station_history(&live_id, p(1), today, today).await.expect("history")[0].1;
 
     // The live station written as the archive writes it: capitals, padded, other spacing.
@@ -78,7 +78,7 @@ async fn small_archive(store: Arc<dyn Store>) {
     std::io::Write::write_all(&mut gz, body.as_bytes()).expect("gzip");
     std::fs::write(&september, gz.finish().expect("gzip")).expect("write");
 
-    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let quiet = |_: &str, _: &wafuel_store::archive::ImportWrite| {};
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     assert!(importer.knows_live_stations());
     import_paths(&mut importer, &[august.clone(), september.clone()], &quiet).await.expect("import");
@@ -192,12 +192,12 @@ async fn months_download_from_the_simulated_archive() {
     let store = sqlite_store(&dir).await;
     let state = app_state(&sim, &clock, store.clone(), None);
     let base: url::Url = sim.archive_url().parse().expect("url");
-    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let quiet = |_: &str, _: &wafuel_store::archive::ImportWrite| {};
     let months = [(2026, 9), (2026, 10)];
     // An empty history: the importer learns today's stations from the source first.
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     assert!(!importer.knows_live_stations());
-    let warmed = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    let warmed = wafuel_service::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert!(warmed.failed.is_empty(), "{warmed:?}");
     importer.relearn_stations().await.expect("learn");
     assert!(importer.knows_live_stations());
@@ -233,7 +233,7 @@ async fn months_download_from_the_simulated_archive() {
 async fn shared_addresses(store: &Arc<dyn Store>) -> bool {
     let mut seen = std::collections::HashSet::new();
     store.known_stations().await.expect("stations").iter().filter(|s| !s.archive).any(|s| {
-        let key = (wafuel::model::key::fold_text(&s.street), wafuel::model::key::fold_text(&s.suburb));
+        let key = (wafuel_domain::key::fold_text(&s.street), wafuel_domain::key::fold_text(&s.suburb));
         !seen.insert(key)
     })
 }
@@ -249,10 +249,10 @@ async fn a_grown_current_month_is_imported_again_from_the_list() {
     let store = sqlite_store(&dir).await;
     let list_url: url::Url = sim.archive_list_url().parse().expect("url");
     let base: url::Url = sim.archive_url().parse().expect("url");
-    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
-    let today = |clock: &wafuel::time::ManualClock| {
-        use wafuel::time::Clock;
-        wafuel::time::perth_now(clock.now()).date()
+    let quiet = |_: &str, _: &wafuel_store::archive::ImportWrite| {};
+    let today = |clock: &wafuel_domain::time::ManualClock| {
+        use wafuel_domain::time::Clock;
+        wafuel_domain::time::perth_now(clock.now()).date()
     };
     let range = (Some((2026, 8)), None);
     let plan = Plan::make(&list_url, &base, range, today(&clock), Default::default()).await;
@@ -379,7 +379,7 @@ async fn every_area_lands_in_its_region(store: Arc<dyn Store>) {
         ));
     }
     std::fs::write(&file, text).expect("write");
-    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let quiet = |_: &str, _: &wafuel_store::archive::ImportWrite| {};
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     import_paths(&mut importer, &[file], &quiet).await.expect("import");
     let s = importer.summary.clone();
@@ -451,7 +451,7 @@ async fn shared_addresses_keep_every_price(store: Arc<dyn Store>) {
         expected.entry("rangeway").or_default().push((day, rangeway));
     }
     std::fs::write(&file, &text).expect("write");
-    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let quiet = |_: &str, _: &wafuel_store::archive::ImportWrite| {};
     let mut importer = Importer::new(store.clone()).await.expect("importer");
     import_paths(&mut importer, std::slice::from_ref(&file), &quiet).await.expect("import");
     let s = importer.summary.clone();
@@ -532,7 +532,7 @@ async fn a_backfill_splits_a_station(store: Arc<dyn Store>) {
             (31, atlas, "Atlas", 179.1),
         ],
     );
-    let quiet = |_: &str, _: &wafuel::store::archive::ImportWrite| {};
+    let quiet = |_: &str, _: &wafuel_store::archive::ImportWrite| {};
     let mut first = Importer::new(store.clone()).await.expect("importer");
     import_paths(&mut first, &[june.clone(), august.clone()], &quiet).await.expect("import");
     assert_eq!((first.summary.archive_stations, first.summary.split), (1, 0), "{}", first.summary.line());
@@ -578,7 +578,7 @@ async fn a_backfill_splits_a_station(store: Arc<dyn Store>) {
         ]
     );
     // The days' statistics name the station that now holds each price.
-    let sid_of = |id: &str, stations: &[wafuel::store::archive::KnownStation]| {
+    let sid_of = |id: &str, stations: &[wafuel_store::archive::KnownStation]| {
         stations.iter().find(|k| k.station_id == id).map(|k| k.sid).expect("stored")
     };
     let stations = store.known_stations().await.expect("stations");

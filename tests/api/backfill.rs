@@ -15,8 +15,8 @@ use axum::response::{IntoResponse, Response};
 use jiff::civil::date;
 use serde_json::{Value, json};
 
-use wafuel::archive::backfill::{BackfillConfig, run};
-use wafuel::sim::SimHandle;
+use wafuel_archive::backfill::{BackfillConfig, run};
+use wafuel_sim::SimHandle;
 
 use crate::support::*;
 
@@ -282,7 +282,7 @@ async fn a_fresh_store_fills_itself_newest_first_and_forecasts_before_the_oldest
 
 /// Two replicas on one store both run the backfill: one holds the lease and downloads, the
 /// other waits; each file is downloaded once in all.
-async fn two_replicas(a: Arc<dyn wafuel::store::Store>, b: Arc<dyn wafuel::store::Store>) {
+async fn two_replicas(a: Arc<dyn wafuel_store::Store>, b: Arc<dyn wafuel_store::Store>) {
     let (sim, clock) = origin_at(date(2026, 9, 29).at(10, 0, 0, 0), Default::default()).await;
     let origin = Origin::spawn(&sim).await;
     let first = tokio::spawn(run(a.clone(), clock.clone(), config(&origin, (2026, 8))));
@@ -290,9 +290,9 @@ async fn two_replicas(a: Arc<dyn wafuel::store::Store>, b: Arc<dyn wafuel::store
     let done = || {
         let a = a.clone();
         async move {
-            wafuel::archive::backfill::recorded(&a)
+            wafuel_archive::backfill::recorded(&a)
                 .await
-                .is_some_and(|p| p.state == wafuel::model::backfill::BackfillState::Done)
+                .is_some_and(|p| p.state == wafuel_domain::backfill::BackfillState::Done)
         }
     };
     eventually(Duration::from_secs(120), "the backfill done", done).await;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use wafuel::sim::Faults;
+use wafuel_sim::Faults;
 
 use crate::process::{Running, established, event_streams, serve_from, start_command};
 use crate::support::{http, origin_at, perth_wall_clock};
@@ -1783,7 +1783,7 @@ async fn a_card_asks_nothing_of_a_fuel_its_station_does_not_list() {
 )]
 #[tokio::test]
 async fn a_fresh_serve_says_its_history_is_loading() {
-    let sim = wafuel::sim::SimHandle::spawn(
+    let sim = wafuel_sim::SimHandle::spawn(
         crate::support::local(),
         std::sync::Arc::new(wafuel::app::SystemClock),
         Faults::default(),

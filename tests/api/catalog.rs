@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::civil::date;
-use wafuel::snapshot::catalog_extract;
-use wafuel::time::Day;
+use wafuel_domain::time::Day;
+use wafuel_service::snapshot::catalog_extract;
 
 use crate::support::*;
 
@@ -37,10 +37,10 @@ fn fetched_at(r: &TestResponse) -> String {
 /// nearby points and single stations it was never asked for, without a restart and without
 /// a source request of its own.
 async fn another_replicas_publish(
-    a_store: Arc<dyn wafuel::store::Store>,
-    b_store: Arc<dyn wafuel::store::Store>,
+    a_store: Arc<dyn wafuel_store::Store>,
+    b_store: Arc<dyn wafuel_store::Store>,
 ) {
-    let (sim, clock) = origin_at(fixture_morning(), wafuel::sim::Faults::default()).await;
+    let (sim, clock) = origin_at(fixture_morning(), wafuel_sim::Faults::default()).await;
     let a = Server::start(app_config(&sim, &clock, a_store, None), Default::default()).await;
     let b = Server::start(app_config(&sim, &clock, b_store, None), Default::default()).await;
 
@@ -93,7 +93,7 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
     const BOUND: u64 = 256 * 1024;
     let app = TestApp::new().await;
     let mut state = app.server.state.clone();
-    state.rendered = wafuel::http::rendered::new_cache(BOUND);
+    state.rendered = wafuel_web::http::rendered::new_cache(BOUND);
     state.front = Default::default();
     let router = wafuel::app::build_router(state.clone());
     let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
@@ -134,7 +134,7 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
     assert!(cache.entry_count() < 300, "the bound was reached: entries were evicted");
     let mut held = 0;
     for (key, doc) in cache.iter() {
-        let weighed = u64::from(wafuel::http::rendered::weight(&key, &doc));
+        let weighed = u64::from(wafuel_web::http::rendered::weight(&key, &doc));
         assert!(
             doc.repr.made_bytes() as u64 <= weighed,
             "{} bytes made, weighed {weighed}",
@@ -143,7 +143,7 @@ async fn never_repeated_queries_stay_within_the_byte_bounds() {
         held += doc.repr.made_bytes() as u64;
     }
     assert!(held <= BOUND);
-    assert!(state.catalog.prices().held_quotes() <= wafuel::snapshot::held::MAX_HELD_QUOTES);
+    assert!(state.catalog.prices().held_quotes() <= wafuel_service::snapshot::held::MAX_HELD_QUOTES);
     assert!(state.catalog.prices().held_quotes() > 0, "the day catalogs are held");
 }
 
@@ -180,13 +180,13 @@ async fn a_point_search_is_kept_from_its_second_ask() {
 /// changes (here a write through another handle, as another replica's would be).
 #[tokio::test]
 async fn statistics_follow_a_history_write_by_another_replica() {
-    use wafuel::time::Clock;
+    use wafuel_domain::time::Clock;
     let app = TestApp::new().await;
     let day = date(2026, 9, 29);
     let sel =
-        wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", app.clock.now()).expect("q");
+        wafuel_query::parse_selection(wafuel_query::Dialect::V1, "product=1", app.clock.now()).expect("q");
     let data = app.server.state.catalog.prices().selection(&sel).await.expect("extract");
-    let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
+    let quotes: Vec<wafuel_domain::station::Quote> = data.quotes().cloned().collect();
     let brand = quotes[0].station.brand;
     let stats = |extra: &str| format!("/v1/stats?product=1&from=2026-09-29&to=2026-09-29{extra}");
     let before = app.get(&stats("")).await.json();
@@ -198,7 +198,7 @@ async fn statistics_follow_a_history_write_by_another_replica() {
     for q in &mut changed {
         q.price = 123.4;
     }
-    let write = [wafuel::store::history::DayExtract { product: p(1), date: day, quotes: &changed }];
+    let write = [wafuel_store::history::DayExtract { product: p(1), date: day, quotes: &changed }];
     assert!(elsewhere.record(&write).await.expect("record").replaced > 0);
     app.clock.advance(Duration::from_secs(2));
     // Another document over the same (held) day: read again, with the new prices.
@@ -210,9 +210,9 @@ async fn statistics_follow_a_history_write_by_another_replica() {
 /// over an empty store it holds nothing and asks the source nothing.
 #[tokio::test]
 async fn a_restarted_replica_preloads_the_stored_day() {
-    use wafuel::time::Clock;
+    use wafuel_domain::time::Clock;
     let app = TestApp::new().await;
-    let extracts = || wafuel::jobs::warm::warm_extracts(app.clock.now());
+    let extracts = || wafuel_service::jobs::warm::warm_extracts(app.clock.now());
     let empty = app_state(&app.sim, &app.clock, sqlite_store(&app.dir).await, None);
     assert_eq!(empty.catalog.preload(extracts()).await, 0);
     assert_eq!(empty.catalog.prices().held_quotes(), 0);

@@ -13,9 +13,9 @@ use std::io::Read;
 
 use jiff::civil::{Date, DateTime, date};
 use sha2::{Digest, Sha256};
-use wafuel::jobs::enrich::{EnrichConfig, enrich_pass};
-use wafuel::places::client::PlacesClient;
-use wafuel::sim::places::{PlacesHandle, demo_places};
+use wafuel_places::client::PlacesClient;
+use wafuel_service::jobs::enrich::{EnrichConfig, enrich_pass};
+use wafuel_sim::places::{PlacesHandle, demo_places};
 
 use crate::support::*;
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use wafuel::sim::Faults;
+use wafuel_sim::Faults;
 
 use crate::process::{established, event_streams, serve_from};
 use crate::support::{origin_at, perth_wall_clock};

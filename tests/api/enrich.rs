@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use wafuel::jobs::enrich::{EnrichConfig, EnrichReport, enrich_pass};
-use wafuel::places::client::PlacesClient;
-use wafuel::places::types::*;
-use wafuel::sim::places::PlacesHandle;
-use wafuel::store::Store;
-use wafuel::store::enrich::Seed;
-use wafuel::time::Clock;
+use wafuel_domain::time::Clock;
+use wafuel_places::client::PlacesClient;
+use wafuel_places::types::*;
+use wafuel_service::jobs::enrich::{EnrichConfig, EnrichReport, enrich_pass};
+use wafuel_sim::places::PlacesHandle;
+use wafuel_store::Store;
+use wafuel_store::enrich::Seed;
 
 use crate::support::*;
 
@@ -30,7 +30,7 @@ fn comp(short: &str, kind: &str) -> AddressComponent {
 fn place_for(app: &TestApp, trading_name: &str, id: &str) -> Place {
     let s =
         app.sim.state.dataset().stations.iter().find(|s| s.trading_name == trading_name).expect("station");
-    let mut place = wafuel::sim::places::place_for(s, id);
+    let mut place = wafuel_sim::places::place_for(s, id);
     if let Some(c) = place.address_components.iter_mut().find(|c| c.types.iter().any(|t| t == "postal_code"))
     {
         c.short_text = "6308".into();
@@ -334,7 +334,7 @@ async fn a_broken_enrichment_table_leaves_prices_intact() {
 #[tokio::test]
 async fn the_enrich_command_then_the_api() {
     // The binary runs on the real clock, so the origin does too.
-    let sim = wafuel::sim::SimHandle::spawn(local(), Arc::new(wafuel::app::SystemClock), Default::default())
+    let sim = wafuel_sim::SimHandle::spawn(local(), Arc::new(wafuel::app::SystemClock), Default::default())
         .await
         .expect("origin");
     let places = {
@@ -378,8 +378,8 @@ async fn the_enrich_command_then_the_api() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let clock = wafuel::time::ManualClock::new(jiff::Timestamp::now());
-    let store = wafuel::store::open(&store_url).await.expect("store");
+    let clock = wafuel_domain::time::ManualClock::new(jiff::Timestamp::now());
+    let store = wafuel_store::open(&store_url).await.expect("store");
     let server = Server::start(app_config(&sim, &clock, store, None), Default::default()).await;
     let doc = server.get("/v1?product=1").await.json();
     let enriched: Vec<&serde_json::Value> = doc["data"]
@@ -410,7 +410,7 @@ async fn a_refresh_uses_place_details() {
 }
 
 async fn seeds_and_profiles(store: Arc<dyn Store>) {
-    use wafuel::model::profile::{PlaceProfile, StoredProfile};
+    use wafuel_domain::profile::{PlaceProfile, StoredProfile};
     let now = jiff::Timestamp::from_second(1_790_000_000).expect("t");
     let seed = |name: &str| Seed {
         station_key: "k1".into(),
@@ -421,7 +421,7 @@ async fn seeds_and_profiles(store: Arc<dyn Store>) {
         latitude: -31.95,
         longitude: 115.86,
     };
-    let version = |v: Result<i64, wafuel::store::StoreError>| v.expect("profiles version");
+    let version = |v: Result<i64, wafuel_store::StoreError>| v.expect("profiles version");
     let v0 = version(store.profiles_version().await);
     assert_eq!(store.upsert_seeds(&[seed("BP Perth")]).await.expect("upsert"), 1);
     let v1 = version(store.profiles_version().await);

@@ -10,7 +10,7 @@ use axum::body::Body;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
-use wafuel::store::Store;
+use wafuel_store::Store;
 
 use crate::support::{Server, TestApp, app_config, p, postgres_url, sqlite_store};
 
@@ -96,12 +96,12 @@ async fn sentinel(store: &Arc<dyn Store>, product: u8) -> i64 {
     let days = DAYS.fetch_add(1, Ordering::Relaxed);
     let date = jiff::civil::date(2001, 1, 1).checked_add(jiff::Span::new().days(days)).expect("date");
     assert!(date.to_string().starts_with(SENTINEL_YEAR));
-    let station = wafuel::model::testing::station("Sentinel", "Independent", "-20.3", "118.6");
+    let station = wafuel_domain::testing::station("Sentinel", "Independent", "-20.3", "118.6");
     let key = format!("extract:{product}:{date}");
     let fetched_at = jiff::Timestamp::now();
     let expires_at = fetched_at.checked_add(jiff::SignedDuration::from_secs(60)).expect("time");
-    let quotes = Arc::new(vec![wafuel::model::testing::quote(&station, product, 999.9)]);
-    let snapshot = wafuel::store::Snapshot { key: key.clone(), date, fetched_at, expires_at, quotes };
+    let quotes = Arc::new(vec![wafuel_domain::testing::quote(&station, product, 999.9)]);
+    let snapshot = wafuel_store::Snapshot { key: key.clone(), date, fetched_at, expires_at, quotes };
     assert!(store.claim(&key, "sentinel", fetched_at, expires_at, true).await.expect("claim"));
     assert!(store.publish(&snapshot, "sentinel", Some(p(product))).await.expect("publish"));
     store.last_event_id().await.expect("read")
@@ -204,7 +204,7 @@ async fn postgres_a_publish_reaches_every_replica_once() {
 async fn postgres_replicas(url: &str) -> (TestApp, Arc<dyn Store>, Server) {
     let schema = crate::support::fresh_schema(url).await;
     let store = || async {
-        Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("pg"))
+        Arc::new(wafuel_store::PostgresStore::connect(url, Some(&schema)).await.expect("pg"))
             as Arc<dyn Store>
     };
     let dir = tempfile::tempdir().expect("dir");
@@ -221,13 +221,13 @@ async fn republish(
     store: &Arc<dyn Store>,
     key: &str,
     product: u8,
-    change: impl FnOnce(&mut Vec<wafuel::model::station::Quote>),
+    change: impl FnOnce(&mut Vec<wafuel_domain::station::Quote>),
 ) {
     let old = store.load(key).await.expect("load").expect("a stored catalog");
     let mut quotes = (*old.quotes).clone();
     change(&mut quotes);
     let fetched_at = old.fetched_at.checked_add(jiff::SignedDuration::from_secs(60)).expect("time");
-    let newer = wafuel::store::Snapshot { fetched_at, quotes: Arc::new(quotes), ..(*old).clone() };
+    let newer = wafuel_store::Snapshot { fetched_at, quotes: Arc::new(quotes), ..(*old).clone() };
     assert!(
         store
             .claim(
@@ -472,7 +472,7 @@ async fn a_resume_older_than_what_is_kept_is_reset() {
     }
     // Exactly these two (the prune below counts every event stored).
     let seen = [live.next().await.expect("one"), live.next().await.expect("two")];
-    let later = wafuel::time::Clock::now(&*app.clock)
+    let later = wafuel_domain::time::Clock::now(&*app.clock)
         .checked_add(jiff::SignedDuration::from_hours(9 * 24))
         .expect("t");
     assert_eq!(store.prune_events(later).await.expect("prune"), 2);
@@ -502,7 +502,8 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     let idle = response.into_body();
     publish(&app, 1).await;
     let first = store.last_event_id().await.expect("read");
-    let key = format!("extract:1:{}", app.server.state.catalog.now().to_zoned(wafuel::time::perth()).date());
+    let key =
+        format!("extract:1:{}", app.server.state.catalog.now().to_zoned(wafuel_domain::time::perth()).date());
     // Five stations, then one repriced at a time: 300 `updated` events, cheap to write.
     republish(&store, &key, 1, |quotes| quotes.truncate(5)).await;
     for _ in 1..300 {
@@ -548,9 +549,9 @@ type Stations = Vec<(String, i64, Option<i64>)>;
 /// watched stations with a price at or below `below`, or at least `rise` above the day before,
 /// cheapest first (ties by id), as `(id, price tenths, previous tenths)`.
 fn expected_alert(
-    day: &[wafuel::model::station::Quote],
-    before: Option<&[wafuel::model::station::Quote]>,
-    watched: &dyn Fn(&wafuel::model::station::Quote) -> bool,
+    day: &[wafuel_domain::station::Quote],
+    before: Option<&[wafuel_domain::station::Quote]>,
+    watched: &dyn Fn(&wafuel_domain::station::Quote) -> bool,
     below: Option<i64>,
     rise: Option<i64>,
 ) -> Stations {
@@ -604,7 +605,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     let todays = store.load(&today_key).await.expect("load").expect("today's catalog");
     // Watched: every unleaded station within 6 km of Perth CBD; the threshold is their median.
     let centre: (f64, f64) = (-31.9523, 115.8613);
-    let near = |q: &wafuel::model::station::Quote| {
+    let near = |q: &wafuel_domain::station::Quote| {
         let (p1, p2) = (centre.0.to_radians(), q.station.latitude.to_radians());
         let dl = (q.station.longitude - centre.1).to_radians();
         6_371_000.0 * (p1.sin() * p2.sin() + p1.cos() * p2.cos() * dl.cos()).clamp(-1.0, 1.0).acos()
@@ -740,15 +741,15 @@ async fn tomorrows_first_wholesale_price_is_pushed_once_per_centre_and_product()
     let store = sqlite_store(&app.dir).await;
     let mut all = stream(&app.server, "/v1/events").await;
     let mut diesel = stream(&app.server, "/v1/events?product=4").await;
-    let client = wafuel::source::wholesale::WholesaleClient::new(
+    let client = wafuel_source::wholesale::WholesaleClient::new(
         app.sim.wholesale_url().parse().expect("url"),
         std::time::Duration::from_secs(5),
     )
     .expect("client");
-    let clock: wafuel::time::SharedClock = app.clock.clone();
-    wafuel::jobs::wholesale::wholesale_pass(&store, &client, &clock).await.expect("stored");
+    let clock: wafuel_domain::time::SharedClock = app.clock.clone();
+    wafuel_service::jobs::wholesale::wholesale_pass(&store, &client, &clock).await.expect("stored");
     // A second read of the same prices is no news.
-    wafuel::jobs::wholesale::wholesale_pass(&store, &client, &clock).await.expect("stored");
+    wafuel_service::jobs::wholesale::wholesale_pass(&store, &client, &clock).await.expect("stored");
     let end = sentinel(&store, 4).await;
     let seen = all.until(end).await;
     assert!(seen.iter().all(|e| e.kind == "wholesale"), "{seen:?}");
@@ -757,13 +758,13 @@ async fn tomorrows_first_wholesale_price_is_pushed_once_per_centre_and_product()
     let perth =
         seen.iter().find(|e| e.data["centre"] == "perth" && e.data["product"] == 1).expect("Perth ULP");
     assert_eq!(perth.data["date"], "2026-09-30");
-    let mean = wafuel::sim::wholesale::TERMINALS
+    let mean = wafuel_sim::wholesale::TERMINALS
         .iter()
         .take(6)
         .map(|t| {
-            wafuel::sim::wholesale::price(
+            wafuel_sim::wholesale::price(
                 t.1,
-                wafuel::model::wholesale::Centre::Perth,
+                wafuel_domain::wholesale::Centre::Perth,
                 "ULP",
                 jiff::civil::date(2026, 9, 30),
             )

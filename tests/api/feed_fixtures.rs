@@ -2,12 +2,12 @@
 //! malformed one), spot-checked field by field.
 
 use jiff::civil::{Date, date};
-use wafuel::model::error_code::ErrorCode;
-use wafuel::model::normalize::normalize_station;
-use wafuel::model::record::SourceRecord;
-use wafuel::model::station::Quote;
-use wafuel::source::rss;
-use wafuel::source::validate::{Component, validate};
+use wafuel_domain::error_code::ErrorCode;
+use wafuel_domain::normalize::normalize_station;
+use wafuel_domain::record::SourceRecord;
+use wafuel_domain::station::Quote;
+use wafuel_source::rss;
+use wafuel_source::validate::{Component, validate};
 
 use crate::support::p;
 
@@ -146,7 +146,7 @@ fn the_2020_extraction_normalises() {
             };
             let station = normalize_station(&record).expect("normalises");
             assert_eq!(station.digest.len(), 64);
-            assert!(wafuel::source::validate::parse_price(record.price.as_deref().unwrap_or("")).is_some());
+            assert!(wafuel_source::validate::parse_price(record.price.as_deref().unwrap_or("")).is_some());
         }
     }
     assert_eq!(counts, vec![396, 314, 219, 125, 380, 8, 226]);

@@ -8,8 +8,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use jiff::civil::{Date, date};
-use wafuel::model::error_code::detail;
-use wafuel::store::history::HistoryStore;
+use wafuel_domain::error_code::detail;
+use wafuel_store::history::HistoryStore;
 
 use crate::support::*;
 
@@ -38,15 +38,17 @@ fn origin_median(app: &TestApp, product: u8, d: Date) -> f64 {
 async fn seed(app: &TestApp, today: Date, days: i32) {
     let history: Arc<dyn HistoryStore> = sqlite_store(&app.dir).await;
     let state = app.sim.state.clone();
-    let w = wafuel::jobs::seed::seed_history(&history, today, days, |p, d| state.past_feed(p.get(), d)).await;
+    let w =
+        wafuel_service::jobs::seed::seed_history(&history, today, days, |p, d| state.past_feed(p.get(), d))
+            .await;
     assert!(w.written > 0);
 }
 
 /// The station id the API gives an origin station (the digest of its key).
-fn id_of(s: &wafuel::sim::dataset::SimStation) -> String {
+fn id_of(s: &wafuel_sim::dataset::SimStation) -> String {
     let lat: f64 = s.latitude.parse().expect("lat");
     let lon: f64 = s.longitude.parse().expect("lon");
-    wafuel::model::key::key_digest(&wafuel::model::key::station_key(&s.address, &s.location, lat, lon))
+    wafuel_domain::key::key_digest(&wafuel_domain::key::station_key(&s.address, &s.location, lat, lon))
 }
 
 fn attrs(r: &TestResponse) -> serde_json::Value {
@@ -200,7 +202,7 @@ async fn after_publication_tomorrow_is_known_and_is_the_published_median() {
     let app = TestApp::at(date(2026, 9, 29).at(15, 0, 0, 0)).await;
     seed(&app, date(2026, 9, 29), 80).await;
     // The warm pass publishes today and tomorrow, and writes both into the history.
-    let report = wafuel::jobs::warm::warm_pass(app.server.state.catalog.prices()).await;
+    let report = wafuel_service::jobs::warm::warm_pass(app.server.state.catalog.prices()).await;
     assert!(report.refreshed >= 14, "{report:?}");
     let a = attrs(&app.get("/v1/forecast?product=1&horizon=3").await);
     let days = a["days"].as_array().expect("days");
@@ -299,7 +301,7 @@ async fn live_days(
     let mut today = start;
     for k in 0..days {
         for (i, app) in apps.iter().enumerate() {
-            app.clock.set(wafuel::time::perth_instant(today.at(9, i as i8, 0, 0)));
+            app.clock.set(wafuel_domain::time::perth_instant(today.at(9, i as i8, 0, 0)));
             for uri in
                 ["/v1/forecast?product=1", "/v1/forecast?product=1&horizon=3", "/v1/forecast?product=1"]
             {
@@ -320,10 +322,10 @@ async fn live_days(
         // The day's prices arrive.
         let state = apps[0].sim.state.clone();
         let next = today.tomorrow().expect("day");
-        wafuel::jobs::seed::seed_history(history, next, 1, |p, d| state.past_feed(p.get(), d)).await;
+        wafuel_service::jobs::seed::seed_history(history, next, 1, |p, d| state.past_feed(p.get(), d)).await;
         today = next;
     }
-    apps[0].clock.set(wafuel::time::perth_instant(today.at(9, 30, 0, 0)));
+    apps[0].clock.set(wafuel_domain::time::perth_instant(today.at(9, 30, 0, 0)));
     apps[0].get("/v1/forecast/record?product=1").await.body
 }
 
@@ -363,7 +365,7 @@ async fn the_live_record_keeps_todays_forecast_once_and_scores_its_days_as_they_
         None,
     )
     .await;
-    fresh.clock.set(wafuel::time::Clock::now(&*app.clock));
+    fresh.clock.set(wafuel_domain::time::Clock::now(&*app.clock));
     assert_eq!(fresh.get("/v1/forecast/record?product=1").await.body, body);
     let csv = fresh.call("GET", "/v1/forecast/record?product=1", &[("accept", "text/csv")]).await;
     assert_eq!(csv.status, 200);
@@ -408,9 +410,9 @@ async fn two_replicas_keep_one_live_record() {
         TestApp::over(b, tempfile::tempdir().expect("dir"), start.at(9, 0, 0, 0), Default::default(), None)
             .await;
     let state = one.sim.state.clone();
-    wafuel::jobs::seed::seed_history(&history, start, 100, |p, d| state.past_feed(p.get(), d)).await;
+    wafuel_service::jobs::seed::seed_history(&history, start, 100, |p, d| state.past_feed(p.get(), d)).await;
     let body = live_days(&[&one, &two], &history, start, 3).await;
-    two.clock.set(wafuel::time::Clock::now(&*one.clock));
+    two.clock.set(wafuel_domain::time::Clock::now(&*one.clock));
     assert_eq!(
         two.get("/v1/forecast/record?product=1").await.body,
         body,

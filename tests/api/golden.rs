@@ -49,7 +49,7 @@ async fn describe(app: &TestApp) -> String {
         names.sort();
         names.dedup();
         let headers: Vec<String> = names.iter().map(|n| format!("{n}: {}", r.header(n))).collect();
-        let digest = wafuel::model::key::sha256_hex(&r.body);
+        let digest = wafuel_domain::key::sha256_hex(&r.body);
         out.push_str(&format!(
             "{method} {uri} -> {} | {} | {} bytes sha256 {digest}\n",
             r.status,

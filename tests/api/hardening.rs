@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use wafuel::server::ServerLimits;
-use wafuel::sim::Faults;
+use wafuel_sim::Faults;
 
 use crate::support::*;
 

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use wafuel::sim::Faults;
+use wafuel_sim::Faults;
 
 use crate::hardening::{raw, status_of};
 

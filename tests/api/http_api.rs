@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use jiff::civil::date;
-use wafuel::sim::{FaultMode, Faults};
+use wafuel_sim::{FaultMode, Faults};
 
 use crate::support::*;
 
@@ -140,14 +140,14 @@ async fn a_cached_target_follows_the_clock() {
     assert_eq!(published.json()["meta"]["publicationStatus"], "available");
     assert_ne!(published.header("etag"), early.header("etag"));
     // Ten minutes before Perth midnight both targets are answered and remembered…
-    app.clock.set(wafuel::time::perth_instant(date(2026, 9, 29).at(23, 50, 0, 0)));
+    app.clock.set(wafuel_domain::time::perth_instant(date(2026, 9, 29).at(23, 50, 0, 0)));
     assert_eq!(app.get(yesterday).await.status, 200);
     assert_eq!(app.get(yesterday).await.header("x-fuel-cache"), "HIT");
     let before = app.get("/v1?product=1").await.json();
     assert_eq!(before["meta"]["sourceDate"], "2026-09-29");
     // …and past it, well within the documents' own lifetimes, "today" is the 30th and the
     // 28th is two days ago.
-    app.clock.set(wafuel::time::perth_instant(date(2026, 9, 30).at(0, 0, 5, 0)));
+    app.clock.set(wafuel_domain::time::perth_instant(date(2026, 9, 30).at(0, 0, 5, 0)));
     let gone = app.get(yesterday).await;
     assert_eq!(gone.status, 400);
     assert_eq!(gone.json()["errors"][0]["code"], "invalid_query");

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::Connection;
-use wafuel::archive::ImportError;
-use wafuel::archive::import::{Importer, Plan};
-use wafuel::store::Store;
+use wafuel_archive::ImportError;
+use wafuel_archive::import::{Importer, Plan};
+use wafuel_store::Store;
 
 use crate::support::*;
 
@@ -48,7 +48,7 @@ async fn months_recorded(path: &std::path::Path) -> i64 {
 }
 
 /// `wafuel import-history` of July to September 2026 from `sim` into the SQLite file `path`.
-fn import_process(sim: &wafuel::sim::SimHandle, path: &std::path::Path) -> std::process::Child {
+fn import_process(sim: &wafuel_sim::SimHandle, path: &std::path::Path) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_wafuel"))
         .args(["import-history", "--from", "2026-07", "--to", "2026-09", "--log-format", "json"])
         .args(["--store", &format!("sqlite://{}", path.display())])
@@ -137,14 +137,14 @@ async fn postgres_going_away_mid_import_stops_it_naming_the_month_and_the_rerun_
     let (list, base): (url::Url, url::Url) =
         (sim.archive_list_url().parse().expect("url"), sim.archive_url().parse().expect("url"));
     let today = {
-        use wafuel::time::Clock;
-        wafuel::time::perth_now(clock.now()).date()
+        use wafuel_domain::time::Clock;
+        wafuel_domain::time::perth_now(clock.now()).date()
     };
     let range = (Some((2026, 7)), Some((2026, 9)));
     let plan = Plan::make(&list, &base, range, today, Default::default()).await;
     let (name, db) = fresh_database(&url).await;
     let store: Arc<dyn Store> =
-        Arc::new(wafuel::store::PostgresStore::connect(&db, None).await.expect("store"));
+        Arc::new(wafuel_store::PostgresStore::connect(&db, None).await.expect("store"));
     let mut importer = Importer::new(store.clone()).await.expect("importer");
 
     // The database goes away once the first month is in.
@@ -173,7 +173,7 @@ async fn postgres_going_away_mid_import_stops_it_naming_the_month_and_the_rerun_
     // Back: the re-run skips what was recorded and imports the rest.
     take_away(&url, &name, false).await;
     let store: Arc<dyn Store> =
-        Arc::new(wafuel::store::PostgresStore::connect(&db, None).await.expect("store"));
+        Arc::new(wafuel_store::PostgresStore::connect(&db, None).await.expect("store"));
     let mut again = Importer::new(store.clone()).await.expect("importer");
     plan.run(&mut again, Default::default(), &|_, _| {}).await.expect("the re-run");
     assert!(again.summary.already_imported >= 1, "{:?}", again.summary);
@@ -189,7 +189,7 @@ async fn postgres_going_away_mid_import_stops_it_naming_the_month_and_the_rerun_
     for product in [1, 4] {
         let got = store.market(p(product), september.0, september.1).await.expect("market");
         let want = clean_store.market(p(product), september.0, september.1).await.expect("market");
-        let prices = |rows: &wafuel::store::history::MarketRows| {
+        let prices = |rows: &wafuel_store::history::MarketRows| {
             let mut by_id: Vec<(jiff::civil::Date, String, i64)> = rows
                 .prices()
                 .into_iter()

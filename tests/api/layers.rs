@@ -49,7 +49,7 @@ fn source_files() -> Vec<SourceFile> {
                         path.strip_prefix(&root).expect("under its root").to_string_lossy().into_owned();
                     let text = std::fs::read_to_string(&path).expect("read source");
                     if module.is_empty() {
-                        texts.push((rel, text));
+                        texts.push((rel, crates_as_modules(&text)));
                     } else {
                         let rel = if rel == "lib.rs" { "mod.rs".to_string() } else { rel };
                         texts.push((format!("{module}/{rel}"), as_the_service_reads(&text, &module)));
@@ -61,17 +61,29 @@ fn source_files() -> Vec<SourceFile> {
     tree(&texts)
 }
 
-/// A lower crate's text with its paths as the service names them: its own items
-/// (`crate::x`) become `crate::{module}::x`; the layers below it, which it names as the service
-/// does (`crate::model`, `crate::store`, …), stay.
+/// A lower crate's text with its paths as the service's tree names them: its own items
+/// (`crate::x`) become `crate::{module}::x`, then [`crates_as_modules`].
 fn as_the_service_reads(text: &str, module: &str) -> String {
-    const LAYERS: [&str; 7] = ["model", "time", "source", "store", "places", "archive", "query"];
-    let mut out = text.to_string();
-    for layer in LAYERS {
-        out = out.replace(&format!("crate::{layer}::"), &format!("\u{0}{layer}::"));
-    }
-    out = out.replace("crate::", &format!("crate::{module}::"));
-    out.replace('\u{0}', "crate::")
+    crates_as_modules(&text.replace("crate::", &format!("crate::{module}::")))
+}
+
+/// Workspace crates named by their own names (`wafuel_store::x`) as the modules of the tree
+/// the rules are written for: the domain as `model` (its clock as `time`), the service's and
+/// the web layer's modules at the top, every other crate as the module of its name.
+fn crates_as_modules(text: &str) -> String {
+    const CRATES: [(&str, &str); 10] = [
+        ("wafuel_domain::time::", "crate::time::"),
+        ("wafuel_domain::", "crate::model::"),
+        ("wafuel_service::", "crate::"),
+        ("wafuel_web::", "crate::"),
+        ("wafuel_store::", "crate::store::"),
+        ("wafuel_source::", "crate::source::"),
+        ("wafuel_places::", "crate::places::"),
+        ("wafuel_archive::", "crate::archive::"),
+        ("wafuel_query::", "crate::query::"),
+        ("wafuel_sim::", "crate::sim::"),
+    ];
+    CRATES.iter().fold(text.to_string(), |out, (from, to)| out.replace(from, to))
 }
 
 /// Source files from (path under `src/`, text) pairs; `lib.rs` and `main.rs` are the root.

@@ -227,10 +227,10 @@ pub fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::Ex
 #[tokio::test]
 async fn warm_command_exit_codes() {
     // The binary runs on the real clock, so the origin does too.
-    let sim = wafuel::sim::SimHandle::spawn(
+    let sim = wafuel_sim::SimHandle::spawn(
         crate::support::local(),
         std::sync::Arc::new(wafuel::app::SystemClock),
-        wafuel::sim::Faults::default(),
+        wafuel_sim::Faults::default(),
     )
     .await
     .expect("origin");
@@ -252,7 +252,7 @@ async fn warm_command_exit_codes() {
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(String::from_utf8_lossy(&ok.stdout).contains("0 failed"));
     assert!(sim.state.request_count() >= 7);
-    sim.state.set_faults(wafuel::sim::Faults { status: Some(403), ..Default::default() });
+    sim.state.set_faults(wafuel_sim::Faults { status: Some(403), ..Default::default() });
     let failed = tokio::task::spawn_blocking(move || run(&store, &feed)).await.expect("join");
     assert_eq!(failed.status.code(), Some(1), "a failed extract makes warm exit non-zero");
     assert!(String::from_utf8_lossy(&failed.stdout).contains("upstream_denied"));

@@ -3,13 +3,13 @@
 
 use jiff::civil::date;
 use proptest::prelude::*;
-use wafuel::model::codes::{BRANDS, FEATURES, RESTRICTIONS};
-use wafuel::model::normalize::normalize_station;
-use wafuel::model::phone::normalize_phone;
-use wafuel::model::restrictions::parse_restrictions;
-use wafuel::model::site_features::parse_site_features;
-use wafuel::source::rss;
-use wafuel::source::validate::{Component, validate};
+use wafuel_domain::codes::{BRANDS, FEATURES, RESTRICTIONS};
+use wafuel_domain::normalize::normalize_station;
+use wafuel_domain::phone::normalize_phone;
+use wafuel_domain::restrictions::parse_restrictions;
+use wafuel_domain::site_features::parse_site_features;
+use wafuel_source::rss;
+use wafuel_source::validate::{Component, validate};
 
 use crate::support::p;
 
@@ -205,7 +205,7 @@ proptest! {
         let sf = parse_site_features(&text);
         if let Some(false) = sf.hours.is_24_hours() {
             // A limited schedule is only claimed from parsed days.
-            let is_schedule = matches!(sf.hours, wafuel::model::site_features::Hours::Schedule { .. });
+            let is_schedule = matches!(sf.hours, wafuel_domain::site_features::Hours::Schedule { .. });
             prop_assert!(is_schedule);
         }
     }
@@ -239,8 +239,8 @@ proptest! {
         by_name in any::<bool>(),
     ) {
         use std::sync::Arc;
-        use wafuel::model::testing;
-        let built: Vec<(Arc<wafuel::model::station::Station>, f64)> = stations
+        use wafuel_domain::testing;
+        let built: Vec<(Arc<wafuel_domain::station::Station>, f64)> = stations
             .iter()
             .enumerate()
             .map(|(i, (b, f, r, price))| {
@@ -273,14 +273,14 @@ proptest! {
         if !brand_codes.is_empty() { query.push_str(&format!("&excludeBrand={}", list(brand_codes.clone()))); }
         if !restriction_codes.is_empty() { query.push_str(&format!("&excludeRestriction={}", list(restriction_codes.clone()))); }
         if by_name { query.push_str("&sort=name"); }
-        let now = wafuel::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
-        let q = wafuel::query::stations::parse_stations(&query, now).expect("a valid query");
-        let no_profiles = wafuel::catalog::ProfileMap::default();
-        let showing = wafuel::catalog::search::Showing { open_at: date(2026, 9, 29).at(10, 0, 0, 0), profiles: &no_profiles, now };
-        let rows = wafuel::catalog::search::station_rows(&q, None, &refs, None, showing);
+        let now = wafuel_domain::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));
+        let q = wafuel_query::stations::parse_stations(&query, now).expect("a valid query");
+        let no_profiles = wafuel_service::catalog::ProfileMap::default();
+        let showing = wafuel_service::catalog::search::Showing { open_at: date(2026, 9, 29).at(10, 0, 0, 0), profiles: &no_profiles, now };
+        let rows = wafuel_service::catalog::search::station_rows(&q, None, &refs, None, showing);
         let got: Vec<&str> = rows.iter().map(|r| r.row.station.digest.as_str()).collect();
         // Brute force: every station, each rule read off its own fields.
-        let mut want: Vec<&Arc<wafuel::model::station::Station>> = built
+        let mut want: Vec<&Arc<wafuel_domain::station::Station>> = built
             .iter()
             .map(|(s, _)| s)
             .filter(|s| ids.is_empty() || ids.contains(&s.digest))
@@ -293,7 +293,7 @@ proptest! {
         } else if !ids.is_empty() {
             want.sort_by_key(|s| ids.iter().position(|i| *i == s.digest));
         } else {
-            want.sort_by(|a, b| wafuel::model::documents::document_order(a, b));
+            want.sort_by(|a, b| wafuel_domain::documents::document_order(a, b));
         }
         let want: Vec<&str> = want.iter().map(|s| s.digest.as_str()).collect();
         prop_assert_eq!(got, want);

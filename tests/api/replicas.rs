@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wafuel::app::SystemClock;
-use wafuel::sim::{Faults, SimHandle};
-use wafuel::store::SnapshotStore;
+use wafuel_sim::{Faults, SimHandle};
+use wafuel_store::SnapshotStore;
 
 use crate::process::{Running, serve_with};
 use crate::support::*;
@@ -114,10 +114,10 @@ async fn a_replica_killed_mid_fill_is_taken_over() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(sim.state.request_count(), 2, "the dead fill and the takeover");
     // The stored snapshot is whole.
-    let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
+    let store = wafuel_store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
     let keys = sim.state.requests();
     assert!(keys.iter().all(|r| r.query.starts_with("Product=4")));
-    let today = wafuel::time::Day::Today.resolve(jiff::Timestamp::now());
+    let today = wafuel_domain::time::Day::Today.resolve(jiff::Timestamp::now());
     let snapshot = store.load(&format!("extract:4:{today}")).await.expect("load").expect("stored");
     assert!(!snapshot.quotes.is_empty());
 }

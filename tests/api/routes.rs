@@ -104,8 +104,8 @@ async fn stations_along_a_route_with_detour_along_and_the_cost_of_the_stop() {
         .filter(|s| s.products.contains(&1))
         .filter_map(|s| {
             let (d, along) = walk((s.lat, s.lon));
-            let key = wafuel::model::key::station_key(&s.address, &s.location, s.lat, s.lon);
-            (d <= 1_501.0).then(|| (wafuel::model::key::key_digest(&key), d, along))
+            let key = wafuel_domain::key::station_key(&s.address, &s.location, s.lat, s.lon);
+            (d <= 1_501.0).then(|| (wafuel_domain::key::key_digest(&key), d, along))
         })
         .collect();
     assert!(walked.len() > 15, "a busy road: {}", walked.len());

@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use jiff::civil::date;
-use wafuel::model::codes::{BRANDS, brand_code_for_label};
-use wafuel::model::record::SourceRecord;
-use wafuel::sim::{FaultMode, Faults};
-use wafuel::source::rss;
+use wafuel_domain::codes::{BRANDS, brand_code_for_label};
+use wafuel_domain::record::SourceRecord;
+use wafuel_sim::{FaultMode, Faults};
+use wafuel_source::rss;
 
 use crate::support::*;
 
@@ -144,7 +144,7 @@ async fn brand_region_product_filters() {
     let region4 = items(&get_text(&sim, "Product=1&Region=4").await);
     assert!(region4.iter().any(|i| i.trading_name.as_deref() == Some("Billabong Roadhouse")));
     assert!(region4.iter().all(|i| i.location.as_deref() != Some("PERTH AIRPORT")));
-    for region in wafuel::model::codes::region_codes() {
+    for region in wafuel_domain::codes::region_codes() {
         assert!(
             !items(&get_text(&sim, &format!("Product=1&Region={region}")).await).is_empty(),
             "region {region}"

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use wafuel::model::error_code::{ErrorCode, detail};
-use wafuel::sim::{FaultMode, Faults};
-use wafuel::source::SourceError;
-use wafuel::source::client::{ClientLimits, SourceRequest};
-use wafuel::time::Day;
+use wafuel_domain::error_code::{ErrorCode, detail};
+use wafuel_domain::time::Day;
+use wafuel_sim::{FaultMode, Faults};
+use wafuel_source::SourceError;
+use wafuel_source::client::{ClientLimits, SourceRequest};
 
 use crate::support::*;
 
@@ -141,7 +141,7 @@ async fn slow_body_hits_the_shared_deadline() {
 async fn unreachable_origin() {
     // Bind then drop a listener: nothing listens on that port any more.
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let client = wafuel::source::client::SourceClient::new(
+    let client = wafuel_source::client::SourceClient::new(
         format!("http://127.0.0.1:{port}/fuelwatch/fuelWatchRSS").parse().expect("url"),
         quick_limits(),
     )

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::civil::{Date, date};
-use wafuel::sim::dataset::SimStation;
-use wafuel::store::history::HistoryStore;
+use wafuel_sim::dataset::SimStation;
+use wafuel_store::history::HistoryStore;
 
 use crate::support::*;
 
@@ -44,8 +44,8 @@ fn sim_station<'a>(app: &'a TestApp, id: &str) -> &'a SimStation {
         .find(|s| {
             let lat: f64 = s.latitude.parse().expect("lat");
             let lon: f64 = s.longitude.parse().expect("lon");
-            let key = wafuel::model::key::station_key(&s.address, &s.location, lat, lon);
-            wafuel::model::key::key_digest(&key) == id
+            let key = wafuel_domain::key::station_key(&s.address, &s.location, lat, lon);
+            wafuel_domain::key::key_digest(&key) == id
         })
         .expect("station of the origin")
 }
@@ -227,7 +227,7 @@ async fn seeded(days: i32) -> TestApp {
     let store = sqlite_store(&app.dir).await;
     let history: Arc<dyn HistoryStore> = store;
     let state = app.sim.state.clone();
-    let w = wafuel::jobs::seed::seed_history(&history, date(2026, 9, 29), days, |p, d| {
+    let w = wafuel_service::jobs::seed::seed_history(&history, date(2026, 9, 29), days, |p, d| {
         state.past_feed(p.get(), d)
     })
     .await;
@@ -238,7 +238,7 @@ async fn seeded(days: i32) -> TestApp {
 #[tokio::test]
 async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
     let app = seeded(10).await; // 19–28 September, before the clock's 29 September 10:00
-    let shared: wafuel::time::SharedClock = app.clock.clone();
+    let shared: wafuel_domain::time::SharedClock = app.clock.clone();
     let state = wafuel::app::build_state(wafuel::app::AppConfig {
         limits: quick_limits(),
         history_days: 5,
@@ -249,7 +249,7 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
         )
     })
     .expect("state");
-    let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    let report = wafuel_service::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert_eq!(report.refreshed, 7, "{report:?}");
     assert!(report.history_pruned > 0, "{report:?}");
     let store = sqlite_store(&app.dir).await;
@@ -268,7 +268,7 @@ async fn the_warm_job_writes_history_and_prunes_past_the_retention() {
 #[tokio::test]
 async fn the_default_retention_keeps_every_day() {
     let app = seeded(10).await; // 19–28 September
-    let shared: wafuel::time::SharedClock = app.clock.clone();
+    let shared: wafuel_domain::time::SharedClock = app.clock.clone();
     let config = wafuel::app::AppConfig::new(
         app.sim.feed_url().parse().expect("url"),
         sqlite_store(&app.dir).await,
@@ -277,7 +277,7 @@ async fn the_default_retention_keeps_every_day() {
     assert_eq!(config.history_days, 0, "the default");
     let state =
         wafuel::app::build_state(wafuel::app::AppConfig { limits: quick_limits(), ..config }).expect("state");
-    let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    let report = wafuel_service::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert_eq!((report.refreshed, report.history_pruned), (7, 0), "{report:?}");
     let rows =
         sqlite_store(&app.dir).await.market(p(1), date(2026, 9, 1), date(2026, 9, 29)).await.expect("market");
@@ -470,19 +470,19 @@ async fn every_invalid_query_is_400_without_a_source_request() {
 }
 
 /// One product-1 extract of a day.
-fn one(date: Date, quotes: &[wafuel::model::station::Quote]) -> [wafuel::store::history::DayExtract<'_>; 1] {
-    [wafuel::store::history::DayExtract { product: p(1), date, quotes }]
+fn one(date: Date, quotes: &[wafuel_domain::station::Quote]) -> [wafuel_store::history::DayExtract<'_>; 1] {
+    [wafuel_store::history::DayExtract { product: p(1), date, quotes }]
 }
 
-async fn history_store_suite(store: Arc<dyn wafuel::store::Store>) {
+async fn history_store_suite(store: Arc<dyn wafuel_store::Store>) {
     let app = TestApp::new().await;
-    let sel = wafuel::query::parse_selection(wafuel::query::Dialect::V1, "product=1", {
-        use wafuel::time::Clock;
+    let sel = wafuel_query::parse_selection(wafuel_query::Dialect::V1, "product=1", {
+        use wafuel_domain::time::Clock;
         app.clock.now()
     })
     .expect("q");
     let data = app.server.state.catalog.prices().selection(&sel).await.expect("extract");
-    let quotes: Vec<wafuel::model::station::Quote> = data.quotes().cloned().collect();
+    let quotes: Vec<wafuel_domain::station::Quote> = data.quotes().cloned().collect();
     let d = date(2026, 9, 29);
     let first = store.record(&one(d, &quotes)).await.expect("record");
     assert_eq!((first.written, first.replaced), (quotes.len() as u64, 0));
@@ -645,7 +645,7 @@ async fn brands_name_every_code_with_its_logo_and_stations() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let doc = r.json();
     let data = doc["data"].as_array().expect("brands");
-    assert!(data.len() >= wafuel::model::codes::BRANDS.len());
+    assert!(data.len() >= wafuel_domain::codes::BRANDS.len());
     for b in data {
         let a = &b["attributes"];
         assert_eq!(b["type"], "brand");
@@ -733,7 +733,7 @@ async fn open_now_and_at_a_time_keep_the_stations_open_then() {
     // open=20:30 answers what the list says at 20:30.
     let later = app.get("/v1/stations?product=1&open=20:30").await.json();
     assert_eq!(later["meta"]["openAt"], "2026-09-29T20:30+08:00");
-    app.clock.set(wafuel::time::perth_instant(date(2026, 9, 29).at(20, 30, 0, 0)));
+    app.clock.set(wafuel_domain::time::perth_instant(date(2026, 9, 29).at(20, 30, 0, 0)));
     let evening = app.get("/v1/stations?product=1&limit=5000").await.json();
     let open_then: Vec<String> = evening["data"]
         .as_array()
@@ -880,7 +880,7 @@ async fn last_change_is_worked_out_when_the_day_is_published() {
     state.events.start().await.expect("the event reader");
     let today = date(2026, 9, 29);
     assert!(!state.catalog.last_changes_ready(p(1), today), "nothing published yet");
-    let report = wafuel::jobs::warm::warm_pass(state.catalog.prices()).await;
+    let report = wafuel_service::jobs::warm::warm_pass(state.catalog.prices()).await;
     assert!(report.refreshed > 0, "{report:?}");
     crate::events::until("ULP's last changes ready after its publish", || {
         state.catalog.last_changes_ready(p(1), today)
@@ -930,10 +930,10 @@ async fn status_says_what_is_stored_and_what_the_origin_last_answered() {
 async fn status_and_v1_say_the_same_publication_status() {
     let app = TestApp::at(date(2026, 9, 29).at(10, 0, 0, 0)).await;
     // FuelWatch lists no E85 price today (a channel with no items, as it answers then).
-    app.sim.state.set_faults(wafuel::sim::Faults {
-        mode: Some(wafuel::sim::FaultMode::Empty),
+    app.sim.state.set_faults(wafuel_sim::Faults {
+        mode: Some(wafuel_sim::FaultMode::Empty),
         products: Some(vec![10]),
-        ..wafuel::sim::Faults::default()
+        ..wafuel_sim::Faults::default()
     });
     let mut said = Vec::new();
     for product in [1, 2, 4, 5, 6, 10, 11] {

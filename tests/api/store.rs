@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use jiff::civil::date;
 use jiff::{SignedDuration, Timestamp};
-use wafuel::model::station::Quote;
-use wafuel::source::rss;
-use wafuel::source::validate::{Component, validate};
-use wafuel::store::{Snapshot, SnapshotStore};
-use wafuel::time::Clock;
+use wafuel_domain::station::Quote;
+use wafuel_domain::time::Clock;
+use wafuel_source::rss;
+use wafuel_source::validate::{Component, validate};
+use wafuel_store::{Snapshot, SnapshotStore};
 
 use crate::support::*;
 
@@ -22,7 +22,7 @@ fn quotes() -> Vec<Quote> {
 }
 
 fn t0() -> Timestamp {
-    wafuel::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))
+    wafuel_domain::time::perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))
 }
 
 fn at(secs: i64) -> Timestamp {
@@ -192,7 +192,7 @@ async fn corrupt_rows_are_deleted_and_refetched_sqlite() {
 async fn corrupt_rows_are_deleted_postgres() {
     let url = postgres_url();
     let schema = fresh_schema(&url).await;
-    let store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
+    let store = wafuel_store::PostgresStore::connect(&url, Some(&schema)).await.expect("store");
     assert!(store.claim("c", "a", at(0), at(60), false).await.expect("claim"));
     assert!(store.publish(&snapshot("c", 0, 21_600, quotes()), "a", None).await.expect("publish"));
     use sqlx::Connection;
@@ -227,10 +227,10 @@ async fn restart_on_the_same_sqlite_file_needs_no_source_request() {
 
 #[tokio::test]
 async fn a_held_lease_makes_readers_wait_then_busy() {
-    let (sim, clock) = origin_at(fixture_morning(), wafuel::sim::Faults::default()).await;
+    let (sim, clock) = origin_at(fixture_morning(), wafuel_sim::Faults::default()).await;
     let dir = tempfile::tempdir().expect("dir");
     let store = sqlite_store(&dir).await;
-    let fill = wafuel::snapshot::FillConfig {
+    let fill = wafuel_service::snapshot::FillConfig {
         wait_limit: std::time::Duration::from_millis(900),
         first_poll: std::time::Duration::from_millis(100),
         ..Default::default()
@@ -251,7 +251,7 @@ async fn a_held_lease_makes_readers_wait_then_busy() {
         let client = client_for(&sim, quick_limits());
         client
             .fetch_quotes(
-                &[wafuel::source::client::SourceRequest::extract(p(4), wafuel::time::Day::Today)],
+                &[wafuel_source::client::SourceRequest::extract(p(4), wafuel_domain::time::Day::Today)],
                 date(2026, 9, 29),
             )
             .await
@@ -300,7 +300,7 @@ async fn a_snapshot_fetched_as_tomorrow_serves_today_after_midnight() {
 async fn a_failed_fill_releases_its_lease() {
     let app = TestApp::with(
         fixture_morning(),
-        wafuel::sim::Faults { status: Some(403), ..Default::default() },
+        wafuel_sim::Faults { status: Some(403), ..Default::default() },
         None,
     )
     .await;
@@ -336,9 +336,9 @@ async fn readiness_follows_the_store() {
 async fn two_writers_on_one_sqlite_file_never_fail() {
     let dir = tempfile::tempdir().expect("dir");
     let (a, b) = (sqlite_store(&dir).await, sqlite_store(&dir).await);
-    let seeds = |round: usize, writer: usize| -> Vec<wafuel::store::enrich::Seed> {
+    let seeds = |round: usize, writer: usize| -> Vec<wafuel_store::enrich::Seed> {
         (0..20)
-            .map(|i| wafuel::store::enrich::Seed {
+            .map(|i| wafuel_store::enrich::Seed {
                 station_key: format!("station-{i}"),
                 name: format!("Station {i} seen by {writer} in round {round}"),
                 brand: 5,
@@ -349,7 +349,7 @@ async fn two_writers_on_one_sqlite_file_never_fail() {
             })
             .collect()
     };
-    let write = |store: Arc<dyn wafuel::store::Store>, writer: usize| async move {
+    let write = |store: Arc<dyn wafuel_store::Store>, writer: usize| async move {
         for round in 0..60 {
             store.upsert_seeds(&seeds(round, writer)).await.map_err(|e| format!("round {round}: {e}"))?;
         }
@@ -385,7 +385,7 @@ async fn an_upgrade_drops_snapshots_under_the_old_joined_keys_on_sqlite() {
     let keys = || sqlx::query_scalar::<_, String>(KEYS);
     assert_eq!(keys().fetch_all(&pool).await.expect("keys"), [CATALOG_KEY, OLD_KEY]);
     pool.close().await;
-    let _store = wafuel::store::open(&format!("sqlite://{}", path.display())).await.expect("upgraded");
+    let _store = wafuel_store::open(&format!("sqlite://{}", path.display())).await.expect("upgraded");
     let pool = SqlitePool::connect_with(SqliteConnectOptions::new().filename(&path)).await.expect("sqlite");
     let left = keys().fetch_all(&pool).await.expect("keys");
     assert_eq!(left, [CATALOG_KEY], "the poisoned row is gone, the catalog's kept");
@@ -415,7 +415,7 @@ async fn an_upgrade_drops_snapshots_under_the_old_joined_keys_on_postgres() {
     }
     let keys = || sqlx::query_scalar::<_, String>(KEYS);
     assert_eq!(keys().fetch_all(&mut conn).await.expect("keys"), [CATALOG_KEY, OLD_KEY]);
-    let _store = wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("upgraded");
+    let _store = wafuel_store::PostgresStore::connect(&url, Some(&schema)).await.expect("upgraded");
     let left = keys().fetch_all(&mut conn).await.expect("keys");
     assert_eq!(left, [CATALOG_KEY], "the poisoned row is gone, the catalog's kept");
 }

@@ -526,8 +526,9 @@ async fn the_explorer_on_a_street_map() {
 
 /// The app over the test's origin with `--map-pmtiles` as `serve` opens it.
 async fn with_archive(path: &std::path::Path, dir: tempfile::TempDir) -> crate::support::TestApp {
-    use wafuel::http::street_map::{ArchiveTiles, BaseMap};
-    let archive = Arc::new(wafuel::map_tiles::MapArchive::open(path).await.expect("the archive opens"));
+    use wafuel_web::http::street_map::{ArchiveTiles, BaseMap};
+    let archive =
+        Arc::new(wafuel_service::map_tiles::MapArchive::open(path).await.expect("the archive opens"));
     let base_map =
         BaseMap::Archive(ArchiveTiles::new(&archive, "© wafuel test streets").expect("attribution"));
     let (sim, clock) = crate::support::origin_at(crate::support::fixture_morning(), Default::default()).await;
@@ -705,7 +706,7 @@ async fn malformed_archives_are_start_up_errors_naming_the_file() {
     ] {
         let path = dir.path().join(name);
         std::fs::write(&path, body).expect("write");
-        let err = wafuel::map_tiles::MapArchive::open(&path).await.expect_err(name);
+        let err = wafuel_service::map_tiles::MapArchive::open(&path).await.expect_err(name);
         assert!(err.to_string().contains(&path.display().to_string()), "{name}: {err}");
     }
 }
@@ -736,7 +737,7 @@ async fn an_archive_changed_under_a_running_server_never_takes_it_down() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("perth.pmtiles");
     write_archive(&path, pmtiles::TileType::Png, |z, x, y| tile_png(u32::from(z), x, y));
-    let sim = wafuel::sim::SimHandle::spawn(
+    let sim = wafuel_sim::SimHandle::spawn(
         crate::support::local(),
         Arc::new(wafuel::app::SystemClock),
         Default::default(),

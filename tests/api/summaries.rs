@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::civil::{Date, date};
-use wafuel::archive::import::{Importer, Plan};
-use wafuel::catalog::market::{MarketDays, StationFilter, market, periods};
-use wafuel::model::stats::{Interval, Market, Periods};
-use wafuel::store::Store;
+use wafuel_archive::import::{Importer, Plan};
+use wafuel_domain::stats::{Interval, Market, Periods};
+use wafuel_service::catalog::market::{MarketDays, StationFilter, market, periods};
+use wafuel_store::Store;
 
 use crate::support::*;
 
@@ -21,8 +21,8 @@ async fn two_months(store: Arc<dyn Store>) {
     let list_url: url::Url = sim.archive_list_url().parse().expect("url");
     let base: url::Url = sim.archive_url().parse().expect("url");
     let today = {
-        use wafuel::time::Clock;
-        wafuel::time::perth_now(clock.now()).date()
+        use wafuel_domain::time::Clock;
+        wafuel_domain::time::perth_now(clock.now()).date()
     };
     let plan = Plan::make(&list_url, &base, (Some((2026, 8)), None), today, Default::default()).await;
     let mut importer = Importer::new(store).await.expect("importer");
@@ -230,7 +230,7 @@ async fn a_store_migrated_to_summaries_keeps_every_answer_on_sqlite() {
         sqlx::raw_sql(sqlx::AssertSqlSafe(old_rows())).execute(&pool).await.expect("old rows");
         pool.close().await;
     }
-    let store: Arc<dyn Store> = Arc::new(wafuel::store::SqliteStore::open(&url).await.expect("migrated"));
+    let store: Arc<dyn Store> = Arc::new(wafuel_store::SqliteStore::open(&url).await.expect("migrated"));
     assert_answers_kept(&store).await;
 }
 
@@ -261,6 +261,6 @@ async fn a_store_migrated_to_summaries_keeps_every_answer_on_postgres() {
         pool.close().await;
     }
     let store: Arc<dyn Store> =
-        Arc::new(wafuel::store::PostgresStore::connect(&url, Some(&schema)).await.expect("migrated"));
+        Arc::new(wafuel_store::PostgresStore::connect(&url, Some(&schema)).await.expect("migrated"));
     assert_answers_kept(&store).await;
 }

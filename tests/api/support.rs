@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::civil::{DateTime, date};
-use wafuel::sim::{Faults, SimHandle};
-use wafuel::source::client::{ClientLimits, SourceClient};
-use wafuel::time::{ManualClock, SharedClock};
+use wafuel_domain::time::{ManualClock, SharedClock};
+use wafuel_sim::{Faults, SimHandle};
+use wafuel_source::client::{ClientLimits, SourceClient};
 
 pub const LOCAL: &str = "127.0.0.1:0";
 
@@ -57,7 +57,7 @@ pub fn client_for(sim: &SimHandle, limits: ClientLimits) -> SourceClient {
 
 /// A plain HTTP client for tests (no redirects followed, so tests see them).
 pub fn http() -> reqwest::Client {
-    wafuel::source::client::install_crypto_provider();
+    wafuel_source::client::install_crypto_provider();
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
 
@@ -79,7 +79,7 @@ pub struct TestApp {
 pub struct Server {
     pub addr: SocketAddr,
     pub admin: SocketAddr,
-    pub state: wafuel::http::AppState,
+    pub state: wafuel_web::http::AppState,
     client: HttpClient,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
@@ -180,7 +180,7 @@ impl TestApp {
 
     /// The app over a store the test opened (PostgreSQL, or a second handle on a file).
     pub async fn over(
-        store: Arc<dyn wafuel::store::Store>,
+        store: Arc<dyn wafuel_store::Store>,
         dir: tempfile::TempDir,
         at: DateTime,
         faults: Faults,
@@ -325,9 +325,9 @@ pub async fn assert_head_parity(app: &TestApp, uri: &str, headers: &[(&str, &str
 }
 
 /// A real SQLite store in a temporary directory.
-pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel::store::Store> {
+pub async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn wafuel_store::Store> {
     let url = format!("sqlite://{}/wafuel.sqlite3", dir.path().display());
-    wafuel::store::open(&url).await.expect("sqlite store opens")
+    wafuel_store::open(&url).await.expect("sqlite store opens")
 }
 
 /// Break a test app's SQLite store by dropping one of its tables (a store that fails).
@@ -342,9 +342,9 @@ pub async fn drop_sqlite_table(dir: &tempfile::TempDir, table: &str) {
 pub fn app_state(
     sim: &SimHandle,
     clock: &Arc<ManualClock>,
-    store: Arc<dyn wafuel::store::Store>,
+    store: Arc<dyn wafuel_store::Store>,
     public_origin: Option<&str>,
-) -> wafuel::http::AppState {
+) -> wafuel_web::http::AppState {
     wafuel::app::build_state(app_config(sim, clock, store, public_origin)).expect("state")
 }
 
@@ -353,7 +353,7 @@ pub fn app_state(
 pub fn app_config(
     sim: &SimHandle,
     clock: &Arc<ManualClock>,
-    store: Arc<dyn wafuel::store::Store>,
+    store: Arc<dyn wafuel_store::Store>,
     public_origin: Option<&str>,
 ) -> wafuel::app::AppConfig {
     let shared: SharedClock = clock.clone();
@@ -374,19 +374,19 @@ pub fn postgres_url() -> String {
 }
 
 /// A PostgreSQL store in a fresh schema of its own, so tests run in parallel.
-pub async fn postgres_store(url: &str) -> Arc<dyn wafuel::store::Store> {
+pub async fn postgres_store(url: &str) -> Arc<dyn wafuel_store::Store> {
     let schema = fresh_schema(url).await;
-    Arc::new(wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store"))
+    Arc::new(wafuel_store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store"))
 }
 
 /// Two stores over one fresh PostgreSQL schema: two replicas sharing their store.
 pub async fn postgres_replica_stores(
     url: &str,
-) -> (Arc<dyn wafuel::store::Store>, Arc<dyn wafuel::store::Store>) {
+) -> (Arc<dyn wafuel_store::Store>, Arc<dyn wafuel_store::Store>) {
     let schema = fresh_schema(url).await;
     let connect = || async {
-        let store = wafuel::store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store");
-        Arc::new(store) as Arc<dyn wafuel::store::Store>
+        let store = wafuel_store::PostgresStore::connect(url, Some(&schema)).await.expect("postgres store");
+        Arc::new(store) as Arc<dyn wafuel_store::Store>
     };
     (connect().await, connect().await)
 }
@@ -409,8 +409,8 @@ fn rand_u64() -> u64 {
 }
 
 /// A product code of the product table, for tests that name one by number.
-pub fn p(code: u8) -> wafuel::model::codes::ProductCode {
-    wafuel::model::codes::ProductCode::parse(code).expect("a product code")
+pub fn p(code: u8) -> wafuel_domain::codes::ProductCode {
+    wafuel_domain::codes::ProductCode::parse(code).expect("a product code")
 }
 
 /// The header of the station API's CSV (docs/api.md), as every station list sends it.

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use wafuel::jobs::warm::warm_pass;
-use wafuel::sim::{FaultMode, Faults};
+use wafuel_service::jobs::warm::warm_pass;
+use wafuel_sim::{FaultMode, Faults};
 
 use crate::support::*;
 

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use jiff::civil::{Date, date};
 
 use super::support::*;
-use wafuel::model::wholesale::{Centre, TerminalPrice};
-use wafuel::sim::wholesale::WholesaleFaults;
-use wafuel::source::wholesale::{WholesaleClient, WholesaleError};
-use wafuel::store::Store;
-use wafuel::store::events::EventKind;
+use wafuel_domain::wholesale::{Centre, TerminalPrice};
+use wafuel_sim::wholesale::WholesaleFaults;
+use wafuel_source::wholesale::{WholesaleClient, WholesaleError};
+use wafuel_store::Store;
+use wafuel_store::events::EventKind;
 
 fn tp(product: u8, centre: Centre, day: Date, terminal: &str, price: i64) -> TerminalPrice {
     TerminalPrice { product: p(product), centre, date: day, terminal: terminal.into(), price }
@@ -113,7 +113,7 @@ async fn the_store_keeps_wholesale_prices_on_postgres() {
 /// The simulated origin at a Perth time, its API client, and a store.
 async fn live(
     at: jiff::civil::DateTime,
-) -> (wafuel::sim::SimHandle, Arc<wafuel::time::ManualClock>, WholesaleClient) {
+) -> (wafuel_sim::SimHandle, Arc<wafuel_domain::time::ManualClock>, WholesaleClient) {
     let (sim, clock) = origin_at(at, Default::default()).await;
     let client =
         WholesaleClient::new(sim.wholesale_url().parse().expect("url"), std::time::Duration::from_secs(2))
@@ -128,8 +128,8 @@ async fn the_live_job_keeps_todays_price_and_tomorrows_only_after_half_past_two(
     let store = sqlite_store(&dir).await;
     // 22 April, 16:15 AWST: today's and tomorrow's prices of all six Perth terminals.
     let (_sim, clock, client) = live(d22.at(16, 15, 0, 0)).await;
-    let shared: wafuel::time::SharedClock = clock.clone();
-    let w = wafuel::jobs::wholesale::wholesale_pass(&store, &client, &shared).await.expect("stored");
+    let shared: wafuel_domain::time::SharedClock = clock.clone();
+    let w = wafuel_service::jobs::wholesale::wholesale_pass(&store, &client, &shared).await.expect("stored");
     assert!(w.written > 0);
     for day in [d22, d23] {
         let perth = store.wholesale(p(1), Some(Centre::Perth), day, day).await.expect("read");
@@ -149,7 +149,7 @@ async fn the_live_job_keeps_todays_price_and_tomorrows_only_after_half_past_two(
         for t in &perth {
             assert_eq!(
                 t.price,
-                wafuel::sim::wholesale::price(&t.terminal, Centre::Perth, "ULP", day),
+                wafuel_sim::wholesale::price(&t.terminal, Centre::Perth, "ULP", day),
                 "{day} {t:?}"
             );
         }
@@ -165,8 +165,8 @@ async fn the_live_job_keeps_todays_price_and_tomorrows_only_after_half_past_two(
     let dir = tempfile::tempdir().expect("dir");
     let store = sqlite_store(&dir).await;
     let (_sim, clock, client) = live(d22.at(14, 0, 0, 0)).await;
-    let shared: wafuel::time::SharedClock = clock.clone();
-    wafuel::jobs::wholesale::wholesale_pass(&store, &client, &shared).await.expect("stored");
+    let shared: wafuel_domain::time::SharedClock = clock.clone();
+    wafuel_service::jobs::wholesale::wholesale_pass(&store, &client, &shared).await.expect("stored");
     assert_eq!(store.wholesale(p(1), Some(Centre::Perth), d22, d22).await.expect("read").len(), 6);
     assert!(
         store.wholesale(p(1), None, d23, d23).await.expect("read").is_empty(),
@@ -189,12 +189,14 @@ async fn a_hostile_terminal_api_stores_nothing_and_keeps_what_was_stored() {
     let dir = tempfile::tempdir().expect("dir");
     let store = sqlite_store(&dir).await;
     let (sim, clock, client) = live(date(2026, 4, 22).at(10, 0, 0, 0)).await;
-    let shared: wafuel::time::SharedClock = clock.clone();
-    wafuel::jobs::wholesale::wholesale_pass(&store, &client, &shared).await.expect("a good read first");
+    let shared: wafuel_domain::time::SharedClock = clock.clone();
+    wafuel_service::jobs::wholesale::wholesale_pass(&store, &client, &shared)
+        .await
+        .expect("a good read first");
     let kept = store.wholesale(p(1), None, date(2026, 4, 20), date(2026, 4, 24)).await.expect("read");
     let version = store.wholesale_version().await.expect("version");
     // The next day, every kind of bad answer.
-    clock.set(wafuel::time::perth_instant(date(2026, 4, 23).at(10, 0, 0, 0)));
+    clock.set(wafuel_domain::time::perth_instant(date(2026, 4, 23).at(10, 0, 0, 0)));
     let cases: Vec<(WholesaleFaults, &str)> = vec![
         (WholesaleFaults { refuse_token: true, ..Default::default() }, "refused the token: HTTP 403"),
         (WholesaleFaults { status: Some(503), ..Default::default() }, "unavailable"),
@@ -212,8 +214,9 @@ async fn a_hostile_terminal_api_stores_nothing_and_keeps_what_was_stored() {
     ];
     for (faults, said) in cases {
         sim.state.set_wholesale_faults(faults.clone());
-        let err =
-            wafuel::jobs::wholesale::wholesale_pass(&store, &client, &shared).await.expect_err("refused");
+        let err = wafuel_service::jobs::wholesale::wholesale_pass(&store, &client, &shared)
+            .await
+            .expect_err("refused");
         assert!(err.to_string().contains(said), "{faults:?}: {err}");
         let now = store.wholesale(p(1), None, date(2026, 4, 20), date(2026, 4, 24)).await.expect("read");
         assert_eq!(now, kept, "{faults:?} changed what was stored");
@@ -263,7 +266,7 @@ async fn yearly_files_import_by_header_name_report_bad_rows_and_change_nothing_t
     let files = tempfile::tempdir().expect("files");
     yearly_files(files.path());
     let store = sqlite_store(&dir).await;
-    let mut importer = wafuel::archive::wholesale::WholesaleImporter::new(store.clone());
+    let mut importer = wafuel_archive::wholesale::WholesaleImporter::new(store.clone());
     importer.import_paths(&[files.path().to_path_buf()], &|_, _| {}).await.expect("imports");
     let s = importer.summary.clone();
     assert_eq!((s.files, s.write.written, s.bad_rows, s.other_products), (2, 5, 3, 1), "{s:?}");
@@ -284,7 +287,7 @@ async fn yearly_files_import_by_header_name_report_bad_rows_and_change_nothing_t
         ]
     );
     // Again: nothing new.
-    let mut again = wafuel::archive::wholesale::WholesaleImporter::new(store.clone());
+    let mut again = wafuel_archive::wholesale::WholesaleImporter::new(store.clone());
     again.import_paths(&[files.path().to_path_buf()], &|_, _| {}).await.expect("imports");
     assert_eq!(
         (again.summary.write.written, again.summary.write.replaced, again.summary.write.unchanged),
@@ -294,7 +297,7 @@ async fn yearly_files_import_by_header_name_report_bad_rows_and_change_nothing_t
     let bad = files.path().join("FuelWatchWholesale-2024.csv");
     std::fs::write(&bad, "DATE,TERMINAL_GATE,FUEL,PRICE\n01/06/2024,BP Kwinana,ULP,170.0\n").expect("write");
     let version = store.wholesale_version().await.expect("version");
-    let mut refused = wafuel::archive::wholesale::WholesaleImporter::new(store.clone());
+    let mut refused = wafuel_archive::wholesale::WholesaleImporter::new(store.clone());
     let err = refused.import_paths(&[bad], &|_, _| {}).await.expect_err("refused");
     let said = err.to_string();
     assert!(
@@ -311,17 +314,17 @@ async fn listed_years_are_downloaded_once_and_the_growing_one_again_when_it_chan
     let store = sqlite_store(&dir).await;
     let (sim, clock) = origin_at(date(2026, 4, 22).at(10, 0, 0, 0), Default::default()).await;
     let list: url::Url = sim.wholesale_list_url().parse().expect("url");
-    let mut first = wafuel::archive::wholesale::WholesaleImporter::new(store.clone()).with_first_year(2025);
+    let mut first = wafuel_archive::wholesale::WholesaleImporter::new(store.clone()).with_first_year(2025);
     first.import_listed(&list, Default::default(), &|_, _| {}).await.expect("imports");
     // 2025: 365 days, 2026 to 22 April: 112 days; 44 terminal·fuel pairs a day.
     assert_eq!(first.summary.write.written, (365 + 112) * 44, "{:?}", first.summary);
     assert_eq!(first.summary.bad_rows, 0);
-    let mut second = wafuel::archive::wholesale::WholesaleImporter::new(store.clone()).with_first_year(2025);
+    let mut second = wafuel_archive::wholesale::WholesaleImporter::new(store.clone()).with_first_year(2025);
     second.import_listed(&list, Default::default(), &|_, _| {}).await.expect("imports");
     assert_eq!((second.summary.files, second.summary.skipped), (0, 2), "both unchanged");
     // A day later the current year grew: only it is fetched again.
-    clock.set(wafuel::time::perth_instant(date(2026, 4, 23).at(10, 0, 0, 0)));
-    let mut third = wafuel::archive::wholesale::WholesaleImporter::new(store.clone()).with_first_year(2025);
+    clock.set(wafuel_domain::time::perth_instant(date(2026, 4, 23).at(10, 0, 0, 0)));
+    let mut third = wafuel_archive::wholesale::WholesaleImporter::new(store.clone()).with_first_year(2025);
     third.import_listed(&list, Default::default(), &|_, _| {}).await.expect("imports");
     assert_eq!((third.summary.files, third.summary.skipped, third.summary.write.written), (1, 1, 44));
 }
@@ -331,12 +334,13 @@ async fn listed_years_are_downloaded_once_and_the_growing_one_again_when_it_chan
 async fn market_app(today: Date, days: i32) -> TestApp {
     let app = TestApp::at(today.at(16, 0, 0, 0)).await;
     let store = sqlite_store(&app.dir).await;
-    let history: Arc<dyn wafuel::store::history::HistoryStore> = store.clone();
+    let history: Arc<dyn wafuel_store::history::HistoryStore> = store.clone();
     let state = app.sim.state.clone();
-    let w = wafuel::jobs::seed::seed_history(&history, today, days, |p, d| state.past_feed(p.get(), d)).await;
+    let w =
+        wafuel_service::jobs::seed::seed_history(&history, today, days, |p, d| state.past_feed(p.get(), d))
+            .await;
     assert!(w.written > 0);
-    let mut importer =
-        wafuel::archive::wholesale::WholesaleImporter::new(store).with_first_year(today.year());
+    let mut importer = wafuel_archive::wholesale::WholesaleImporter::new(store).with_first_year(today.year());
     importer
         .import_listed(&app.sim.wholesale_list_url().parse().expect("url"), Default::default(), &|_, _| {})
         .await
@@ -362,10 +366,10 @@ async fn the_wholesale_route_answers_each_day_with_its_terminals_and_margin() {
         assert_eq!(day["id"], format!("1:perth:{d}"));
         let terminals = a["terminals"].as_array().expect("terminals");
         assert_eq!(terminals.len(), 6);
-        let expected: Vec<i64> = wafuel::sim::wholesale::TERMINALS
+        let expected: Vec<i64> = wafuel_sim::wholesale::TERMINALS
             .iter()
             .take(6)
-            .map(|t| wafuel::sim::wholesale::price(t.1, Centre::Perth, "ULP", d))
+            .map(|t| wafuel_sim::wholesale::price(t.1, Centre::Perth, "ULP", d))
             .collect();
         let mean = (expected.iter().sum::<i64>() as f64 / 6.0).round() / 100.0;
         assert_eq!(a["mean"].as_f64(), Some(mean), "{d}");
@@ -387,9 +391,9 @@ async fn the_wholesale_route_answers_each_day_with_its_terminals_and_margin() {
             .collect();
         perth.sort_unstable();
         let median =
-            wafuel::model::stats::DayFigures::of_sorted(&perth).expect("prices").median as f64 / 10.0;
+            wafuel_domain::stats::DayFigures::of_sorted(&perth).expect("prices").median as f64 / 10.0;
         let mean_hundredths = (expected.iter().sum::<i64>() as f64 / 6.0).round() as i64;
-        let margin = wafuel::model::wholesale::margin(median, mean_hundredths);
+        let margin = wafuel_domain::wholesale::margin(median, mean_hundredths);
         assert_eq!(a["margin"].as_f64(), Some(margin), "{d}");
         assert!(perth.len() < 900, "the far centres' stations are not Perth's ({})", perth.len());
         // /v1/stats: the same mean, and its margin is the day's median less it to 0.05 c/L.
@@ -414,10 +418,10 @@ async fn the_wholesale_route_answers_each_day_with_its_terminals_and_margin() {
     assert_eq!(lines.count(), 2 * 4, "four Port Hedland diesel terminals, two days: {text}");
     // Premium unleaded is its own terminals' price, never unleaded's.
     let pulp = app.get("/v1/wholesale?product=2&from=2026-09-28&to=2026-09-28").await.json();
-    let pulp_mean = (wafuel::sim::wholesale::TERMINALS
+    let pulp_mean = (wafuel_sim::wholesale::TERMINALS
         .iter()
         .take(6)
-        .map(|t| wafuel::sim::wholesale::price(t.1, Centre::Perth, "PULP", date(2026, 9, 28)))
+        .map(|t| wafuel_sim::wholesale::price(t.1, Centre::Perth, "PULP", date(2026, 9, 28)))
         .sum::<i64>() as f64
         / 6.0)
         .round()
@@ -485,17 +489,17 @@ async fn bad_wholesale_queries_are_400_without_the_source() {
 /// the run's lease taken and reads nothing.
 async fn one_replica_reads(a: Arc<dyn Store>, b: Arc<dyn Store>) {
     let (_sim, clock, client) = live(date(2026, 4, 22).at(16, 0, 0, 0)).await;
-    let shared: wafuel::time::SharedClock = clock.clone();
+    let shared: wafuel_domain::time::SharedClock = clock.clone();
     let name = "wholesale:2026-04-22T16:00";
     let (first, second) = tokio::join!(
-        wafuel::jobs::wholesale::leased_pass(&a, &client, &shared, (name, "replica-a")),
-        wafuel::jobs::wholesale::leased_pass(&b, &client, &shared, (name, "replica-b")),
+        wafuel_service::jobs::wholesale::leased_pass(&a, &client, &shared, (name, "replica-a")),
+        wafuel_service::jobs::wholesale::leased_pass(&b, &client, &shared, (name, "replica-b")),
     );
     let ran: Vec<_> = [first, second].into_iter().flatten().collect();
     assert_eq!(ran.len(), 1, "exactly one replica read the terminal gate prices");
     assert!(ran[0].as_ref().is_ok_and(|w| w.written == 132), "{ran:?}");
     // The next run (another minute's lease) is anyone's; nothing new is written.
-    let next = wafuel::jobs::wholesale::leased_pass(
+    let next = wafuel_service::jobs::wholesale::leased_pass(
         &b,
         &client,
         &shared,
@@ -537,9 +541,9 @@ async fn the_forecast_says_it_read_the_terminal_gate_price() {
     assert_eq!(app.source_requests(), requests);
     // The same history without the terminal prices: the forecast reads the retail only.
     let plain = TestApp::at(today.at(16, 0, 0, 0)).await;
-    let history: Arc<dyn wafuel::store::history::HistoryStore> = sqlite_store(&plain.dir).await;
+    let history: Arc<dyn wafuel_store::history::HistoryStore> = sqlite_store(&plain.dir).await;
     let state = plain.sim.state.clone();
-    wafuel::jobs::seed::seed_history(&history, today, 100, |p, d| state.past_feed(p.get(), d)).await;
+    wafuel_service::jobs::seed::seed_history(&history, today, 100, |p, d| state.past_feed(p.get(), d)).await;
     assert_eq!(
         read(&plain.get("/v1/forecast?product=1&asOf=2026-09-20").await),
         serde_json::json!(["retail"])
@@ -556,7 +560,7 @@ async fn after_half_past_two_the_forecast_reads_tomorrows_terminal_gate_price() 
     let today = date(2026, 9, 29);
     let tomorrow = date(2026, 9, 30);
     let app = market_app(today, 100).await; // 16:00
-    let report = wafuel::jobs::warm::warm_pass(app.server.state.catalog.prices()).await;
+    let report = wafuel_service::jobs::warm::warm_pass(app.server.state.catalog.prices()).await;
     assert!(report.refreshed > 0, "{report:?}");
     let store = sqlite_store(&app.dir).await;
     // Tomorrow's TGP at every Perth terminal of today's, `up` cents above today's.
@@ -639,7 +643,7 @@ async fn a_formula_in_a_file_is_text_in_every_csv() {
          01/01/9999,BP Kwinana,ULP,150.00\n",
     )
     .expect("write");
-    let mut importer = wafuel::archive::wholesale::WholesaleImporter::new(store);
+    let mut importer = wafuel_archive::wholesale::WholesaleImporter::new(store);
     importer.import_paths(&[file], &|_, _| {}).await.expect("imports");
     assert_eq!(
         (importer.summary.write.written, importer.summary.bad_rows),

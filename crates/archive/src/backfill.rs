@@ -26,11 +26,11 @@ use crate::ImportError;
 use crate::download::{DownloadLimits, download, download_month, http_client, read_list};
 use crate::import::Importer;
 use crate::list::{ListedFile, in_range};
-use crate::model::backfill::{Backfill, BackfillState, JOB, LastError};
-use crate::model::time::SharedClock;
-use crate::store::archive::month_text;
-use crate::store::{Store, StoreError};
 use crate::wholesale::{WholesaleImporter, changed_since, year_of_file};
+use wafuel_domain::backfill::{Backfill, BackfillState, JOB, LastError};
+use wafuel_domain::time::SharedClock;
+use wafuel_store::archive::month_text;
+use wafuel_store::{Store, StoreError};
 
 /// What the backfill reads and how patiently.
 #[derive(Debug, Clone)]
@@ -162,9 +162,9 @@ pub async fn run(store: Arc<dyn Store>, clock: SharedClock, config: BackfillConf
 
 /// How long until the daily re-read: the next 01:00 in Perth (FuelWatch's files have grown).
 fn until_next_reread(now: Timestamp) -> Duration {
-    let perth = crate::model::time::perth_now(now);
+    let perth = wafuel_domain::time::perth_now(now);
     let today = perth.date();
-    let at = |d: jiff::civil::Date| crate::model::time::perth_instant(d.at(1, 0, 0, 0));
+    let at = |d: jiff::civil::Date| wafuel_domain::time::perth_instant(d.at(1, 0, 0, 0));
     let next = if perth.hour() < 1 { at(today) } else { at(today.tomorrow().unwrap_or(today)) };
     Duration::try_from(next.duration_since(now))
         .unwrap_or(Duration::from_secs(3600))
@@ -225,7 +225,7 @@ async fn files(
         file: config.archive_list.to_string(),
         reason: e.to_string(),
     })?;
-    let today = crate::model::time::perth_now(clock.now()).date();
+    let today = wafuel_domain::time::perth_now(clock.now()).date();
     let mut progress = Backfill {
         state: BackfillState::Running,
         files_done: 0,
@@ -451,7 +451,7 @@ async fn record(store: &Arc<dyn Store>, progress: &Backfill, now: Timestamp) {
 }
 
 fn failure(file: &str, message: &str, at: Timestamp) -> LastError {
-    let at = crate::model::time::format_perth(&crate::model::time::perth_now(at));
+    let at = wafuel_domain::time::format_perth(&wafuel_domain::time::perth_now(at));
     LastError { file: file.to_string(), message: message.to_string(), at }
 }
 
@@ -480,8 +480,8 @@ mod tests {
 
     #[test]
     fn the_daily_reread_is_after_one_in_the_morning_perth_time() {
-        use crate::model::time::perth_instant;
         use jiff::civil::date;
+        use wafuel_domain::time::perth_instant;
         let at = |h: i8, m: i8| perth_instant(date(2026, 12, 7).at(h, m, 0, 0));
         assert_eq!(until_next_reread(at(0, 30)), Duration::from_secs(30 * 60));
         assert_eq!(until_next_reread(at(1, 0)), Duration::from_secs(24 * 3600));

@@ -69,7 +69,7 @@ pub(crate) async fn download(
 
 /// The HTTP client for archive downloads (`outbound_client`, connecting within 30 s).
 pub fn http_client(limits: DownloadLimits) -> Result<reqwest::Client, reqwest::Error> {
-    crate::source::client::outbound_client()
+    wafuel_source::client::outbound_client()
         .connect_timeout(limits.deadline.min(Duration::from_secs(30)))
         .build()
 }
@@ -94,7 +94,7 @@ pub async fn read_list(
         if !response.status().is_success() {
             return Err(fail(format!("HTTP {}", response.status())));
         }
-        use crate::source::client::{BodyError, body_within};
+        use wafuel_source::client::{BodyError, body_within};
         let body = match body_within(response, MAX_LIST_BYTES).await {
             Ok(body) => body,
             Err(BodyError::TooLarge) => return Err(fail(format!("larger than {MAX_LIST_BYTES} bytes"))),

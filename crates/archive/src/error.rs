@@ -1,7 +1,7 @@
 //! Why an import stops: one error for the whole importer, downloads included.
 
 use crate::ArchiveError;
-use crate::store::StoreError;
+use wafuel_store::StoreError;
 
 /// Why an import stopped.
 #[derive(Debug, thiserror::Error)]

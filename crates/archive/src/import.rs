@@ -21,13 +21,13 @@ use super::{ArchiveError, ArchiveSite, ReadTally, SiteKey, read_prices};
 use crate::ImportError;
 use crate::download::download;
 use crate::download::{DownloadLimits, download_month, http_client, read_list};
-use crate::model::codes::ProductCode;
-use crate::store::archive::{
+use wafuel_domain::codes::ProductCode;
+use wafuel_store::archive::{
     ArchiveMove, ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
     StationNames,
 };
-use crate::store::history::day_number;
-use crate::store::{Store, StoreError};
+use wafuel_store::history::day_number;
+use wafuel_store::{Store, StoreError};
 
 /// One file read: its distinct (place, trading name) pairs and its prices naming them by index.
 struct ReadFile {
@@ -601,7 +601,7 @@ impl Place {
 fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
     let mut out: HashMap<SiteKey, Vec<Known>> = HashMap::new();
     for s in stations {
-        let key = (super::fold_address(&s.street), crate::model::key::fold_text(&s.suburb));
+        let key = (super::fold_address(&s.street), wafuel_domain::key::fold_text(&s.suburb));
         out.entry(key).or_default().push(Known {
             sid: s.sid,
             station_id: s.station_id.clone(),
@@ -609,7 +609,7 @@ fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
             last_seen: s.last_seen,
             archive: s.archive,
             region: s.region,
-            names: s.names.iter().map(|n| crate::model::key::fold_text(n)).collect(),
+            names: s.names.iter().map(|n| wafuel_domain::key::fold_text(n)).collect(),
             firsts: s.firsts.clone(),
         });
     }
@@ -704,7 +704,7 @@ pub async fn import_months(
         match download_month(&http, base, month, limits).await? {
             None => {
                 tracing::info!(file = %name, "not in the archive");
-                importer.summary.missing.push(crate::store::archive::month_text(month));
+                importer.summary.missing.push(wafuel_store::archive::month_text(month));
             }
             Some(file) => {
                 let write = importer.import(&name, std::io::BufReader::new(file), Some(month), None).await?;
@@ -741,7 +741,7 @@ pub async fn import_listed(
         match download(&http, &file.file_name, url, limits).await? {
             None => {
                 tracing::info!(file = %file.file_name, "listed but not found");
-                importer.summary.missing.push(crate::store::archive::month_text(month));
+                importer.summary.missing.push(wafuel_store::archive::month_text(month));
             }
             Some(body) => {
                 let input = std::io::BufReader::new(body);

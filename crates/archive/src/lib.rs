@@ -16,18 +16,15 @@ pub mod wholesale;
 pub use error::ImportError;
 
 // The domain and the layers below under the names the service uses for them.
-use wafuel_domain as model;
-use wafuel_source as source;
-use wafuel_store as store;
 
 use std::collections::BTreeMap;
 use std::io::Read;
 
 use jiff::civil::Date;
 
-use crate::model::codes::ProductCode;
-use crate::model::codes::{UNMAPPED_BRAND, brand_code_for_label};
-use crate::model::key::{StationId, fold_text, sha256_hex};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::codes::{UNMAPPED_BRAND, brand_code_for_label};
+use wafuel_domain::key::{StationId, fold_text, sha256_hex};
 
 /// The archive's own location (Creative Commons Attribution 4.0, "FuelWatch
 /// (www.fuelwatch.wa.gov.au)").
@@ -276,7 +273,7 @@ fn area_key(text: &str) -> String {
 /// Region names and the archive's short forms, as keys → code.
 static REGIONS_BY_AREA: std::sync::LazyLock<std::collections::HashMap<String, u8>> =
     std::sync::LazyLock::new(|| {
-        let names = crate::model::codes::REGIONS.iter().map(|r| (area_key(r.name), r.code));
+        let names = wafuel_domain::codes::REGIONS.iter().map(|r| (area_key(r.name), r.code));
         names.chain(AREA_SHORT_FORMS.iter().map(|(text, code)| (area_key(text), *code))).collect()
     });
 
@@ -290,7 +287,7 @@ pub fn region_for_area(text: &str) -> Option<u8> {
 /// The text the archive writes for a region's area: its short form where it has one.
 pub fn area_text(code: u8) -> Option<&'static str> {
     let short = AREA_SHORT_FORMS.iter().find(|(_, c)| *c == code).map(|(text, _)| *text);
-    short.or_else(|| crate::model::codes::region(code).map(|r| r.name))
+    short.or_else(|| wafuel_domain::codes::region(code).map(|r| r.name))
 }
 
 /// `DD/MM/YYYY` (the archive's date form; a single-digit day or month is accepted).
@@ -305,11 +302,11 @@ fn parse_date(text: &str) -> Option<Date> {
 /// Cents per litre with decimals (`183.90`) as tenths of a cent; a positive price only.
 fn parse_price(text: &str) -> Option<i64> {
     let text = text.trim();
-    if !crate::model::normalize::is_plain_decimal(text, false) {
+    if !wafuel_domain::normalize::is_plain_decimal(text, false) {
         return None;
     }
     let cents: f64 = text.parse().ok()?;
-    (cents > 0.0 && cents < 10_000.0).then(|| crate::model::station::tenths(cents))
+    (cents > 0.0 && cents < 10_000.0).then(|| wafuel_domain::station::tenths(cents))
 }
 
 /// Where each column read sits in a file.
@@ -536,7 +533,7 @@ mod tests {
             assert_eq!(region_for_area(&text.to_uppercase().replace('/', " / ")), code, "{text}, respaced");
         }
         // FuelWatch's own region names too, and the archive writes each code's area back.
-        for r in crate::model::codes::REGIONS {
+        for r in wafuel_domain::codes::REGIONS {
             assert_eq!(region_for_area(r.name), Some(r.code), "{}", r.name);
             let area = area_text(r.code).expect("every region has an area text");
             assert_eq!(region_for_area(area), Some(r.code), "{area}");

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::archive::ImportedMonth;
+use wafuel_store::archive::ImportedMonth;
 
 /// Where FuelWatch publishes the list.
 pub const DEFAULT_ARCHIVE_LIST_URL: &str = "https://www.fuelwatch.wa.gov.au/api/report/monthly-retail-prices";

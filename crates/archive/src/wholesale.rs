@@ -16,10 +16,10 @@ use jiff::civil::Date;
 
 use crate::download::{DownloadLimits, download, http_client, read_list};
 use crate::list::ListedFile;
-use crate::model::codes::ProductCode;
-use crate::model::wholesale::{Centre, TerminalPrice, parse_price, product_of};
-use crate::store::wholesale::{WholesaleImport, WholesaleStore, WholesaleWrite};
 use crate::{ArchiveError, ImportError};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::wholesale::{Centre, TerminalPrice, parse_price, product_of};
+use wafuel_store::wholesale::{WholesaleImport, WholesaleStore, WholesaleWrite};
 
 /// Where FuelWatch lists its yearly wholesale files.
 pub const DEFAULT_WHOLESALE_LIST_URL: &str =
@@ -169,7 +169,7 @@ fn bad_name(name: &str) -> Option<String> {
 /// Read one yearly file (named `name` in errors and reports), its days from FuelWatch's first
 /// to tomorrow in Perth.
 pub fn read_file(name: &str, input: impl Read) -> Result<ReadWholesale, ArchiveError> {
-    let today = crate::model::time::perth_now(jiff::Timestamp::now()).date();
+    let today = wafuel_domain::time::perth_now(jiff::Timestamp::now()).date();
     read_file_until(name, input, today.tomorrow().unwrap_or(today))
 }
 

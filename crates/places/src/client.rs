@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::types::{Place, SearchResponse, details_mask, search_mask};
-use crate::store::enrich::Seed;
+use wafuel_store::enrich::Seed;
 
 pub const DEADLINE: Duration = Duration::from_secs(5);
 pub const MAX_BODY: usize = 256 * 1024;
@@ -37,7 +37,7 @@ pub struct PlacesClient {
 
 impl PlacesClient {
     pub fn new(base: url::Url, key: String) -> Result<Self, reqwest::Error> {
-        let http = crate::source::client::outbound_client().timeout(DEADLINE).build()?;
+        let http = wafuel_source::client::outbound_client().timeout(DEADLINE).build()?;
         Ok(Self { http, base, key })
     }
 
@@ -94,7 +94,7 @@ impl PlacesClient {
             429 => return Err(PlacesError::RateLimited),
             other => return Err(PlacesError::Unavailable(format!("status {other}"))),
         }
-        use crate::source::client::{BodyError, body_within};
+        use wafuel_source::client::{BodyError, body_within};
         match body_within(response, MAX_BODY).await {
             Ok(body) => Ok(body),
             Err(BodyError::TooLarge) => Err(PlacesError::Unavailable("response over 256 KiB".into())),

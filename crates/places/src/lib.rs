@@ -3,8 +3,5 @@
 
 pub mod client;
 pub mod matching; // The domain and the layers below under the names the service uses for them.
-use wafuel_domain as model;
-use wafuel_source as source;
-use wafuel_store as store;
 
 pub mod types;

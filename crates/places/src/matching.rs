@@ -2,13 +2,13 @@
 //! Pure.
 
 use super::types::Place;
-use crate::model::codes::{BRANDS, INDEPENDENT_BRAND, UNMAPPED_BRAND, brand, brand_label_eq};
-use crate::model::geo::distance_m;
-use crate::model::key::fold_text;
-use crate::model::phone::{Phone, normalize_phone};
-use crate::model::profile::{Attribution, PlaceProfile};
-use crate::model::site_features::WeekHours;
-use crate::store::enrich::Seed;
+use wafuel_domain::codes::{BRANDS, INDEPENDENT_BRAND, UNMAPPED_BRAND, brand, brand_label_eq};
+use wafuel_domain::geo::distance_m;
+use wafuel_domain::key::fold_text;
+use wafuel_domain::phone::{Phone, normalize_phone};
+use wafuel_domain::profile::{Attribution, PlaceProfile};
+use wafuel_domain::site_features::WeekHours;
+use wafuel_store::enrich::Seed;
 
 /// Farthest a candidate may be from the source coordinates.
 pub const MAX_DISTANCE_M: f64 = 250.0;

@@ -6,10 +6,10 @@
 use super::grammar::{Param, QueryError, filter, invalid, invalid_in, plain, read_up_to, tenths_within};
 use super::selection::products;
 use super::stations::{parse_near, radius_km, station_id};
-use crate::model::codes::ProductCode;
-use crate::model::codes::product_codes;
-use crate::model::geo::Point;
-use crate::model::key::StationId;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::codes::product_codes;
+use wafuel_domain::geo::Point;
+use wafuel_domain::key::StationId;
 
 const PARAMS: [Param; 7] = [
     filter("product"),

@@ -7,10 +7,10 @@ use jiff::civil::Date;
 use super::grammar::{Param, QueryError, filter, invalid_in, plain, read};
 use super::selection::{MAX_COMBINATIONS, code_list};
 use super::stations::{bounded_range, iso_date, one_product, station_id};
-use crate::model::codes::{BrandCode, ProductCode, RegionCode};
-use crate::model::forecast::MAX_HORIZON;
-use crate::model::key::StationId;
-use crate::time::perth_now;
+use wafuel_domain::codes::{BrandCode, ProductCode, RegionCode};
+use wafuel_domain::forecast::MAX_HORIZON;
+use wafuel_domain::key::StationId;
+use wafuel_domain::time::perth_now;
 
 /// A validated forecast request. Equal requests are equal values (a cache key).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -130,8 +130,8 @@ pub fn parse_record(raw: &str, now: Timestamp) -> Result<RecordQuery, QueryError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     fn at(h: i8) -> Timestamp {
         perth_instant(date(2026, 11, 24).at(h, 0, 0, 0))
@@ -184,8 +184,8 @@ mod tests {
 #[cfg(test)]
 mod record_tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     fn at() -> Timestamp {
         perth_instant(date(2026, 11, 24).at(10, 0, 0, 0))

@@ -4,7 +4,7 @@
 //! (`/v1`, `/legacy`, the station API, `/v1/events`) reads its query through [`read`] and then
 //! parses the values it got. Pure.
 
-use crate::model::error_code::detail;
+use wafuel_domain::error_code::detail;
 
 /// Longest accepted serialized query string.
 pub const MAX_QUERY_LEN: usize = 1024;

@@ -4,8 +4,6 @@
 //! own crate (`wafuel-query`), on the domain alone.
 
 // The domain and Perth time under the names the service uses for them.
-use wafuel_domain as model;
-use wafuel_domain::time;
 
 pub mod events;
 pub mod forecast;

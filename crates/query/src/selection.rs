@@ -6,13 +6,13 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{MAX_QUERY_LEN, Param, QueryError, Values, filter, invalid_in, plain, read_up_to};
-use crate::model::codes::{
+use wafuel_domain::codes::{
     BrandCode, Code, FEATURES, ProductCode, RESTRICTIONS, RegionCode, Table, product_codes,
 };
-use crate::model::documents::Expand;
-use crate::model::error_code::detail;
-use crate::model::key::fold_text;
-use crate::time::Day;
+use wafuel_domain::documents::Expand;
+use wafuel_domain::error_code::detail;
+use wafuel_domain::key::fold_text;
+use wafuel_domain::time::Day;
 /// Most source requests one source-filtered selection may need.
 pub const MAX_COMBINATIONS: usize = 24;
 /// Longest suburb value, in characters.
@@ -178,7 +178,7 @@ impl Selection {
             "sur": self.surrounding,
             "d": self.date.to_string(),
         });
-        crate::model::key::sha256_hex(canonical.to_string().as_bytes())
+        wafuel_domain::key::sha256_hex(canonical.to_string().as_bytes())
     }
 }
 
@@ -346,8 +346,8 @@ fn expand(value: &str) -> Result<Expand, QueryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     fn at(h: i8, m: i8, s: i8) -> Timestamp {
         perth_instant(date(2026, 9, 29).at(h, m, s, 0))

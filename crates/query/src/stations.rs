@@ -15,14 +15,14 @@ use super::selection::{
     Dialect, MAX_COMBINATIONS, Selection, V1_PARAMS, code_list, codes, parse_selection_up_to, products,
     selection,
 };
-use crate::model::codes::{BrandCode, ProductCode, RegionCode};
-use crate::model::geo::Point;
-use crate::model::key::StationId;
-use crate::model::normalize::is_plain_decimal;
-use crate::model::route;
-use crate::model::station::Station;
-use crate::model::stats::Interval;
-use crate::time::{perth_now, tomorrow_published};
+use wafuel_domain::codes::{BrandCode, ProductCode, RegionCode};
+use wafuel_domain::geo::Point;
+use wafuel_domain::key::StationId;
+use wafuel_domain::normalize::is_plain_decimal;
+use wafuel_domain::route;
+use wafuel_domain::station::Station;
+use wafuel_domain::stats::Interval;
+use wafuel_domain::time::{perth_now, tomorrow_published};
 
 /// Latitudes and longitudes a `near` point may have: Western Australia's bounding box.
 pub const WA_LATITUDE: (f64, f64) = (-36.0, -13.0);
@@ -43,7 +43,7 @@ pub const CONSUMPTION_TENTHS: (i64, i64) = (10, 300);
 pub const MAX_LIMIT: usize = 5_000;
 /// Longest range of daily statistics, in days (three years). Histories and weekly or monthly
 /// statistics take any range the store holds.
-pub const MAX_DAILY_STATS_DAYS: i32 = crate::time::THREE_YEARS_DAYS;
+pub const MAX_DAILY_STATS_DAYS: i32 = wafuel_domain::time::THREE_YEARS_DAYS;
 /// Default history or statistics range, in days up to today.
 pub const DEFAULT_RANGE_DAYS: i32 = 90;
 
@@ -264,7 +264,7 @@ fn keep(values: &Values, selection: &Selection) -> Result<Keep, QueryError> {
     let get = |name: &str| values.get(name).map(str::trim);
     let ids = get("id").map(station_ids).transpose()?;
     let features = get("feature")
-        .map(|v| codes(v, "feature", |c| crate::model::codes::feature(c).is_some()))
+        .map(|v| codes(v, "feature", |c| wafuel_domain::codes::feature(c).is_some()))
         .transpose()?;
     let exclude_brands = get("excludebrand").map(|v| code_list(v, "excludeBrand")).transpose()?;
     if let (Some(kept), Some(left)) = (&selection.brands, &exclude_brands)
@@ -276,7 +276,7 @@ fn keep(values: &Values, selection: &Selection) -> Result<Keep, QueryError> {
         ));
     }
     let exclude_restrictions = get("excluderestriction")
-        .map(|v| codes(v, "excludeRestriction", |c| crate::model::codes::restriction(c).is_some()))
+        .map(|v| codes(v, "excludeRestriction", |c| wafuel_domain::codes::restriction(c).is_some()))
         .transpose()?;
     Ok(Keep { ids, features, exclude_brands, exclude_restrictions })
 }
@@ -297,7 +297,7 @@ impl PartialEq for RouteSearch {
 }
 
 /// What a stop costs (its arithmetic is the domain's).
-pub use crate::model::stop_cost::StopCost;
+pub use wafuel_domain::stop_cost::StopCost;
 
 impl StationsQuery {
     /// Bytes the query holds on the heap: a route's text and decoded route.
@@ -696,7 +696,7 @@ pub fn one_product(value: Option<&str>) -> Result<ProductCode, QueryError> {
 /// More regions than the source can be asked about in one answer.
 pub fn too_many_regions() -> QueryError {
     QueryError {
-        detail: crate::model::error_code::detail::TOO_MANY_COMBINATIONS,
+        detail: wafuel_domain::error_code::detail::TOO_MANY_COMBINATIONS,
         reason: format!("region names more than {MAX_COMBINATIONS} regions; name fewer"),
         parameter: Some("region".into()),
     }
@@ -752,8 +752,8 @@ pub fn parse_stats(raw: &str, now: Timestamp) -> Result<StatsQuery, QueryError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     fn at(h: i8) -> Timestamp {
         perth_instant(date(2026, 11, 20).at(h, 0, 0, 0))
@@ -1014,7 +1014,7 @@ mod tests {
         let many = parse_stats(&format!("product=1&region={}", all.join(",")), at(10));
         assert_eq!(
             many.expect_err("25+ regions").detail,
-            crate::model::error_code::detail::TOO_MANY_COMBINATIONS
+            wafuel_domain::error_code::detail::TOO_MANY_COMBINATIONS
         );
     }
 }

@@ -7,8 +7,8 @@ use jiff::civil::Date;
 
 use super::grammar::{QueryError, Values, filter, invalid_in, plain, read};
 use super::stations::{DEFAULT_RANGE_DAYS, bounded_range, iso_date, newest_published, one_product};
-use crate::model::codes::ProductCode;
-use crate::model::wholesale::Centre;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::wholesale::Centre;
 
 /// The first day a wholesale range may start (FuelWatch's files start in 2001).
 pub const FIRST_DAY: Date = Date::constant(2001, 1, 1);
@@ -49,8 +49,8 @@ pub fn parse_wholesale(raw: &str, now: Timestamp) -> Result<WholesaleQuery, Quer
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     fn at(h: i8) -> Timestamp {
         perth_instant(date(2026, 4, 22).at(h, 0, 0, 0))

@@ -7,7 +7,7 @@ use http::{HeaderMap, HeaderValue, header};
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::time::{next_perth_midnight, price_period, publication_at};
+use wafuel_domain::time::{next_perth_midnight, price_period, publication_at};
 
 /// A snapshot where every selected product has a quote lives this long.
 pub const COMPLETE_SNAPSHOT_TTL: SignedDuration = SignedDuration::from_hours(6);
@@ -138,8 +138,8 @@ pub fn stored_document_expiry(now: Timestamp) -> Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     #[test]
     fn values() {

@@ -5,12 +5,6 @@
 //! the store and the provider; the web layer above it asks it for models.
 
 // The layers below under the names the service uses for them.
-use wafuel_domain as model;
-use wafuel_domain::time;
-use wafuel_places as places;
-use wafuel_query as query;
-use wafuel_source as source;
-use wafuel_store as store;
 
 pub mod cache_policy;
 pub mod catalog;

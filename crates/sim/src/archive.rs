@@ -10,9 +10,9 @@
 use jiff::civil::Date;
 
 use super::dataset::{Dataset, SimStation};
-use crate::model::codes::region;
 use wafuel_archive::list::ListedFile;
 use wafuel_archive::{FIRST_MONTH, area_text};
+use wafuel_domain::codes::region;
 
 /// The archive's product texts, by code; older years sold fewer products.
 const PRODUCT_TEXTS: [(u8, &str, i16); 7] = [

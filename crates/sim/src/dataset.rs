@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use jiff::civil::Date;
 use serde::Deserialize;
 
-use crate::model::codes::{BRANDS, FEATURES, brand_code_for_label, is_region};
+use wafuel_domain::codes::{BRANDS, FEATURES, brand_code_for_label, is_region};
 
 /// One station of the simulated source, as text in the feed's own vocabulary.
 #[derive(Debug, Clone)]
@@ -485,7 +485,7 @@ impl SimStation {
 
     /// Distance in km to a point.
     pub fn distance_km(&self, lat: f64, lon: f64) -> f64 {
-        crate::model::geo::distance_m((self.lat, self.lon), (lat, lon)) / 1000.0
+        wafuel_domain::geo::distance_m((self.lat, self.lon), (lat, lon)) / 1000.0
     }
 }
 
@@ -498,7 +498,7 @@ mod tests {
     /// reading of the usual Australian shapes agrees with libphonenumber on each.
     #[test]
     fn phones_are_read_directly_and_agree_with_libphonenumber() {
-        use crate::model::phone::testing::agree;
+        use wafuel_domain::phone::testing::agree;
         let dataset = Dataset::build().expect("bundled data set");
         let (mut seen, mut direct) = (0, 0);
         for station in &dataset.stations {

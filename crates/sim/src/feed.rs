@@ -8,7 +8,7 @@ use jiff::civil::Date;
 
 use super::dataset::{Dataset, SimStation, title_case};
 use super::faults::FaultMode;
-use crate::time::{Day, perth_now, tomorrow_published};
+use wafuel_domain::time::{Day, perth_now, tomorrow_published};
 
 /// Stations within this distance of a suburb count as its neighbours (`Surrounding=yes`);
 /// the real 2022 Ellenbrook answer reaches Bullsbrook, 13 km from the suburb's centre.

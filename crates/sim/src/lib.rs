@@ -5,8 +5,6 @@
 // The layers it speaks for, under the names the service uses for them (the archive
 // importer as `wafuel_archive` and the provider as `wafuel_places`: `archive` and `places`
 // here are the simulated ones).
-use wafuel_domain as model;
-use wafuel_domain::{sync, time};
 
 pub mod archive;
 pub mod dataset;
@@ -31,11 +29,11 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::sync::lock;
-use crate::time::SharedClock;
 pub use dataset::Dataset;
 pub use faults::{FaultMode, Faults};
 use feed::SimQuery;
+use wafuel_domain::sync::lock;
+use wafuel_domain::time::SharedClock;
 
 /// The feed's path on the origin.
 pub const FEED_PATH: &str = "/fuelwatch/fuelWatchRSS";
@@ -105,7 +103,7 @@ impl SimState {
 
     /// The list of monthly files at `now`, with `url`s under `base`.
     pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<wafuel_archive::list::ListedFile> {
-        archive::file_list(&self.data, base, crate::time::perth_now(now).date())
+        archive::file_list(&self.data, base, wafuel_domain::time::perth_now(now).date())
     }
 
     pub fn requests(&self) -> Vec<LoggedRequest> {
@@ -153,7 +151,7 @@ impl SimState {
 
     /// The list of yearly wholesale files at `now`, with `url`s under `base`.
     pub fn wholesale_list(&self, base: &str, now: jiff::Timestamp) -> Vec<wafuel_archive::list::ListedFile> {
-        wholesale::file_list(base, crate::time::perth_now(now).date())
+        wholesale::file_list(base, wafuel_domain::time::perth_now(now).date())
     }
 
     /// The faults that apply to this request, consuming one use of a limited rule.
@@ -171,7 +169,7 @@ impl SimState {
     /// answer, like the real feed's, covers yesterday, today and tomorrow only.
     pub fn past_feed(&self, product: u8, date: jiff::civil::Date) -> Vec<u8> {
         let q = SimQuery::parse(&format!("Product={product}"));
-        let now = crate::time::at_perth(date, jiff::civil::Time::constant(12, 0, 0, 0)).timestamp();
+        let now = wafuel_domain::time::at_perth(date, jiff::civil::Time::constant(12, 0, 0, 0)).timestamp();
         let items = feed::select(&self.data, &q, date, now);
         feed::render(&items, &q, date, now, None)
     }
@@ -341,7 +339,7 @@ async fn archive_handler(
     State(state): State<Arc<SimState>>,
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
-    let today = crate::time::perth_now(state.clock.now()).date();
+    let today = wafuel_domain::time::perth_now(state.clock.now()).date();
     if let Some(year) = wafuel_archive::wholesale::year_of_file(&file) {
         return match wholesale::year_file(year, today) {
             Some(text) => ([(header::CONTENT_TYPE, "text/csv")], text).into_response(),

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 
-use crate::model::geo::distance_m;
-use crate::sync::lock;
+use wafuel_domain::geo::distance_m;
+use wafuel_domain::sync::lock;
 use wafuel_places::types::{ErrorBody, ErrorEnvelope, Place, SearchResponse};
 
 /// The stand-in's places, key, faults and request log.

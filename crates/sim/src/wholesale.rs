@@ -9,8 +9,8 @@ use jiff::civil::{Date, Weekday};
 use serde::Serialize;
 
 use super::dataset::{drift_tenths, mix};
-use crate::model::wholesale::{CHANGE_OVER, Centre, PUBLISHED};
 use wafuel_archive::list::ListedFile;
+use wafuel_domain::wholesale::{CHANGE_OVER, Centre, PUBLISHED};
 
 /// Faults of the simulated terminal gate API (`PUT /_sim/wholesale-faults`), applied to the
 /// token, centres and prices routes.
@@ -133,7 +133,7 @@ fn two(hundredths: i64) -> f64 {
 /// repeats `priceCurrent` until 14:30, when it becomes tomorrow's.
 pub fn prices_json(centre_id: u32, now: Timestamp) -> Option<serde_json::Value> {
     let centre = Centre::ALL.into_iter().find(|c| c.fuelwatch_id() == centre_id)?;
-    let perth = crate::time::perth_now(now);
+    let perth = wafuel_domain::time::perth_now(now);
     let today = perth.date();
     let shift = |d: Date, n: i64| d.checked_add(jiff::Span::new().days(n)).unwrap_or(d);
     let current = if perth.time() < CHANGE_OVER { shift(today, -1) } else { today };
@@ -250,8 +250,8 @@ pub fn file_list(base: &str, today: Date) -> Vec<ListedFile> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::wholesale::{live_days, live_write};
     use jiff::civil::date;
+    use wafuel_domain::wholesale::{live_days, live_write};
 
     fn at(text: &str) -> Timestamp {
         text.parse().expect("time")
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn the_live_answer_keeps_fuelwatchs_clock() {
-        let read = |now: &str| -> Vec<crate::model::wholesale::LiveTerminal> {
+        let read = |now: &str| -> Vec<wafuel_domain::wholesale::LiveTerminal> {
             let body = serde_json::to_vec(&prices_json(6, at(now)).expect("Perth")).expect("json");
             wafuel_source::wholesale::parse_prices(Centre::Perth, &body).expect("reads")
         };
@@ -272,8 +272,10 @@ mod tests {
         // Before 14:30 priceNext repeats priceCurrent: never read as tomorrow's.
         let early = read("2026-04-22T14:00:00+08:00");
         assert_eq!(early[0].prices[0].next, early[0].prices[0].current);
-        let write =
-            live_write(&early, live_days(crate::time::perth_now(at("2026-04-22T14:00:00+08:00")).datetime()));
+        let write = live_write(
+            &early,
+            live_days(wafuel_domain::time::perth_now(at("2026-04-22T14:00:00+08:00")).datetime()),
+        );
         assert!(write.prices.iter().all(|p| p.date == today), "nothing for tomorrow before 14:30");
     }
 

@@ -15,9 +15,9 @@ use tokio::time::Instant;
 use super::error::SourceError;
 use super::rss;
 use super::validate::{Component, validate};
-use crate::model::codes::{BrandCode, ProductCode, RegionCode};
-use crate::model::station::Quote;
-use crate::time::Day;
+use wafuel_domain::codes::{BrandCode, ProductCode, RegionCode};
+use wafuel_domain::station::Quote;
+use wafuel_domain::time::Day;
 
 /// Limits and timings of the transport (docs/api.md "Limits").
 #[derive(Debug, Clone)]
@@ -330,7 +330,7 @@ impl Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::error_code::ErrorCode;
+    use wafuel_domain::error_code::ErrorCode;
 
     /// A local origin answering `/` with `chunks` chunks of 64 KiB, streamed with no
     /// `Content-Length`, so only counting the bytes as they come can stop it.
@@ -369,7 +369,7 @@ mod tests {
         assert_eq!(decode_body(b"<a>\xC3\x28</a>".to_vec()).expect_err("bad").code, ErrorCode::InvalidFeed);
         assert_eq!(
             decode_body(Vec::new()).expect_err("empty").detail,
-            crate::model::error_code::detail::EMPTY_RESPONSE
+            wafuel_domain::error_code::detail::EMPTY_RESPONSE
         );
     }
 

@@ -1,6 +1,6 @@
 //! The one error type of the source layer (transport, parser, validator).
 
-use crate::model::error_code::{ErrorCode, detail};
+use wafuel_domain::error_code::{ErrorCode, detail};
 
 /// A failed source selection: the public code and text, plus an internal reason for logs
 /// that never reaches a client.

@@ -2,8 +2,6 @@
 //! (`wafuel-source`): it builds on the domain alone.
 
 // The domain under the names the service's other layers use for it.
-use wafuel_domain as model;
-use wafuel_domain::time;
 
 pub mod client;
 mod error;

@@ -8,7 +8,7 @@ use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesStart, Event};
 
 use super::error::SourceError;
-use crate::model::record::SourceRecord;
+use wafuel_domain::record::SourceRecord;
 
 /// Elements may nest at most this deep (the feed needs 4).
 pub const MAX_DEPTH: usize = 32;
@@ -277,7 +277,7 @@ impl<'a> ItemState<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::error_code::ErrorCode;
+    use wafuel_domain::error_code::ErrorCode;
 
     const ONE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n<rss version=\"2.0\"><channel><title>t</title><item><title>179: A &amp; B</title><brand>BP</brand><date>2022-12-05</date><price>179</price><trading-name>A &amp; B</trading-name><location>X</location><address>1  Main St</address><phone /><latitude>-32</latitude><longitude>115.1</longitude><site-features>, </site-features><extra><deep>ignored</deep></extra></item></channel></rss>\r\n";
 

@@ -8,9 +8,9 @@ use jiff::civil::Date;
 
 use super::error::SourceError;
 use super::rss::Feed;
-use crate::model::codes::ProductCode;
-use crate::model::normalize::{is_plain_decimal, normalize_shared};
-use crate::model::station::Quote;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::normalize::{is_plain_decimal, normalize_shared};
+use wafuel_domain::station::Quote;
 
 /// At most this many input quotes across the components of one selection.
 pub const MAX_COMBINED_QUOTES: usize = 10_000;
@@ -86,9 +86,9 @@ pub fn parse_price(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::error_code::{ErrorCode, detail};
-    use crate::model::record::SourceRecord;
     use jiff::civil::date;
+    use wafuel_domain::error_code::{ErrorCode, detail};
+    use wafuel_domain::record::SourceRecord;
 
     fn item(price: &str, street: &str) -> SourceRecord<'static> {
         SourceRecord {

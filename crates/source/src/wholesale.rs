@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::client::{BodyError, body_within, outbound_client};
-use crate::model::wholesale::{Centre, LivePrice, LiveTerminal, price_hundredths, product_of};
+use wafuel_domain::wholesale::{Centre, LivePrice, LiveTerminal, price_hundredths, product_of};
 
 /// FuelWatch's API, the default `--wholesale-url`.
 pub const DEFAULT_WHOLESALE_URL: &str = "https://www.fuelwatch.wa.gov.au/api/";

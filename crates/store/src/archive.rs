@@ -12,7 +12,7 @@ use super::backend::Backend;
 use super::conn::{Conn, Statement, sql};
 use super::history::{BATCH, Differing, Incoming, Move, apply_with_moves};
 use super::{SqlStore, StoreError, counters};
-use crate::model::codes::ProductCode;
+use wafuel_domain::codes::ProductCode;
 
 /// A station the history already knows, with what the archive matches on.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,8 +7,8 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 
-use crate::model::key::sha256_hex;
-use crate::model::station::Quote;
+use wafuel_domain::key::sha256_hex;
+use wafuel_domain::station::Quote;
 
 /// Encoded payload and its checksum.
 pub fn encode(quotes: &[Quote]) -> Result<(Vec<u8>, String), String> {

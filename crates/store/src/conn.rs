@@ -40,8 +40,8 @@ impl From<u8> for Arg {
     }
 }
 
-impl<K> From<crate::model::codes::Code<K>> for Arg {
-    fn from(v: crate::model::codes::Code<K>) -> Self {
+impl<K> From<wafuel_domain::codes::Code<K>> for Arg {
+    fn from(v: wafuel_domain::codes::Code<K>) -> Self {
         Arg::Int(Some(i64::from(v)))
     }
 }

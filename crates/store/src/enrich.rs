@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use super::backend::Backend;
 use super::conn::{Conn, sql};
 use super::{SqlStore, StoreError, counters, from_millis, leases, millis};
-use crate::model::profile::StoredProfile;
+use wafuel_domain::profile::StoredProfile;
 
 /// What a provider match is judged on, keyed by station key.
 #[derive(Debug, Clone, PartialEq)]

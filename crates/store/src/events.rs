@@ -9,8 +9,8 @@ use jiff::Timestamp;
 use super::backend::{Backend, EventWaker};
 use super::conn::{Conn, sql};
 use super::{Snapshot, SqlStore, StoreError, counters};
-use crate::model::codes::ProductCode;
-use crate::model::station::{Quote, tenths};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::station::{Quote, tenths};
 
 const PUBLISHED_BEFORE: &str =
     "SELECT 1 FROM events WHERE source_date = $1 AND product = $2 AND kind = 'published' LIMIT 1";
@@ -91,7 +91,8 @@ pub fn event_for(
     if now.is_empty() {
         return None;
     }
-    let fetched_at = crate::time::format_perth(&snapshot.fetched_at.to_zoned(crate::time::perth()));
+    let fetched_at =
+        wafuel_domain::time::format_perth(&snapshot.fetched_at.to_zoned(wafuel_domain::time::perth()));
     let mut data = serde_json::json!({
         "date": snapshot.date.to_string(),
         "product": product,
@@ -213,8 +214,8 @@ mod tests {
     fn p(code: u8) -> ProductCode {
         ProductCode::parse(code).expect("a product")
     }
-    use crate::model::testing::{quote, station};
     use std::sync::Arc;
+    use wafuel_domain::testing::{quote, station};
 
     fn catalog(prices: &[(&str, f64)]) -> Snapshot {
         let quotes = prices

@@ -5,8 +5,6 @@
 //! (`wafuel-store`): it builds on the domain alone.
 
 // The domain under the names the service's other layers use for it.
-use wafuel_domain as model;
-use wafuel_domain::time;
 
 pub mod archive;
 pub mod backend;
@@ -31,8 +29,8 @@ use jiff::civil::Date;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::model::codes::ProductCode;
-use crate::model::station::Quote;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::station::Quote;
 
 /// The validated quotes of one snapshot key, as fetched at one time.
 #[derive(Debug, Clone)]

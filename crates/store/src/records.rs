@@ -13,8 +13,8 @@ use super::backend::Backend;
 use super::conn::{Conn, sql};
 use super::history::{day_number, from_day_number};
 use super::{SqlStore, StoreError, from_millis, millis};
-use crate::model::codes::ProductCode;
-use crate::model::forecast::{Action, Advice, ForecastDay, Recorded};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::forecast::{Action, Advice, ForecastDay, Recorded};
 
 /// Live-record persistence.
 #[async_trait::async_trait]

@@ -12,7 +12,7 @@ use super::{
     Snapshot, SnapshotStore, SqlStore, Stamp, StoreError, codec, counters, events, from_millis, leases,
     millis,
 };
-use crate::model::codes::ProductCode;
+use wafuel_domain::codes::ProductCode;
 
 const LOAD: &str = "SELECT source_date, fetched_at, expires_at, payload, checksum FROM snapshots \
      WHERE key = $1 AND payload IS NOT NULL";

@@ -14,8 +14,8 @@ use super::conn::{Arg, Conn, Statement, sql};
 use super::events::{self, EventKind};
 use super::history::{day_number, from_day_number};
 use super::{SqlStore, StoreError, counters, millis};
-use crate::model::codes::ProductCode;
-use crate::model::wholesale::{Centre, TerminalPrice, cents};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::wholesale::{Centre, TerminalPrice, cents};
 
 /// What one write did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +109,7 @@ impl StationPlace {
     pub fn centre(&self) -> Option<Centre> {
         match self.point {
             Some((lat, lon)) => Some(Centre::nearest(lat, lon)),
-            None => self.region.and_then(crate::model::wholesale::region_centre),
+            None => self.region.and_then(wafuel_domain::wholesale::region_centre),
         }
     }
 }
@@ -463,7 +463,7 @@ impl<B: Backend> SqlStore<B> {
                 .filter_map(|key| Some((*key, days.get(key)?.clone())))
                 .collect();
             let mut evented = false;
-            for d in crate::model::wholesale::days(&prices_of(first)) {
+            for d in wafuel_domain::wholesale::days(&prices_of(first)) {
                 let data = serde_json::json!({
                     "date": d.date.to_string(),
                     "centre": d.centre.slug(),

@@ -4,10 +4,6 @@
 //! reaches the store, the source or the binary's server and telemetry above it.
 
 // The layers below under the names the web layer uses for them.
-use wafuel_domain as model;
-use wafuel_domain::time;
-use wafuel_query as query;
-use wafuel_service::{cache_policy, catalog, map_tiles, sync};
 
 pub mod http;
 pub mod render;

@@ -7,10 +7,10 @@
 use jiff::civil::Date;
 
 use super::day::DayCatalog;
-use crate::model::documents::{AlertedStation, PriceAlert};
-use crate::model::geo::great_circle_m;
-use crate::model::station::{Quote, tenths};
-use crate::query::events::{AlertFilter, Watched};
+use wafuel_domain::documents::{AlertedStation, PriceAlert};
+use wafuel_domain::geo::great_circle_m;
+use wafuel_domain::station::{Quote, tenths};
+use wafuel_query::events::{AlertFilter, Watched};
 
 /// The watched quotes of a day's catalog, in extract order.
 fn watched<'a>(watched: &Watched, day: &'a DayCatalog) -> Vec<&'a Quote> {
@@ -68,13 +68,13 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::model::codes::ProductCode;
-    use crate::model::key::StationId;
-    use crate::model::testing;
-    use crate::query::events::parse_events;
-    use crate::store::Snapshot;
     use jiff::Timestamp;
     use jiff::civil::date;
+    use wafuel_domain::codes::ProductCode;
+    use wafuel_domain::key::StationId;
+    use wafuel_domain::testing;
+    use wafuel_query::events::parse_events;
+    use wafuel_store::Snapshot;
 
     fn day(prices: &[(&str, &str, f64)]) -> DayCatalog {
         let quotes = prices

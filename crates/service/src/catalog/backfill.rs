@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::backfill::{Backfill, BackfillState, JOB};
-use crate::store::SnapshotStore;
+use wafuel_domain::backfill::{Backfill, BackfillState, JOB};
+use wafuel_store::SnapshotStore;
 
 /// The progress, read from the store at most once per recheck interval.
 pub struct BackfillProgress {

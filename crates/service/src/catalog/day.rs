@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::model::geo::Point;
-use crate::model::route::{Placement, Route};
-use crate::model::station::Quote;
-use crate::store::Snapshot;
+use wafuel_domain::geo::Point;
+use wafuel_domain::route::{Placement, Route};
+use wafuel_domain::station::Quote;
+use wafuel_store::Snapshot;
 
 /// Grid cell size in degrees (about 5.6 km north–south): a 10 km radius reads a few dozen
 /// cells, a 100 km radius a few hundred, and the metro area's ~500 stations spread over ~40.
@@ -165,10 +165,10 @@ impl DayCatalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::geo::great_circle_m;
-    use crate::model::testing;
     use jiff::Timestamp;
     use jiff::civil::date;
+    use wafuel_domain::geo::great_circle_m;
+    use wafuel_domain::testing;
 
     fn quote(i: usize, lat: f64, lng: f64) -> Quote {
         testing::quote(

@@ -13,16 +13,16 @@ use super::search::{Showing, missing_ids, station_rows};
 use super::{
     Catalog, CatalogError, ProfileMap, SelectionPart, merged_profiles, publication_status, selected_quotes,
 };
-use crate::model::documents::{
+use wafuel_domain::documents::{
     BrandsDoc, Circle, DocumentMeta, LegacyDoc, NextDay, PriceDoc, PublicationStatus, RouteSummary, Scope,
     SnapshotCache, StationsDoc, StatusDoc, price_rows,
 };
-use crate::model::key::StationId;
-use crate::model::profile::Merged;
-use crate::model::station::{Quote, cents, tenths};
-use crate::query::Selection;
-use crate::query::stations::{OpenAt, StationsQuery};
-use crate::time::{Day, publication_at, tomorrow_published};
+use wafuel_domain::key::StationId;
+use wafuel_domain::profile::Merged;
+use wafuel_domain::station::{Quote, cents, tenths};
+use wafuel_domain::time::{Day, publication_at, tomorrow_published};
+use wafuel_query::Selection;
+use wafuel_query::stations::{OpenAt, StationsQuery};
 
 /// What a document's headers and freshness are made of, besides its bytes.
 #[derive(Debug, Clone, Copy)]
@@ -129,7 +129,7 @@ impl Catalog {
         // Stations' `open` is evaluated at the query's time, else the answer's own.
         let open_at = match query.open {
             Some(OpenAt::At(at)) => at,
-            _ => crate::time::perth_now(now).datetime(),
+            _ => wafuel_domain::time::perth_now(now).datetime(),
         };
         let next_sel = next_selection(&query.selection, now);
         // The provider's contributions are merged before the search: a station is filtered,
@@ -195,7 +195,7 @@ impl Catalog {
             None => {
                 let change = rows.iter().filter_map(|r| r.extra.open.next_change()).min();
                 if let Some(at) = change {
-                    expires_at = expires_at.min(crate::time::perth_instant(at));
+                    expires_at = expires_at.min(wafuel_domain::time::perth_instant(at));
                 }
             }
         }
@@ -263,13 +263,13 @@ impl Catalog {
         let quotes = base.quotes(selection, SelectionPart::All);
         let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
         let mut counts: std::collections::BTreeMap<u8, usize> =
-            crate::model::codes::BRANDS.iter().map(|b| (b.code, 0)).collect();
+            wafuel_domain::codes::BRANDS.iter().map(|b| (b.code, 0)).collect();
         for q in &quotes {
             if seen.insert(q.station.digest.as_str()) {
                 *counts.entry(q.station.brand).or_default() += 1;
             }
         }
-        counts.retain(|code, n| *code != crate::model::codes::UNMAPPED_BRAND || *n > 0);
+        counts.retain(|code, n| *code != wafuel_domain::codes::UNMAPPED_BRAND || *n > 0);
         let now = self.now();
         let facts = Facts {
             date: selection.date,
@@ -291,10 +291,10 @@ impl Catalog {
     /// `/v1/status`: read from the store (stamps, the history's stations, the newest
     /// wholesale day) and this replica's own record; never a request to the source.
     pub async fn status(&self) -> Result<StatusDoc, CatalogError> {
-        use crate::model::codes::product_codes;
         use crate::snapshot::catalog_key;
+        use wafuel_domain::codes::product_codes;
         let now = self.now();
-        let today = crate::time::perth_now(now).date();
+        let today = wafuel_domain::time::perth_now(now).date();
         let tomorrow = today.tomorrow().unwrap_or(today);
         let mut products = Vec::new();
         for p in product_codes() {
@@ -305,8 +305,8 @@ impl Catalog {
         let wholesale_day = match &self.wholesale {
             Some(w) => {
                 w.newest_wholesale_day(
-                    crate::model::codes::ProductCode::UNLEADED,
-                    crate::model::wholesale::Centre::Perth,
+                    wafuel_domain::codes::ProductCode::UNLEADED,
+                    wafuel_domain::wholesale::Centre::Perth,
                 )
                 .await?
             }

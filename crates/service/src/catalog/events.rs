@@ -18,14 +18,14 @@ use tokio::sync::{broadcast, watch};
 
 use super::alerts::price_event;
 use super::day::DayCatalog;
-use crate::model::codes::ProductCode;
-use crate::model::documents::PriceAlert;
-use crate::query::events::AlertFilter;
 use crate::snapshot::{PriceService, catalog_key};
-use crate::store::backend::EventWaker;
-pub use crate::store::events::StoredEvent as Event;
-use crate::store::events::{EventKind, EventStore};
-use crate::time::SharedClock;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::documents::PriceAlert;
+use wafuel_domain::time::SharedClock;
+use wafuel_query::events::AlertFilter;
+use wafuel_store::backend::EventWaker;
+pub use wafuel_store::events::StoredEvent as Event;
+use wafuel_store::events::{EventKind, EventStore};
 
 use super::CatalogError;
 
@@ -285,7 +285,7 @@ impl EventHub {
     }
 
     /// Every stored event after `after`, a page at a time, in id order.
-    async fn all_after(&self, after: i64) -> Result<Vec<Arc<Event>>, crate::store::StoreError> {
+    async fn all_after(&self, after: i64) -> Result<Vec<Arc<Event>>, wafuel_store::StoreError> {
         let mut all: Vec<Arc<Event>> = Vec::new();
         loop {
             let from = all.last().map_or(after, |e| e.id);
@@ -369,7 +369,7 @@ impl EventHub {
 }
 
 /// The next notification, or the poll interval.
-async fn wait(waker: &mut Option<Box<dyn EventWaker>>) -> Result<(), crate::store::StoreError> {
+async fn wait(waker: &mut Option<Box<dyn EventWaker>>) -> Result<(), wafuel_store::StoreError> {
     match waker {
         Some(w) => tokio::select! {
             woke = w.wait() => woke,

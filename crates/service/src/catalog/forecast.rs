@@ -10,21 +10,21 @@ use jiff::civil::Date;
 use super::market::{StationFilter, market};
 use super::wholesale::{tgp_products, tgp_series};
 use super::{Catalog, CatalogError};
-use crate::model::backfill::BackfillState;
-use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
-use crate::model::documents::ForecastDoc;
-use crate::model::forecast::{
+use wafuel_domain::backfill::BackfillState;
+use wafuel_domain::codes::{BrandCode, Code, ProductCode, RegionCode};
+use wafuel_domain::documents::ForecastDoc;
+use wafuel_domain::forecast::{
     Accuracy, Daily, MAX_HORIZON, MIN_HISTORY_DAYS, NoForecast, RECENT_DAYS, REPLAY_DAYS, Replay, Subject,
     forecast,
 };
-use crate::model::key::StationId;
-use crate::model::station::cents;
-use crate::model::wholesale::{days, regions_centre};
-use crate::query::forecast::{ForecastQuery, RecordQuery};
-use crate::store::StoreError;
-use crate::store::history::{HistoryStore, MarketRows};
-use crate::store::wholesale::WholesaleStore;
-use crate::time::tomorrow_published;
+use wafuel_domain::key::StationId;
+use wafuel_domain::station::cents;
+use wafuel_domain::time::tomorrow_published;
+use wafuel_domain::wholesale::{days, regions_centre};
+use wafuel_query::forecast::{ForecastQuery, RecordQuery};
+use wafuel_store::StoreError;
+use wafuel_store::history::{HistoryStore, MarketRows};
+use wafuel_store::wholesale::WholesaleStore;
 
 /// Replayed accuracies kept (each a few hundred bytes).
 pub const KEPT_ACCURACIES: u64 = 4_096;

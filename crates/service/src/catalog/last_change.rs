@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use jiff::civil::Date;
 
 use super::{Catalog, CatalogError};
-use crate::model::codes::ProductCode;
-use crate::model::last_change::Runs;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::last_change::Runs;
 
 /// Days of history before the day shown that the last change is looked for in: past them,
 /// a price unchanged that long says null (the stored days do not reach its change).

@@ -10,10 +10,10 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::codes::{BrandCode, ProductCode, RegionCode};
-use crate::model::stats::{DayStats, Interval, Market, Periods};
-use crate::store::StoreError;
-use crate::store::history::{DayPrices, DaySummary, HistoryStation, HistoryStore, MarketRows};
+use wafuel_domain::codes::{BrandCode, ProductCode, RegionCode};
+use wafuel_domain::stats::{DayStats, Interval, Market, Periods};
+use wafuel_store::StoreError;
+use wafuel_store::history::{DayPrices, DaySummary, HistoryStation, HistoryStore, MarketRows};
 
 /// Prices held at most (all products): three years of one product's statewide days, or
 /// about 40 MiB at 16 bytes each; past it, everything held is dropped and read again.

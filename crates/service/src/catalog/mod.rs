@@ -27,19 +27,19 @@ pub use documents::Facts;
 pub use market::MarketDays;
 pub use profiles::{ProfileMap, Profiles};
 
-use crate::model::codes::ProductCode;
-use crate::model::documents::PublicationStatus;
-use crate::model::error_code::ErrorCode;
-use crate::model::geo::Point;
-use crate::model::key::StationId;
-use crate::model::profile::{Merged, merge};
-use crate::model::station::{Quote, Station};
-use crate::query::stations::StatsQuery;
-use crate::query::{Dialect, Mode, Selection};
 use crate::snapshot::held::MAX_HELD_QUOTES;
 use crate::snapshot::{PriceService, SelectionSnapshots};
-use crate::source::SourceError;
-use crate::time::{Day, tomorrow_published};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::documents::PublicationStatus;
+use wafuel_domain::error_code::ErrorCode;
+use wafuel_domain::geo::Point;
+use wafuel_domain::key::StationId;
+use wafuel_domain::profile::{Merged, merge};
+use wafuel_domain::station::{Quote, Station};
+use wafuel_domain::time::{Day, tomorrow_published};
+use wafuel_query::stations::StatsQuery;
+use wafuel_query::{Dialect, Mode, Selection};
+use wafuel_source::SourceError;
 
 /// Why the data of a document could not be had. Each variant carries what an answer needs
 /// (the error catalog's code and text), so `http/` maps it without knowing the layers below.
@@ -51,7 +51,7 @@ pub enum CatalogError {
     Prices { code: ErrorCode, detail: &'static str, retry_after: Option<u32>, reason: String },
     /// The history store failed.
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] wafuel_store::StoreError),
     /// No such station (in that day's catalog, or in the history with that product).
     #[error("station not found")]
     NotFound,
@@ -64,7 +64,7 @@ pub enum CatalogError {
     NoHistory,
     /// Too little history for a forecast.
     #[error("no forecast: {0:?}")]
-    NoForecast(crate::model::forecast::NoForecast),
+    NoForecast(wafuel_domain::forecast::NoForecast),
     /// Too little history for a forecast, said with what is happening about it (the backfill
     /// loading, and how far; or the command that fills it): `404 not_found`.
     #[error("{0}")]
@@ -109,11 +109,11 @@ pub struct Catalog {
     /// Replayed forecast accuracies.
     accuracies: forecast::Accuracies,
     /// Terminal gate prices; `None` without a store that keeps them.
-    wholesale: Option<Arc<dyn crate::store::wholesale::WholesaleStore>>,
+    wholesale: Option<Arc<dyn wafuel_store::wholesale::WholesaleStore>>,
     /// Wholesale prices and the margins' retail side, held by day.
     held_wholesale: wholesale::WholesaleHeld,
     /// The forecast's live record.
-    records: Option<Arc<dyn crate::store::records::RecordStore>>,
+    records: Option<Arc<dyn wafuel_store::records::RecordStore>>,
     held_records: records::RecordHeld,
     /// Each station's runs of equal prices, for `price.lastChange`.
     last_changes: last_change::LastChanges,
@@ -177,7 +177,7 @@ impl Catalog {
     /// What a document read from the history says while the history is still loading (the
     /// backfill running, or its lists unreadable): how far; `None` once done or off.
     pub async fn history_loading(&self) -> Option<String> {
-        use crate::model::backfill::BackfillState;
+        use wafuel_domain::backfill::BackfillState;
         let backfill = self.backfill().await;
         matches!(backfill.state, BackfillState::Running | BackfillState::Failed)
             .then(|| backfill.loading_words())
@@ -191,12 +191,12 @@ impl Catalog {
 
     /// The history backfill's progress as the shared store records it (whichever replica
     /// runs it); before any record, running where this deployment backfills, else off.
-    pub async fn backfill(&self) -> crate::model::backfill::Backfill {
+    pub async fn backfill(&self) -> wafuel_domain::backfill::Backfill {
         self.backfill.at(self.now()).await
     }
 
     /// The market a `/v1/stats` query asks for, from the history days held.
-    pub async fn stats(&self, query: &StatsQuery) -> Result<crate::model::stats::Market, CatalogError> {
+    pub async fn stats(&self, query: &StatsQuery) -> Result<wafuel_domain::stats::Market, CatalogError> {
         let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
         let members = self.region_members(query.product, query.regions.as_deref()).await?;
         if query.brands.is_none() && query.regions.is_none() {
@@ -207,7 +207,7 @@ impl Catalog {
             brands: query.brands.as_deref(),
             regions: query.regions.as_deref().zip(members.as_ref()),
         };
-        if query.interval != crate::model::stats::Interval::Day {
+        if query.interval != wafuel_domain::stats::Interval::Day {
             let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
             let range = (query.product, query.from, query.to);
             return Ok(market::periods(history.store.as_ref(), range, query.interval, filter).await?);
@@ -223,7 +223,7 @@ impl Catalog {
     async fn region_members(
         &self,
         product: ProductCode,
-        regions: Option<&[crate::model::codes::RegionCode]>,
+        regions: Option<&[wafuel_domain::codes::RegionCode]>,
     ) -> Result<Option<HashSet<String>>, CatalogError> {
         let Some(regions) = regions else { return Ok(None) };
         let now = self.now();
@@ -259,13 +259,13 @@ impl Catalog {
         // Only on the way to a 404: which products the station has (a day's read each, empty
         // for a product it has and `None` for one it never had).
         let mut sold = Vec::new();
-        for other in crate::model::codes::product_codes().filter(|p| *p != product) {
+        for other in wafuel_domain::codes::product_codes().filter(|p| *p != product) {
             if history.store.station_history(station_id.as_str(), other, to, to).await?.is_some() {
                 sold.push(other);
             }
         }
         let Some(first) = sold.first() else { return Err(CatalogError::NotFound) };
-        let name = |p: ProductCode| crate::model::codes::product(p.get()).map_or("?", |p| p.name);
+        let name = |p: ProductCode| wafuel_domain::codes::product(p.get()).map_or("?", |p| p.name);
         let has: Vec<String> = sold.iter().map(|p| format!("{} ({})", p.get(), name(*p))).collect();
         Err(CatalogError::NotSold(format!(
             "This station has no stored {} prices; its history holds {} {}: e.g. product={}.",
@@ -317,7 +317,7 @@ impl Catalog {
     }
 
     /// The catalog of a snapshot: built once per published snapshot.
-    fn day(&self, snapshot: &Arc<crate::store::Snapshot>) -> Arc<DayCatalog> {
+    fn day(&self, snapshot: &Arc<wafuel_store::Snapshot>) -> Arc<DayCatalog> {
         if let Some(day) = self.days.get(&snapshot.key)
             && Arc::ptr_eq(&day.snapshot, snapshot)
         {

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::profile::{RETENTION, StoredProfile};
-use crate::store::enrich::EnrichStore;
+use wafuel_domain::profile::{RETENTION, StoredProfile};
+use wafuel_store::enrich::EnrichStore;
 
 /// Servable profiles by station key.
 pub type ProfileMap = HashMap<String, StoredProfile>;
@@ -103,7 +103,7 @@ impl Profiles {
         store: &Arc<dyn EnrichStore>,
         held: Option<&Loaded>,
         now: Timestamp,
-    ) -> Result<Loaded, crate::store::StoreError> {
+    ) -> Result<Loaded, wafuel_store::StoreError> {
         let version = store.profiles_version().await?;
         let since = now.saturating_sub(RETENTION).unwrap_or(now);
         if let Some(l) = held

@@ -11,11 +11,11 @@ use jiff::civil::Date;
 
 use super::forecast::Of;
 use super::{Catalog, CatalogError};
-use crate::model::documents::RecordDoc;
-use crate::model::forecast::{Forecast, LiveAccuracy, Recorded, Subject, live_accuracy};
-use crate::query::forecast::RecordQuery;
-use crate::store::records::RecordStore;
-use crate::time::{perth_now, tomorrow_published};
+use wafuel_domain::documents::RecordDoc;
+use wafuel_domain::forecast::{Forecast, LiveAccuracy, Recorded, Subject, live_accuracy};
+use wafuel_domain::time::{perth_now, tomorrow_published};
+use wafuel_query::forecast::RecordQuery;
+use wafuel_store::records::RecordStore;
 
 /// Subjects this replica remembers having recorded (then forgets all and asks the store
 /// again: an insert that finds its row does nothing).

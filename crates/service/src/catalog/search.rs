@@ -6,17 +6,17 @@
 use std::collections::HashMap;
 
 use super::day::RouteCover;
-use crate::model::codes::ProductCode;
-use crate::model::documents::{PriceRow, StationExtra, StationRow, document_order, grouped_prices};
-use crate::model::geo::Point;
-use crate::model::geo::great_circle_m;
-use crate::model::key::station_id;
-use crate::model::opening::{OpenState, open_state};
-use crate::model::profile::{Merged, Shown, merge};
-use crate::model::station::{Quote, cents, tenths};
-use crate::query::stations::{Sort, StationsQuery};
 use jiff::Timestamp;
 use jiff::civil::DateTime;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::documents::{PriceRow, StationExtra, StationRow, document_order, grouped_prices};
+use wafuel_domain::geo::Point;
+use wafuel_domain::geo::great_circle_m;
+use wafuel_domain::key::station_id;
+use wafuel_domain::opening::{OpenState, open_state};
+use wafuel_domain::profile::{Merged, Shown, merge};
+use wafuel_domain::station::{Quote, cents, tenths};
+use wafuel_query::stations::{Sort, StationsQuery};
 
 use super::ProfileMap;
 
@@ -47,7 +47,7 @@ pub struct Showing<'p> {
 
 impl Showing<'_> {
     /// The station's provider contributions, if any profile of it is servable.
-    fn merged(&self, station: &crate::model::station::Station) -> Option<Merged> {
+    fn merged(&self, station: &wafuel_domain::station::Station) -> Option<Merged> {
         self.profiles.get(&station.key).and_then(|stored| merge(station, stored, self.now))
     }
 }
@@ -242,10 +242,10 @@ fn rank_by(rows: &mut [Found], key: impl Fn(&Found) -> i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::testing;
-    use crate::query::stations::parse_stations;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::testing;
+    use wafuel_domain::time::perth_instant;
+    use wafuel_query::stations::parse_stations;
 
     static NO_PROFILES: std::sync::LazyLock<ProfileMap> = std::sync::LazyLock::new(ProfileMap::default);
 
@@ -320,7 +320,7 @@ mod tests {
         let list = parse_stations("product=1,2", now).expect("query");
         let rows = station_rows(&list, None, &base_refs, None, shown());
         let ids: Vec<&str> = rows.iter().map(|r| r.row.id.as_str()).collect();
-        let document = crate::model::documents::price_rows(base_refs.iter().copied(), "2026-09-29");
+        let document = wafuel_domain::documents::price_rows(base_refs.iter().copied(), "2026-09-29");
         let document_ids: Vec<&str> = document.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, document_ids);
         assert_eq!(rows[0].row.prices, document[0].prices);

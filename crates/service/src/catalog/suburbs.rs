@@ -5,9 +5,9 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::{Catalog, CatalogError};
-use crate::model::documents::{StationRow, UnknownSuburb};
-use crate::model::key::fold_text;
-use crate::query::Selection;
+use wafuel_domain::documents::{StationRow, UnknownSuburb};
+use wafuel_domain::key::fold_text;
+use wafuel_query::Selection;
 
 /// Close names offered per unknown suburb, at most.
 const MAX_SUGGESTIONS: usize = 3;

@@ -16,18 +16,18 @@ use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{Catalog, CatalogError};
-use crate::model::codes::{ProductCode, RegionCode};
-use crate::model::forecast::Daily;
-use crate::model::stats::DayFigures;
-use crate::model::wholesale::{
+use wafuel_domain::codes::{ProductCode, RegionCode};
+use wafuel_domain::forecast::Daily;
+use wafuel_domain::stats::DayFigures;
+use wafuel_domain::wholesale::{
     Centre, WholesaleDay, WholesaleDoc, WholesaleRow, cents, days, forecast_products, has_wholesale, margin,
     regions_centre,
 };
-use crate::query::stations::StatsQuery;
-use crate::query::wholesale::WholesaleQuery;
-use crate::store::StoreError;
-use crate::store::history::HistoryStore;
-use crate::store::wholesale::WholesaleStore;
+use wafuel_query::stations::StatsQuery;
+use wafuel_query::wholesale::WholesaleQuery;
+use wafuel_store::StoreError;
+use wafuel_store::history::HistoryStore;
+use wafuel_store::wholesale::WholesaleStore;
 
 /// Days held at most per series kind (every product and centre together): past it, all of
 /// that kind is dropped and read again. 25 years of one centre are about 9,500 days.
@@ -273,7 +273,7 @@ impl Catalog {
                     );
                     sorted.sort_unstable();
                     if let Some(f) = DayFigures::of_sorted(&sorted) {
-                        read.insert(date, crate::model::station::cents(f.median));
+                        read.insert(date, wafuel_domain::station::cents(f.median));
                     }
                 })
                 .await?;

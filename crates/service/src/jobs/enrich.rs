@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use jiff::SignedDuration;
 
-use crate::model::codes::PRODUCTS;
-use crate::model::codes::ProductCode;
-use crate::model::profile::{REFRESH_AFTER, StoredProfile};
-use crate::places::client::{PlacesClient, PlacesError};
-use crate::places::matching::{choose, profile_of};
 use crate::snapshot::{PriceService, catalog_extract};
-use crate::store::Store;
-use crate::store::enrich::{DueStation, Seed};
-use crate::time::{Day, perth_now};
+use wafuel_domain::codes::PRODUCTS;
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::profile::{REFRESH_AFTER, StoredProfile};
+use wafuel_domain::time::{Day, perth_now};
+use wafuel_places::client::{PlacesClient, PlacesError};
+use wafuel_places::matching::{choose, profile_of};
+use wafuel_store::Store;
+use wafuel_store::enrich::{DueStation, Seed};
 
 /// How the job runs.
 #[derive(Debug, Clone)]
@@ -207,7 +207,7 @@ async fn look_up(
     day: &str,
     due: &DueStation,
     report: &mut EnrichReport,
-) -> Result<Option<crate::places::types::Place>, Stop> {
+) -> Result<Option<wafuel_places::types::Place>, Stop> {
     if let Some(id) = &due.place_id {
         reserve(store, config, day, report).await?;
         match client.details(id).await {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use jiff::civil::Date;
 
-use crate::model::codes::ProductCode;
-use crate::model::codes::product_codes;
-use crate::model::station::Quote;
-use crate::source::rss;
-use crate::source::validate::{Component, validate};
-use crate::store::history::{DayExtract, HistoryStore, HistoryWrite};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::codes::product_codes;
+use wafuel_domain::station::Quote;
+use wafuel_source::rss;
+use wafuel_source::validate::{Component, validate};
+use wafuel_store::history::{DayExtract, HistoryStore, HistoryWrite};
 
 /// Days written per transaction (each commit rewrites the index pages it touched).
 const DAYS_PER_WRITE: i32 = 15;

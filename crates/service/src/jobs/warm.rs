@@ -9,9 +9,9 @@ use futures::StreamExt;
 use jiff::civil::Time;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::codes::product_codes;
 use crate::snapshot::{Extract, PriceService, catalog_extract};
-use crate::time::{Day, PERIOD_START, PUBLICATION_TIME, perth_now};
+use wafuel_domain::codes::product_codes;
+use wafuel_domain::time::{Day, PERIOD_START, PUBLICATION_TIME, perth_now};
 
 /// Extract refreshes run at most this many at once.
 pub const WARM_CONCURRENCY: usize = 3;
@@ -146,8 +146,8 @@ pub(crate) fn next_warm(now: Timestamp) -> Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
 
     fn keys(h: i8, m: i8) -> Vec<String> {
         warm_extracts(perth_instant(date(2026, 9, 29).at(h, m, 0, 0))).into_iter().map(|e| e.key).collect()

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::wholesale::{live_days, live_write};
-use crate::source::wholesale::{WholesaleClient, WholesaleError};
-use crate::store::wholesale::WholesaleWrite;
-use crate::store::{Store, StoreError};
-use crate::time::{SharedClock, perth_now};
+use wafuel_domain::time::{SharedClock, perth_now};
+use wafuel_domain::wholesale::{live_days, live_write};
+use wafuel_source::wholesale::{WholesaleClient, WholesaleError};
+use wafuel_store::wholesale::WholesaleWrite;
+use wafuel_store::{Store, StoreError};
 
 /// Why a pass stored nothing.
 #[derive(Debug, thiserror::Error)]

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use jiff::Timestamp;
 
-use crate::model::station::{Quote, Station};
-use crate::store::Snapshot;
+use wafuel_domain::station::{Quote, Station};
+use wafuel_store::Snapshot;
 
 /// Quotes held at most (all keys together): the three days of every product's statewide
 /// extract several times over; filtered extracts fill the rest and are evicted first by age.
@@ -131,8 +131,8 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::testing;
     use jiff::civil::date;
+    use wafuel_domain::testing;
 
     fn station(name: &str) -> Arc<Station> {
         testing::station(name, "BP", "-31.95", "115.86")

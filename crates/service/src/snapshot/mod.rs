@@ -11,23 +11,23 @@ use std::time::Duration;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::model::codes::ProductCode;
-use crate::model::station::Quote;
-use crate::query::{Mode, Selection};
-use crate::source::SourceError;
-use crate::source::client::{SourceClient, SourceRequest};
-use crate::store::history::HistoryStore;
-use crate::store::{Snapshot, SnapshotStore, StoreError};
-use crate::time::{Day, SharedClock};
 use held::HeldSnapshots;
 use singleflight::SingleFlight;
+use wafuel_domain::codes::ProductCode;
 use wafuel_domain::documents::Published;
+use wafuel_domain::station::Quote;
+use wafuel_domain::time::{Day, SharedClock};
+use wafuel_query::{Mode, Selection};
+use wafuel_source::SourceError;
+use wafuel_source::client::{SourceClient, SourceRequest};
+use wafuel_store::history::HistoryStore;
+use wafuel_store::{Snapshot, SnapshotStore, StoreError};
 
 pub use crate::cache_policy::{
     COMPLETE_SNAPSHOT_TTL as COMPLETE_TTL, INCOMPLETE_SNAPSHOT_TTL as INCOMPLETE_TTL,
 };
 
-pub use crate::model::documents::SnapshotCache;
+pub use wafuel_domain::documents::SnapshotCache;
 
 /// One unit of snapshot storage: a key and the source requests that fill it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -255,7 +255,7 @@ impl PriceService {
         let Some(history) = &self.history else { return };
         let Some(product) = extract.catalog_product() else { return };
         let day =
-            crate::store::history::DayExtract { product, date: snapshot.date, quotes: &snapshot.quotes };
+            wafuel_store::history::DayExtract { product, date: snapshot.date, quotes: &snapshot.quotes };
         match history.store.record(&[day]).await {
             Ok(w) => {
                 metrics::counter!("wafuel_history_rows_total", "result" => "written").increment(w.written);
@@ -535,9 +535,9 @@ impl RefreshError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::{Dialect, parse_selection};
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::time::perth_instant;
+    use wafuel_query::{Dialect, parse_selection};
 
     fn sel(dialect: Dialect, q: &str) -> Selection {
         parse_selection(dialect, q, perth_instant(date(2026, 9, 29).at(10, 0, 0, 0))).expect("valid")

@@ -28,12 +28,12 @@ use jiff::civil::Date;
 use super::backend::{Backend, MonthRow};
 use super::conn::{Arg, Conn, Statement, sql};
 use super::{SqlStore, StoreError, counters};
-use crate::model::codes::ProductCode;
-use crate::model::station::{Quote, Station};
-use crate::model::stats::{DayFigures, Interval, PeriodFigures};
 pub use codec::{day_number, details, format_pairs, from_day_number, parse_pairs};
 use codec::{month_days, month_of, parse_sids, period_code, shift, sids_text};
 use sums::{Days, PeriodSums, station_month_rows, summary_values};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::station::{Quote, Station};
+use wafuel_domain::stats::{DayFigures, Interval, PeriodFigures};
 pub(crate) use write::{Differing, Incoming, Move, apply, apply_with_moves, settle_summaries};
 
 /// What one write did.
@@ -313,7 +313,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
             }
             for q in quotes.iter().filter(|q| q.product == product) {
                 let Some(&(sid, _, _)) = known.get(&q.station.digest) else { continue };
-                let price = crate::model::station::tenths(q.price);
+                let price = wafuel_domain::station::tenths(q.price);
                 prices.push(Incoming { product, day, sid, price });
             }
         }

@@ -84,7 +84,7 @@ pub(crate) async fn apply_with_moves<B: Backend>(
     let mut touched_rows: BTreeMap<(ProductCode, i64), BTreeSet<i64>> = BTreeMap::new();
     let mut moved: Vec<Incoming> = Vec::new();
     for m in moves {
-        for product in crate::model::codes::product_codes() {
+        for product in wafuel_domain::codes::product_codes() {
             days.load(tx, product, m.days.0, m.days.1).await?;
             for (&(p, day), pairs) in days.map.iter_mut() {
                 if p != product || day < m.days.0 || day > m.days.1 {

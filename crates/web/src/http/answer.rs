@@ -12,9 +12,9 @@ use bytes::Bytes;
 
 use super::negotiate::negotiate_encoding;
 use super::rendered::Rendered;
-use crate::cache_policy::CachePolicy;
 use crate::render::asset::Asset;
 use crate::render::representation::Coding;
+use wafuel_service::cache_policy::CachePolicy;
 
 pub const ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
 pub const EXPOSE_HEADERS: &str =
@@ -236,11 +236,11 @@ pub fn serve_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::documents::PublicationStatus;
-    use crate::model::documents::SnapshotCache;
     use crate::render::representation::Representation;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::documents::PublicationStatus;
+    use wafuel_domain::documents::SnapshotCache;
+    use wafuel_domain::time::perth_instant;
 
     fn served(media: &'static str, max_age: i64, fuel_headers: bool) -> ServingNow {
         ServingNow { media, vary: "Accept, Accept-Encoding", max_age, fuel_headers }
@@ -260,7 +260,7 @@ mod tests {
     #[tokio::test]
     async fn prepared_heads_answer_as_respond_does() {
         let now = perth_instant(date(2026, 11, 23).at(15, 0, 0, 0));
-        let facts = crate::catalog::Facts {
+        let facts = wafuel_service::catalog::Facts {
             date: date(2026, 11, 23),
             fetched_at: now,
             expires_at: now + jiff::SignedDuration::from_hours(6),

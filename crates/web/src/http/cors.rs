@@ -6,7 +6,7 @@ use axum::response::Response;
 
 use super::answer::{ALLOW_METHODS, apply_cors};
 use super::errors::{ApiError, Flavor};
-use crate::cache_policy::CachePolicy;
+use wafuel_service::cache_policy::CachePolicy;
 
 /// CORS preflight: 204 with our methods and the requested headers echoed, or 405 (no body)
 /// when the requested method is not ours. Reads no prices.

@@ -11,19 +11,6 @@ use super::negotiate::Media;
 use super::paths as routes;
 use super::rendered::{RenderKey, Rendered, rendered_from};
 use super::state::AppState;
-use crate::cache_policy::{Freshness, stored_document_expiry};
-use crate::catalog::Facts;
-use crate::model::documents::{PublicationStatus, SnapshotCache};
-use crate::model::key::StationId;
-use crate::query::forecast::{
-    ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast,
-};
-use crate::query::stations::{
-    BrandsQuery, HistoryQuery, StationsQuery, StatsQuery, parse_brands, parse_history, parse_station,
-    parse_stations, parse_stats, parse_status,
-};
-use crate::query::wholesale::{WholesaleQuery, parse_wholesale};
-use crate::query::{Dialect, QueryError, Selection, parse_selection};
 use crate::render::brands::brands_jsonapi;
 use crate::render::forecast::{forecast_jsonapi, record_csv, record_jsonapi};
 use crate::render::market::{StatsScope, history_csv, history_jsonapi, stats_jsonapi};
@@ -32,7 +19,20 @@ use crate::render::stations::{render_csv, render_geojson, render_jsonapi};
 use crate::render::status::status_jsonapi;
 use crate::render::wholesale::{wholesale_csv, wholesale_jsonapi};
 use crate::render::{jsonapi, legacy};
-use crate::time::perth_now;
+use wafuel_domain::documents::{PublicationStatus, SnapshotCache};
+use wafuel_domain::key::StationId;
+use wafuel_domain::time::perth_now;
+use wafuel_query::forecast::{
+    ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast,
+};
+use wafuel_query::stations::{
+    BrandsQuery, HistoryQuery, StationsQuery, StatsQuery, parse_brands, parse_history, parse_station,
+    parse_stations, parse_stats, parse_status,
+};
+use wafuel_query::wholesale::{WholesaleQuery, parse_wholesale};
+use wafuel_query::{Dialect, QueryError, Selection, parse_selection};
+use wafuel_service::cache_policy::{Freshness, stored_document_expiry};
+use wafuel_service::catalog::Facts;
 
 /// The media each station route offers: `/v1/stations` and one station.
 pub const STATION_MEDIA: [Media; 3] = [Media::JsonApi, Media::GeoJson, Media::Csv];

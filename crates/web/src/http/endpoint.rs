@@ -33,9 +33,9 @@ use super::front::{Serving, from_front, remember_and_respond};
 use super::negotiate::{Media, accepts_json_api, negotiate_media, unsupported_content_type};
 use super::rendered::{RenderKey, Rendered, cached};
 use super::state::AppState;
-use crate::cache_policy::Freshness;
-use crate::model::error_code::{ErrorCode, detail};
-use crate::query::QueryError;
+use wafuel_domain::error_code::{ErrorCode, detail};
+use wafuel_query::QueryError;
+use wafuel_service::cache_policy::Freshness;
 
 /// The media an endpoint offers, and how a request's `Content-Type` and `Accept` are judged.
 #[derive(Debug, Clone, Copy)]
@@ -200,7 +200,7 @@ async fn options<E: Endpoint>(request: Request) -> Response {
     if E::STATION_IN_PATH {
         let well_formed = path_station_id::<E>(&mut request)
             .await
-            .is_ok_and(|id| id.is_some_and(|id| crate::query::stations::station_id(&id).is_ok()));
+            .is_ok_and(|id| id.is_some_and(|id| wafuel_query::stations::station_id(&id).is_ok()));
         if !well_formed {
             return ApiError::query_text().respond(Flavor::Empty);
         }

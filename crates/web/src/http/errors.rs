@@ -11,14 +11,14 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::answer::{ALLOW_METHODS, apply_cors};
-use crate::cache_policy::CachePolicy;
-use crate::catalog::CatalogError;
-use crate::model::error_code::{ErrorCode, detail};
-use crate::model::forecast::NoForecast;
-use crate::query::QueryError;
 use crate::render::RenderError;
 use crate::render::errors::{jsonapi_error, legacy_error};
 use std::borrow::Cow;
+use wafuel_domain::error_code::{ErrorCode, detail};
+use wafuel_domain::forecast::NoForecast;
+use wafuel_query::QueryError;
+use wafuel_service::cache_policy::CachePolicy;
+use wafuel_service::catalog::CatalogError;
 
 /// Which error body a route uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,7 +215,7 @@ mod tests {
             reason: String::new(),
         };
         assert_eq!(status_and_retry(ApiError::from(busy)), (503, Some("2".into())));
-        let bad = crate::query::grammar::invalid_in("radius", "radius must be more than 0");
+        let bad = wafuel_query::grammar::invalid_in("radius", "radius must be more than 0");
         assert_eq!(status_and_retry(ApiError::from(bad.clone())), (400, None));
         assert_eq!(status_and_retry(ApiError::ReferenceQuery(bad)), (400, None));
     }

@@ -23,11 +23,11 @@ use super::answer::apply_cors;
 use super::errors::{ApiError, Flavor};
 use super::negotiate::accepts_event_stream;
 use super::state::AppState;
-use crate::cache_policy::CachePolicy;
-use crate::catalog::events::{AlertPrice, AlertSlot, Event, EventHub, Resume, StreamSlot};
-use crate::model::codes::ProductCode;
-use crate::model::error_code::{ErrorCode, detail};
-use crate::query::events::{EventsQuery, event_id, parse_events};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::error_code::{ErrorCode, detail};
+use wafuel_query::events::{EventsQuery, event_id, parse_events};
+use wafuel_service::cache_policy::CachePolicy;
+use wafuel_service::catalog::events::{AlertPrice, AlertSlot, Event, EventHub, Resume, StreamSlot};
 
 /// How often an idle stream sends a comment.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
@@ -99,7 +99,7 @@ async fn open(state: &AppState, request: &Parts) -> Result<Response, ApiError> {
 }
 
 /// The store cannot say where a stream starts: 503, retry in a few seconds.
-fn unavailable(e: crate::catalog::CatalogError) -> ApiError {
+fn unavailable(e: wafuel_service::catalog::CatalogError) -> ApiError {
     tracing::warn!(error = %e, "event stream refused: the store is unavailable");
     ApiError::Refused {
         code: ErrorCode::UpstreamUnavailable,
@@ -123,7 +123,7 @@ struct Follow {
     pending: std::vec::IntoIter<SseEvent>,
     /// An event to send after the `price` event just sent.
     then: Option<SseEvent>,
-    live: tokio::sync::broadcast::Receiver<Arc<crate::catalog::events::Fanned>>,
+    live: tokio::sync::broadcast::Receiver<Arc<wafuel_service::catalog::events::Fanned>>,
     closing: tokio::sync::watch::Receiver<bool>,
     done: bool,
     watching: Watching,
@@ -250,7 +250,7 @@ fn sse(event: &Event) -> SseEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::documents::{AlertedStation, PriceAlert};
+    use wafuel_domain::documents::{AlertedStation, PriceAlert};
 
     #[test]
     fn a_price_is_written_once_for_every_stream_with_its_alert() {

@@ -14,7 +14,7 @@ use super::answer::serve_file;
 use super::errors::{ApiError, files_method_not_allowed as method_not_allowed};
 use super::explore_page::file as built_in;
 use super::state::AppState;
-use crate::cache_policy::CachePolicy;
+use wafuel_service::cache_policy::CachePolicy;
 
 /// The page and its files: GET (and HEAD) only.
 pub fn page_methods() -> MethodRouter<Arc<AppState>> {

@@ -18,8 +18,8 @@ use jiff::Timestamp;
 use super::answer::{PreparedHeads, ServingNow, respond, respond_prepared};
 use super::negotiate::Media;
 use super::rendered::{Found, Rendered};
-use crate::cache_policy::{Freshness, max_age_at};
-use crate::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now};
+use wafuel_domain::time::{PUBLICATION_TIME, at_perth, next_perth_midnight, perth_now};
+use wafuel_service::cache_policy::{Freshness, max_age_at};
 
 /// Entries per media before the map is emptied: request targets are client-chosen, so the
 /// map is bounded; refilling costs one slow-path request per target.
@@ -124,7 +124,7 @@ impl FrontCache {
         current: impl FnOnce(&Rendered) -> bool,
         answer: impl FnOnce(&Arc<Rendered>, ServingNow, &PreparedHeads) -> R,
     ) -> Option<R> {
-        let map = crate::sync::read(&self.maps[slot(media)]);
+        let map = wafuel_service::sync::read(&self.maps[slot(media)]);
         let entry = map.get(target)?;
         if now >= entry.valid_until {
             return None;
@@ -145,7 +145,7 @@ impl FrontCache {
         }
         let fresh = served.fresh(doc, now);
         let heads = PreparedHeads::new(fresh.at(now));
-        let mut map = crate::sync::write(&self.maps[slot(media)]);
+        let mut map = wafuel_service::sync::write(&self.maps[slot(media)]);
         if map.len() >= MAX_ENTRIES && !map.contains_key(target) {
             map.clear();
         }
@@ -201,17 +201,17 @@ pub fn meaning_stable_until(now: Timestamp) -> Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::documents::PublicationStatus;
-    use crate::model::documents::SnapshotCache;
     use crate::render::representation::Representation;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::documents::PublicationStatus;
+    use wafuel_domain::documents::SnapshotCache;
+    use wafuel_domain::time::perth_instant;
 
     const SERVED: Serving =
         Serving { media: "application/json", vary: "Accept", freshness: Freshness::Prices };
 
     fn doc(now: Timestamp, expires_at: Timestamp) -> Arc<Rendered> {
-        let facts = crate::catalog::Facts {
+        let facts = wafuel_service::catalog::Facts {
             date: date(2026, 11, 23),
             fetched_at: now,
             expires_at,
@@ -259,7 +259,7 @@ mod tests {
         front.put(Media::JsonApi, "/v1?n=last", &kept, SERVED, now);
         assert!(front.get(Media::JsonApi, "/v1?n=0", now).is_none(), "emptied when full");
         assert!(front.get(Media::JsonApi, "/v1?n=last", now).is_some());
-        assert_eq!(crate::sync::read(&front.maps[0]).len(), 1);
+        assert_eq!(wafuel_service::sync::read(&front.maps[0]).len(), 1);
     }
 
     #[test]

@@ -21,8 +21,8 @@ use axum::http::{HeaderValue, Method, StatusCode, Version, header};
 use axum::response::{IntoResponse, Response};
 
 use super::errors::{ApiError, Flavor};
-use crate::cache_policy::CachePolicy;
-use crate::model::error_code::{ErrorCode, detail};
+use wafuel_domain::error_code::{ErrorCode, detail};
+use wafuel_service::cache_policy::CachePolicy;
 
 /// The metric label of requests refused here (no route was matched).
 pub const REFUSED_ROUTE: &str = "unmatched";

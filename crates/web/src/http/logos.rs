@@ -12,9 +12,9 @@ use axum::routing::{MethodRouter, get};
 use super::answer::serve_file;
 use super::errors::{ApiError, files_method_not_allowed};
 use super::state::AppState;
-use crate::cache_policy::CachePolicy;
-use crate::model::error_code::{ErrorCode, detail};
 use crate::render::logos;
+use wafuel_domain::error_code::{ErrorCode, detail};
+use wafuel_service::cache_policy::CachePolicy;
 
 /// Brand logos: GET (and HEAD) only, as every built-in file.
 pub fn methods() -> MethodRouter<Arc<AppState>> {

@@ -15,7 +15,7 @@ use axum::routing::{MethodRouter, get};
 use super::answer::serve_bytes;
 use super::errors::{ApiError, files_method_not_allowed};
 use super::state::AppState;
-use crate::cache_policy::CachePolicy;
+use wafuel_service::cache_policy::CachePolicy;
 
 pub fn methods() -> MethodRouter<Arc<AppState>> {
     get(tile).fallback(files_method_not_allowed)

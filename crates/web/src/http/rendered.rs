@@ -9,16 +9,16 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::negotiate::Media;
-use crate::cache_policy::{REBUILD_AFTER, shared_until};
-use crate::catalog::Facts;
-use crate::model::documents::{PublicationStatus, SnapshotCache};
-use crate::model::key::StationId;
-use crate::query::Selection;
-use crate::query::forecast::{ForecastQuery, RecordQuery};
-use crate::query::stations::{BrandsQuery, HistoryQuery, StationsQuery, StatsQuery};
-use crate::query::wholesale::WholesaleQuery;
 use crate::render::representation::{Coding, Representation};
-use crate::time::{format_perth, perth};
+use wafuel_domain::documents::{PublicationStatus, SnapshotCache};
+use wafuel_domain::key::StationId;
+use wafuel_domain::time::{format_perth, perth};
+use wafuel_query::Selection;
+use wafuel_query::forecast::{ForecastQuery, RecordQuery};
+use wafuel_query::stations::{BrandsQuery, HistoryQuery, StationsQuery, StatsQuery};
+use wafuel_query::wholesale::WholesaleQuery;
+use wafuel_service::cache_policy::{REBUILD_AFTER, shared_until};
+use wafuel_service::catalog::Facts;
 
 /// What a cache entry is keyed on: the parsed request (canonical, so equal requests are equal
 /// keys however they were spelled) and the media it is written in.
@@ -66,7 +66,7 @@ pub struct Rendered {
     pub snapshot_cache: SnapshotCache,
     /// For a document read from the store: the history's and wholesale prices' counters it
     /// was built at. Served only while both are unchanged.
-    pub stored: Option<crate::catalog::StoredVersions>,
+    pub stored: Option<wafuel_service::catalog::StoredVersions>,
 }
 
 /// The rendered documents, bounded by weight (document bytes) so memory stays flat whatever

@@ -12,7 +12,7 @@ use super::answer::apply_cors;
 use super::cors::preflight;
 use super::errors::ApiError;
 use super::state::AppState;
-use crate::cache_policy::CachePolicy;
+use wafuel_service::cache_policy::CachePolicy;
 
 /// `/`: GET (and HEAD), preflights, 405 for the rest.
 pub fn methods() -> MethodRouter<Arc<AppState>> {

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use super::front::FrontCache;
 use super::rendered::RenderCache;
-use crate::catalog::Catalog;
-use crate::catalog::events::EventHub;
-use crate::model::documents::DocumentMeta;
+use wafuel_domain::documents::DocumentMeta;
+use wafuel_service::catalog::Catalog;
+use wafuel_service::catalog::events::EventHub;
 
 /// The application state behind the public router.
 #[derive(Clone)]
@@ -24,5 +24,5 @@ pub struct AppState {
     /// `/explore`: the page for this deployment's base map, and its headers.
     pub explorer: Arc<super::explore_page::Explorer>,
     /// `/map/tiles`: the deployment's own map archive (`--map-pmtiles`), if any.
-    pub map_archive: Option<Arc<crate::map_tiles::MapArchive>>,
+    pub map_archive: Option<Arc<wafuel_service::map_tiles::MapArchive>>,
 }

@@ -30,7 +30,10 @@ pub struct ArchiveTiles {
 }
 
 impl ArchiveTiles {
-    pub fn new(archive: &crate::map_tiles::MapArchive, attribution: &str) -> Result<Self, MapConfigError> {
+    pub fn new(
+        archive: &wafuel_service::map_tiles::MapArchive,
+        attribution: &str,
+    ) -> Result<Self, MapConfigError> {
         let attribution = checked_attribution(attribution)?;
         let (min_zoom, max_zoom) = (archive.min_zoom(), archive.max_zoom());
         Ok(Self { format: archive.kind().format(), attribution, min_zoom, max_zoom })

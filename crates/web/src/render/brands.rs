@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::RenderError;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
-use crate::model::codes::{brand, brand_logo_file};
-use crate::model::documents::{BrandsDoc, DocumentMeta};
+use wafuel_domain::codes::{brand, brand_logo_file};
+use wafuel_domain::documents::{BrandsDoc, DocumentMeta};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,7 +67,9 @@ pub fn brands_jsonapi(doc: &BrandsDoc, meta: &DocumentMeta) -> Result<Vec<u8>, R
         meta: Meta {
             source: SOURCE_HOST,
             source_date: doc.date.to_string(),
-            fetched_at: crate::time::format_perth(&doc.fetched_at.to_zoned(crate::time::perth())),
+            fetched_at: wafuel_domain::time::format_perth(
+                &doc.fetched_at.to_zoned(wafuel_domain::time::perth()),
+            ),
             about: super::jsonapi::About::of(meta),
         },
         data,

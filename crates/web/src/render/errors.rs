@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::model::error_code::ErrorCode;
+use wafuel_domain::error_code::ErrorCode;
 
 /// `{"jsonapi":{"version":"1.1"},"errors":[{"status","code","detail"[,"source":{"parameter"}]}]}`
 pub fn jsonapi_error(code: ErrorCode, detail: &str, parameter: Option<&str>) -> Vec<u8> {

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::RenderError;
-use crate::model::documents::PriceAlert;
+use wafuel_domain::documents::PriceAlert;
 
 #[derive(Serialize)]
 struct PriceData<'a> {
@@ -36,8 +36,8 @@ pub fn price_alert(alert: &PriceAlert) -> Result<String, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::codes::ProductCode;
-    use crate::model::documents::AlertedStation;
+    use wafuel_domain::codes::ProductCode;
+    use wafuel_domain::documents::AlertedStation;
 
     #[test]
     fn a_price_alert_is_one_line_of_the_documented_fields() {

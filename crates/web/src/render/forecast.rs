@@ -5,9 +5,9 @@ use serde::Serialize;
 
 use super::RenderError;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
-use crate::model::codes::{Code, ProductCode};
-use crate::model::documents::{DocumentMeta, ForecastDoc, RecordDoc};
-use crate::model::forecast::{Accuracy, CLOSE_CENTS, LiveAccuracy, MAX_HORIZON, Recorded, Replay};
+use wafuel_domain::codes::{Code, ProductCode};
+use wafuel_domain::documents::{DocumentMeta, ForecastDoc, RecordDoc};
+use wafuel_domain::forecast::{Accuracy, CLOSE_CENTS, LiveAccuracy, MAX_HORIZON, Recorded, Replay};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,9 +41,9 @@ struct Attributes<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     station_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    brands: Option<&'a [crate::model::codes::BrandCode]>,
+    brands: Option<&'a [wafuel_domain::codes::BrandCode]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    regions: Option<&'a [crate::model::codes::RegionCode]>,
+    regions: Option<&'a [wafuel_domain::codes::RegionCode]>,
     as_of: String,
     basis: String,
     days: Vec<Day>,
@@ -221,9 +221,9 @@ struct RecordMeta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     station_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    brands: Option<&'a [crate::model::codes::BrandCode]>,
+    brands: Option<&'a [wafuel_domain::codes::BrandCode]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    regions: Option<&'a [crate::model::codes::RegionCode]>,
+    regions: Option<&'a [wafuel_domain::codes::RegionCode]>,
     from: String,
     to: String,
     live: Option<LiveOut>,
@@ -273,7 +273,7 @@ struct RecordAdvice {
     saved: Option<f64>,
 }
 
-fn error_of(r: &Recorded, d: &crate::model::forecast::ForecastDay) -> (Option<f64>, Option<f64>) {
+fn error_of(r: &Recorded, d: &wafuel_domain::forecast::ForecastDay) -> (Option<f64>, Option<f64>) {
     let actual = r.outcomes.get(&d.date).copied();
     (actual, actual.map(|a| ((a - d.median) * 10.0).round() / 10.0 + 0.0))
 }

@@ -7,15 +7,15 @@ use jiff::Timestamp;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use crate::model::codes::ProductCode;
-use crate::model::codes::{brand, brand_logo_file, feature, restriction};
-use crate::model::documents::{
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::codes::{brand, brand_logo_file, feature, restriction};
+use wafuel_domain::documents::{
     DocumentMeta, Expand, PriceDoc, PriceRow, PublicationStatus, Scope, StationExtra,
 };
-use crate::model::profile::{Merged, PROVIDER, Shown};
-use crate::model::site_features::WEEKDAYS;
-use crate::model::station::SourceNotes;
-use crate::time::{format_perth, period_texts, perth};
+use wafuel_domain::profile::{Merged, PROVIDER, Shown};
+use wafuel_domain::site_features::WEEKDAYS;
+use wafuel_domain::station::SourceNotes;
+use wafuel_domain::time::{format_perth, period_texts, perth};
 
 /// The fixed `meta.source`.
 pub const SOURCE_HOST: &str = "fuelwatch.wa.gov.au";
@@ -236,7 +236,7 @@ pub(crate) struct About<'a> {
 }
 
 impl<'a> About<'a> {
-    pub(crate) fn of(meta: &'a crate::model::documents::DocumentMeta) -> Self {
+    pub(crate) fn of(meta: &'a wafuel_domain::documents::DocumentMeta) -> Self {
         About {
             copyright: &meta.copyright,
             documentation: &meta.documentation,
@@ -375,7 +375,7 @@ struct Address<'a> {
     postcode: Option<&'a str>,
 }
 
-struct OpenHours<'a>(&'a crate::model::site_features::WeekHours);
+struct OpenHours<'a>(&'a wafuel_domain::site_features::WeekHours);
 
 impl Serialize for OpenHours<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -417,12 +417,12 @@ impl Serialize for Notes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::codes::ProductCode;
-    use crate::model::documents::Expand;
-    use crate::model::documents::price_rows;
-    use crate::model::testing;
-    use crate::time::perth_instant;
     use jiff::civil::date;
+    use wafuel_domain::codes::ProductCode;
+    use wafuel_domain::documents::Expand;
+    use wafuel_domain::documents::price_rows;
+    use wafuel_domain::testing;
+    use wafuel_domain::time::perth_instant;
 
     fn brand_of(label: &str, expand_brand: bool) -> serde_json::Value {
         let now = perth_instant(date(2026, 9, 29).at(10, 0, 0, 0));

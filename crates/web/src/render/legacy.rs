@@ -3,8 +3,8 @@
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
 
-use crate::model::documents::LegacyDoc;
-use crate::model::station::Quote;
+use wafuel_domain::documents::LegacyDoc;
+use wafuel_domain::station::Quote;
 
 /// Render `{"feed":{"items":[…]}}`. `multi_product` adds `product` to every item.
 pub fn render(legacy: &LegacyDoc) -> Result<Vec<u8>, super::RenderError> {

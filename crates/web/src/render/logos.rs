@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::asset::Asset;
-use crate::model::codes::{BRANDS, GENERIC_LOGO, brand_logo_file};
-use crate::model::key::sha256_hex;
+use wafuel_domain::codes::{BRANDS, GENERIC_LOGO, brand_logo_file};
+use wafuel_domain::key::sha256_hex;
 
 static LOGOS: LazyLock<HashMap<String, Asset>> = LazyLock::new(|| {
     let mut map = HashMap::new();

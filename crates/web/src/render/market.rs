@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use super::{RenderError, csv_bytes};
-use crate::model::codes::{BrandCode, Code, ProductCode, RegionCode};
-use crate::model::documents::DocumentMeta;
-use crate::model::station::cents;
-use crate::model::stats::{Interval, Market};
-use crate::model::wholesale::{Centre, cents as cents_of_hundredths, margin};
 use std::collections::BTreeMap;
+use wafuel_domain::codes::{BrandCode, Code, ProductCode, RegionCode};
+use wafuel_domain::documents::DocumentMeta;
+use wafuel_domain::station::cents;
+use wafuel_domain::stats::{Interval, Market};
+use wafuel_domain::wholesale::{Centre, cents as cents_of_hundredths, margin};
 
 /// `meta` of history and statistics documents.
 #[derive(Serialize)]
@@ -156,7 +156,7 @@ struct StatsAttributes<'a> {
 
 /// English weekday name.
 pub fn weekday_name(w: Weekday) -> &'static str {
-    crate::model::site_features::WEEKDAYS[w.to_monday_zero_offset() as usize]
+    wafuel_domain::site_features::WEEKDAYS[w.to_monday_zero_offset() as usize]
 }
 
 /// What a statistics request selected.

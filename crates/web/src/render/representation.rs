@@ -5,10 +5,10 @@
 use std::io::Write;
 use std::sync::OnceLock;
 
-use crate::model::key::sha256_hex;
 use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use wafuel_domain::key::sha256_hex;
 
 /// gzip level: close to the best ratio for JSON at a fraction of level 9's cost.
 const GZIP_LEVEL: u32 = 6;

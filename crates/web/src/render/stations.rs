@@ -8,8 +8,8 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use super::jsonapi::{Attributes, JSON_API, Meta};
 use super::{RenderError, csv_bytes};
-use crate::model::documents::{StationRow, StationsDoc};
-use crate::time::period_texts;
+use wafuel_domain::documents::{StationRow, StationsDoc};
+use wafuel_domain::time::period_texts;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -264,7 +264,7 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
         for (product, price) in &row.row.prices {
             let next = row.extra.next.as_ref().and_then(|n| n.iter().find(|(p, _)| p == product));
             let change = row.extra.change.iter().find(|(p, _)| p == product);
-            let change_of = |product: &crate::model::codes::ProductCode| {
+            let change_of = |product: &wafuel_domain::codes::ProductCode| {
                 row.extra.last_change.iter().find(|(p, _)| p == product).and_then(|(_, c)| *c)
             };
             super::safe_record(

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::RenderError;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
-use crate::model::documents::{PublicationStatus, Published, StatusDoc};
-use crate::time::{format_perth, perth};
+use wafuel_domain::documents::{PublicationStatus, Published, StatusDoc};
+use wafuel_domain::time::{format_perth, perth};
 
 fn at(t: jiff::Timestamp) -> String {
     format_perth(&t.to_zoned(perth()))
@@ -100,7 +100,7 @@ struct History<'a> {
     stations: usize,
     /// What the backfill has brought in (`state`, `filesDone`, `filesTotal`, `oldestMonth`,
     /// `lastError`).
-    backfill: &'a crate::model::backfill::Backfill,
+    backfill: &'a wafuel_domain::backfill::Backfill,
 }
 
 #[derive(Serialize)]

@@ -6,9 +6,9 @@ use serde::Serialize;
 use super::jsonapi::{JSON_API, JsonApi, SOURCE_HOST};
 use super::market::Resource;
 use super::{RenderError, csv_bytes};
-use crate::model::codes::ProductCode;
-use crate::model::documents::DocumentMeta;
-use crate::model::wholesale::{NO_TGP_NOTE, WholesaleDoc, cents, has_wholesale};
+use wafuel_domain::codes::ProductCode;
+use wafuel_domain::documents::DocumentMeta;
+use wafuel_domain::wholesale::{NO_TGP_NOTE, WholesaleDoc, cents, has_wholesale};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -126,8 +126,8 @@ pub fn wholesale_csv(doc: &WholesaleDoc) -> Result<Vec<u8>, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::wholesale::{Centre, WholesaleDay, WholesaleRow};
     use jiff::civil::date;
+    use wafuel_domain::wholesale::{Centre, WholesaleDay, WholesaleRow};
 
     fn doc() -> WholesaleDoc {
         let day = WholesaleDay {
