@@ -13,6 +13,7 @@ pub mod last_change;
 pub mod normalize;
 pub mod opening;
 pub mod phone;
+pub mod price;
 pub mod profile;
 pub mod record;
 pub mod restrictions;

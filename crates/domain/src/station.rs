@@ -76,8 +76,3 @@ pub struct Quote {
 pub fn tenths(price: f64) -> i64 {
     (price * 10.0).round() as i64
 }
-
-/// Cents from tenths of a cent.
-pub fn cents(tenths: i64) -> f64 {
-    tenths as f64 / 10.0
-}

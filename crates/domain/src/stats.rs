@@ -4,7 +4,7 @@
 
 use jiff::civil::{Date, Weekday};
 
-use super::station::cents;
+use crate::price::Tenths;
 
 /// Shortest and longest cycle period considered, in days.
 pub const MIN_PERIOD: usize = 5;
@@ -114,12 +114,12 @@ impl DayFigures {
         DayStats {
             date,
             stations: self.stations,
-            min: cents(self.min),
-            p10: cents(self.p10),
-            median: cents(self.median),
-            mean: cents(self.mean),
-            p90: cents(self.p90),
-            max: cents(self.max),
+            min: Tenths(self.min).cents(),
+            p10: Tenths(self.p10).cents(),
+            median: Tenths(self.median).cents(),
+            mean: Tenths(self.mean).cents(),
+            p90: Tenths(self.p90).cents(),
+            max: Tenths(self.max).cents(),
             cheapest,
         }
     }

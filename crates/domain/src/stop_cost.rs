@@ -1,6 +1,8 @@
 //! What a stop on the way costs: the fill plus the fuel burnt reaching the station and back,
 //! in exact integer arithmetic (the station search's `sort=cost`).
 
+use crate::price::Tenths;
+
 /// `fill` and `consumption`, in tenths of a litre and of a litre per 100 km (the query's
 /// one decimal, held exactly).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -10,15 +12,15 @@ pub struct StopCost {
 }
 
 impl StopCost {
-    /// The cents a stop costs at `price_tenths` (tenths of a cent a litre) `distance_m` away
+    /// The cents a stop costs at `price` (a litre's) `distance_m` away
     /// (one way): the fill plus the fuel burnt there and back, both at that price, rounded
     /// half away from zero. Exact: integers throughout.
-    pub fn cents(self, price_tenths: i64, distance_m: i64) -> i64 {
+    pub fn cost_cents(self, price: Tenths, distance_m: i64) -> i64 {
         // litres × 10⁶ = fill_tenths × 10⁵ + consumption_tenths × 2 × metres (a tenth of a
-        // litre per 100 km is 10⁻⁶ litres a metre); cents × 10⁷ = price_tenths × litres × 10⁶.
+        // litre per 100 km is 10⁻⁶ litres a metre); cents × 10⁷ = price (tenths) × litres × 10⁶.
         let litres_e6 = i128::from(self.fill_tenths) * 100_000
             + i128::from(self.consumption_tenths) * 2 * i128::from(distance_m);
-        let numerator = i128::from(price_tenths) * litres_e6;
+        let numerator = i128::from(price.0) * litres_e6;
         let denominator: i128 = 10_000_000;
         let half = denominator / 2;
         let rounded =
@@ -35,18 +37,45 @@ mod tests {
     fn a_stops_cost_is_exact() {
         let stop = StopCost { fill_tenths: 500, consumption_tenths: 75 };
         // 50 L at 189.9 c/L, 1,234 m away: 50 L + 7.5 L/100 km × 2.468 km = 50.1851 L → 9,530.15 c.
-        assert_eq!(stop.cents(1_899, 1_234), 9_530);
+        assert_eq!(stop.cost_cents(Tenths(1_899), 1_234), 9_530);
         // Half a cent rounds away from zero: 10 L at 100.1 c/L is 1,001.0 c; 1.5 L at 100.1 is 150.15 c.
-        assert_eq!(StopCost { fill_tenths: 100, consumption_tenths: 10 }.cents(1_001, 0), 1_001);
-        assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cents(1_001, 0), 150);
-        assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cents(1_003, 0), 150);
-        assert_eq!(StopCost { fill_tenths: 5, consumption_tenths: 10 }.cents(1_001, 0), 50, "50.05 → 50");
-        assert_eq!(StopCost { fill_tenths: 5, consumption_tenths: 10 }.cents(1_011, 0), 51, "50.55 → 51");
-        assert_eq!(StopCost { fill_tenths: 1, consumption_tenths: 10 }.cents(1_005, 0), 10, "10.05 → 10");
-        assert_eq!(StopCost { fill_tenths: 1, consumption_tenths: 10 }.cents(1_015, 0), 10, "10.15 → 10");
-        assert_eq!(StopCost { fill_tenths: 1, consumption_tenths: 10 }.cents(1_025, 0), 10, "10.25 → 10");
-        assert_eq!(StopCost { fill_tenths: 2, consumption_tenths: 10 }.cents(1_025, 0), 21, "20.5 → 21");
+        assert_eq!(StopCost { fill_tenths: 100, consumption_tenths: 10 }.cost_cents(Tenths(1_001), 0), 1_001);
+        assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cost_cents(Tenths(1_001), 0), 150);
+        assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cost_cents(Tenths(1_003), 0), 150);
+        assert_eq!(
+            StopCost { fill_tenths: 5, consumption_tenths: 10 }.cost_cents(Tenths(1_001), 0),
+            50,
+            "50.05 → 50"
+        );
+        assert_eq!(
+            StopCost { fill_tenths: 5, consumption_tenths: 10 }.cost_cents(Tenths(1_011), 0),
+            51,
+            "50.55 → 51"
+        );
+        assert_eq!(
+            StopCost { fill_tenths: 1, consumption_tenths: 10 }.cost_cents(Tenths(1_005), 0),
+            10,
+            "10.05 → 10"
+        );
+        assert_eq!(
+            StopCost { fill_tenths: 1, consumption_tenths: 10 }.cost_cents(Tenths(1_015), 0),
+            10,
+            "10.15 → 10"
+        );
+        assert_eq!(
+            StopCost { fill_tenths: 1, consumption_tenths: 10 }.cost_cents(Tenths(1_025), 0),
+            10,
+            "10.25 → 10"
+        );
+        assert_eq!(
+            StopCost { fill_tenths: 2, consumption_tenths: 10 }.cost_cents(Tenths(1_025), 0),
+            21,
+            "20.5 → 21"
+        );
         // A station 20 km off costs the fuel there and back: 40 km at 30 L/100 km = 12 L.
-        assert_eq!(StopCost { fill_tenths: 10, consumption_tenths: 300 }.cents(2_000, 20_000), 2_600);
+        assert_eq!(
+            StopCost { fill_tenths: 10, consumption_tenths: 300 }.cost_cents(Tenths(2_000), 20_000),
+            2_600
+        );
     }
 }

@@ -198,11 +198,6 @@ pub fn parse_price(text: &str) -> Option<i64> {
     price_hundredths(text.parse().ok()?)
 }
 
-/// Hundredths of a cent as cents.
-pub fn cents(hundredths: i64) -> f64 {
-    hundredths as f64 / 100.0
-}
-
 /// One terminal's price of a product on a day.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TerminalPrice {

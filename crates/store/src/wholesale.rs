@@ -15,7 +15,8 @@ use super::events::{self, EventKind};
 use super::history::{day_number, from_day_number};
 use super::{SqlStore, StoreError, counters, millis};
 use wafuel_domain::codes::ProductCode;
-use wafuel_domain::wholesale::{Centre, TerminalPrice, cents};
+use wafuel_domain::price::Hundredths;
+use wafuel_domain::wholesale::{Centre, TerminalPrice};
 
 /// What one write did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -468,7 +469,7 @@ impl<B: Backend> SqlStore<B> {
                     "date": d.date.to_string(),
                     "centre": d.centre.slug(),
                     "product": d.product,
-                    "mean": cents(d.mean),
+                    "mean": Hundredths(d.mean).cents(),
                 });
                 let id = counters::bump(&mut *tx, counters::EVENTS).await?;
                 let date = d.date.to_string();

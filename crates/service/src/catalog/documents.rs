@@ -18,8 +18,9 @@ use wafuel_domain::documents::{
     SnapshotCache, StationsDoc, StatusDoc, price_rows,
 };
 use wafuel_domain::key::StationId;
+use wafuel_domain::price::Tenths;
 use wafuel_domain::profile::Merged;
-use wafuel_domain::station::{Quote, cents, tenths};
+use wafuel_domain::station::{Quote, tenths};
 use wafuel_domain::time::{Day, publication_at, tomorrow_published};
 use wafuel_query::Selection;
 use wafuel_query::stations::{OpenAt, StationsQuery};
@@ -171,7 +172,7 @@ impl Catalog {
                 let Some((_, price)) = row.row.prices.iter().find(|(p, _)| p == product) else { continue };
                 let change =
                     runs.get(&row.row.station.digest).and_then(|r| r.last_change(date, tenths(*price)));
-                row.extra.last_change.push((*product, change.map(|(d, before)| (d, cents(before)))));
+                row.extra.last_change.push((*product, change.map(|(d, before)| (d, Tenths(before).cents()))));
             }
         }
         if only.is_some() && !base_priced {

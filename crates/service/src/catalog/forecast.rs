@@ -18,7 +18,7 @@ use wafuel_domain::forecast::{
     forecast,
 };
 use wafuel_domain::key::StationId;
-use wafuel_domain::station::cents;
+use wafuel_domain::price::Tenths;
 use wafuel_domain::time::tomorrow_published;
 use wafuel_domain::wholesale::{days, regions_centre};
 use wafuel_query::forecast::{ForecastQuery, RecordQuery};
@@ -60,7 +60,7 @@ async fn statewide(
     (first, last): (Date, Date),
 ) -> Result<Daily, StoreError> {
     let days = store.day_summaries(product, first, last).await?;
-    Ok(Daily::new(days.iter().map(|d| (d.date, cents(d.figures.median)))))
+    Ok(Daily::new(days.iter().map(|d| (d.date, Tenths(d.figures.median).cents()))))
 }
 
 /// The market's daily medians for a backtest (no server: a region is the one archive rows
@@ -178,7 +178,7 @@ impl Catalog {
             Some(id) => {
                 let points = store.station_history(id.as_str(), of.product, range.0, range.1).await?;
                 let points = points.ok_or(CatalogError::NotFound)?;
-                Some(Daily::new(points.iter().map(|(d, p)| (*d, cents(*p)))))
+                Some(Daily::new(points.iter().map(|(d, p)| (*d, Tenths(*p).cents()))))
             }
         };
         Ok(Series { market, station })

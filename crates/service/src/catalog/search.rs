@@ -14,8 +14,9 @@ use wafuel_domain::geo::Point;
 use wafuel_domain::geo::great_circle_m;
 use wafuel_domain::key::station_id;
 use wafuel_domain::opening::{OpenState, open_state};
+use wafuel_domain::price::Tenths;
 use wafuel_domain::profile::{Merged, Shown, merge};
-use wafuel_domain::station::{Quote, cents, tenths};
+use wafuel_domain::station::{Quote, tenths};
 use wafuel_query::stations::{Sort, StationsQuery};
 
 use super::ProfileMap;
@@ -115,11 +116,11 @@ pub fn station_rows(
         // What the driver pays: the price less their discount at this brand, exact in tenths.
         let discount = query.discount(quote.station.brand);
         let effective: Vec<(ProductCode, f64)> =
-            prices.iter().map(|(p, v)| (*p, cents(tenths(*v) - discount))).collect();
+            prices.iter().map(|(p, v)| (*p, Tenths(tenths(*v) - discount).cents())).collect();
         // The stop's cost from the whole metres the answer shows, so a client can check it.
         let cost = query.stop.and_then(|stop| {
             let (_, price) = effective.first()?;
-            Some(stop.cents(tenths(*price), distance.or(detour).unwrap_or(0)))
+            Some(stop.cost_cents(Tenths(tenths(*price)), distance.or(detour).unwrap_or(0)))
         });
         let along = placed.map(|p| p.along.round() as i64);
         found.push(Found {
@@ -181,7 +182,7 @@ pub fn station_rows(
                         .iter()
                         .filter_map(|(p, base)| {
                             let (_, next) = n.iter().find(|(np, _)| np == p)?;
-                            Some((*p, cents(tenths(*next) - tenths(*base))))
+                            Some((*p, Tenths(tenths(*next) - tenths(*base)).cents()))
                         })
                         .collect()
                 })

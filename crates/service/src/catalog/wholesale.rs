@@ -20,7 +20,7 @@ use wafuel_domain::codes::{ProductCode, RegionCode};
 use wafuel_domain::forecast::Daily;
 use wafuel_domain::stats::DayFigures;
 use wafuel_domain::wholesale::{
-    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, cents, days, forecast_products, has_wholesale, margin,
+    Centre, WholesaleDay, WholesaleDoc, WholesaleRow, days, forecast_products, has_wholesale, margin,
     regions_centre,
 };
 use wafuel_query::stations::StatsQuery;
@@ -273,7 +273,7 @@ impl Catalog {
                     );
                     sorted.sort_unstable();
                     if let Some(f) = DayFigures::of_sorted(&sorted) {
-                        read.insert(date, wafuel_domain::station::cents(f.median));
+                        read.insert(date, wafuel_domain::price::Tenths(f.median).cents());
                     }
                 })
                 .await?;
@@ -308,7 +308,8 @@ pub fn tgp_products(product: ProductCode) -> impl Iterator<Item = ProductCode> {
 
 /// A centre's days as the series a forecast reads (c/L a day, the mean); `None` without a day.
 pub fn tgp_series(days: &[WholesaleDay]) -> Option<Daily> {
-    (!days.is_empty()).then(|| Daily::new(days.iter().map(|d| (d.date, cents(d.mean)))))
+    (!days.is_empty())
+        .then(|| Daily::new(days.iter().map(|d| (d.date, wafuel_domain::price::Hundredths(d.mean).cents()))))
 }
 
 impl Catalog {

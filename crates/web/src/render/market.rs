@@ -9,9 +9,10 @@ use super::{RenderError, csv_bytes};
 use std::collections::BTreeMap;
 use wafuel_domain::codes::{BrandCode, Code, ProductCode, RegionCode};
 use wafuel_domain::documents::DocumentMeta;
-use wafuel_domain::station::cents;
+use wafuel_domain::price::Hundredths;
+use wafuel_domain::price::Tenths;
 use wafuel_domain::stats::{Interval, Market};
-use wafuel_domain::wholesale::{Centre, cents as cents_of_hundredths, margin};
+use wafuel_domain::wholesale::{Centre, margin};
 
 /// `meta` of history and statistics documents.
 #[derive(Serialize)]
@@ -92,7 +93,10 @@ pub fn history_jsonapi(
             id: format!("{station_id}:{product}"),
             attributes: HistoryAttributes {
                 product,
-                points: points.iter().map(|(d, p)| Point { date: d.to_string(), price: cents(*p) }).collect(),
+                points: points
+                    .iter()
+                    .map(|(d, p)| Point { date: d.to_string(), price: Tenths(*p).cents() })
+                    .collect(),
             },
         },
     };
@@ -104,7 +108,7 @@ pub fn history_csv(points: &[(Date, i64)]) -> Result<Vec<u8>, RenderError> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
     super::safe_record(&mut w, ["date", "price"])?;
     for (d, p) in points {
-        super::safe_record(&mut w, [d.to_string(), cents(*p).to_string()])?;
+        super::safe_record(&mut w, [d.to_string(), Tenths(*p).cents().to_string()])?;
     }
     csv_bytes(w)
 }
@@ -229,7 +233,7 @@ pub fn stats_jsonapi(
                 p90: d.p90,
                 max: d.max,
                 cheapest: &d.cheapest,
-                wholesale: wholesale.map(cents_of_hundredths),
+                wholesale: wholesale.map(|w| Hundredths(w).cents()),
                 margin: wholesale.map(|w| margin(d.median, w)),
             }
         })

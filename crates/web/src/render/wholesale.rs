@@ -8,7 +8,8 @@ use super::market::Resource;
 use super::{RenderError, csv_bytes};
 use wafuel_domain::codes::ProductCode;
 use wafuel_domain::documents::DocumentMeta;
-use wafuel_domain::wholesale::{NO_TGP_NOTE, WholesaleDoc, cents, has_wholesale};
+use wafuel_domain::price::Hundredths;
+use wafuel_domain::wholesale::{NO_TGP_NOTE, WholesaleDoc, has_wholesale};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,13 +68,13 @@ pub fn wholesale_jsonapi(doc: &WholesaleDoc, meta: &DocumentMeta) -> Result<Vec<
                 date: row.day.date.to_string(),
                 centre,
                 product: doc.product,
-                mean: cents(row.day.mean),
-                min: cents(row.day.min),
+                mean: Hundredths(row.day.mean).cents(),
+                min: Hundredths(row.day.min).cents(),
                 terminals: row
                     .day
                     .terminals
                     .iter()
-                    .map(|(name, price)| Terminal { name, price: cents(*price) })
+                    .map(|(name, price)| Terminal { name, price: Hundredths(*price).cents() })
                     .collect(),
                 margin: row.margin,
             },
@@ -103,7 +104,7 @@ pub fn wholesale_csv(doc: &WholesaleDoc) -> Result<Vec<u8>, RenderError> {
     super::safe_record(&mut w, ["date", "centre", "product", "terminal", "price", "mean", "margin"])?;
     for row in &doc.rows {
         let date = row.day.date.to_string();
-        let mean = cents(row.day.mean).to_string();
+        let mean = Hundredths(row.day.mean).cents().to_string();
         let margin = row.margin.map(|m| m.to_string()).unwrap_or_default();
         for (terminal, price) in &row.day.terminals {
             super::safe_record(
@@ -113,7 +114,7 @@ pub fn wholesale_csv(doc: &WholesaleDoc) -> Result<Vec<u8>, RenderError> {
                     doc.centre.slug(),
                     &doc.product.to_string(),
                     terminal,
-                    &cents(*price).to_string(),
+                    &Hundredths(*price).cents().to_string(),
                     &mean,
                     &margin,
                 ],
