@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use wafuel_domain::documents::DocumentMeta;
 use wafuel_domain::time::SharedClock;
+use wafuel_service::catalog::Catalog;
 use wafuel_service::catalog::events::EventHub;
-use wafuel_service::catalog::{Catalog, Profiles};
 use wafuel_service::snapshot::{FillConfig, PriceService};
 use wafuel_source::client::{ClientLimits, SourceClient};
 use wafuel_store::Store;
@@ -116,18 +116,9 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
         wafuel_service::snapshot::History { store: config.store.clone(), days: config.history_days };
     let recheck = config.fill.recheck;
     let clock = config.clock.clone();
-    let prices = PriceService::new(client, config.store.clone(), Some(history), config.clock, config.fill);
+    let prices = PriceService::new(client, config.store.clone(), history, config.clock, config.fill);
     let events = EventHub::new(config.store.clone(), prices.clone(), clock, config.max_streams);
-    let wholesale: Arc<dyn wafuel_store::wholesale::WholesaleStore> = config.store.clone();
-    let records: Arc<dyn wafuel_store::records::RecordStore> = config.store.clone();
-    let enrichment: Arc<dyn wafuel_store::enrich::EnrichStore> = config.store;
-    let profiles = Profiles::new(Some(enrichment), recheck);
-    let catalog = Arc::new(
-        Catalog::new(prices, profiles, recheck)
-            .with_wholesale(wholesale)
-            .with_records(records)
-            .with_backfill(config.backfill),
-    );
+    let catalog = Arc::new(Catalog::new(prices, config.store, recheck).with_backfill(config.backfill));
     events.prepare_for(&catalog);
     Ok(AppState {
         catalog,

@@ -23,19 +23,32 @@ use jiff::civil::Date;
 
 use super::stats::MAX_PERIOD;
 
-/// A rise of at least this much over the day before is a hike (c/L).
+/// A rise of at least this much over the day before is a hike (c/L). Why 5: it is the API
+/// contract's definition of a hike (the hike probability and the backtest count these), and
+/// it sits between Perth's daily slides (tenths of a cent to a cent or two) and its hikes
+/// (6–10 c/L most weeks of 2026, 15 c/L in July), so neither is read as the other.
 pub const HIKE_CENTS: f64 = 5.0;
-/// Days with prices an `asOf` needs among the [`RECENT_DAYS`] before it.
+/// Days with prices an `asOf` needs among the [`RECENT_DAYS`] before it. Why 56: eight
+/// weeks hold at least three fortnightly cycles' worth of hikes ([`MIN_EPISODES`]), the
+/// fewest the interval distribution is read from; fewer days answer 404, not a guess.
 pub const MIN_HISTORY_DAYS: usize = 56;
-/// Days read for the cycle: recent weeks, not a year (the cycle changes).
+/// Days read for the cycle. Why 91 (13 weeks): enough for six fortnightly or thirteen weekly
+/// cycles, and short enough that a changed hike weekday or period (the cycle changed many
+/// times since 2001) outweighs the old one within about two cycles (docs/forecast.md, step 2).
 pub const RECENT_DAYS: usize = 91;
-/// Episodes of the window a cycle needs.
+/// Episodes of the window a cycle needs. Why 3: two hikes give one interval, which cannot
+/// tell a cycle from chance; three give two intervals that must agree.
 const MIN_EPISODES: usize = 3;
-/// Share of the recent cycles' net drift carried into the forecast.
+/// Share of the recent cycles' net drift carried into the forecast. Why a half: a trend read
+/// off a few weeks turns (a shock's climb, then its unwinding) about as often as it holds, so
+/// carrying all of it or none of it each loses on half the windows (docs/forecast.md, step 3).
 const TREND_KEPT: f64 = 0.5;
-/// A hike probability at or above this is an expected hike.
+/// A hike probability at or above this is an expected hike. Why a half: above it a hike is
+/// more likely than not, the point where filling before it pays on average.
 pub const LIKELY: f64 = 0.5;
-/// How much each older replayed error weighs against the one after it, in the blend.
+/// How much each older replayed error weighs against the one after it, in the blend. Why
+/// 0.95: a half-life of about two weeks (0.95¹⁴ ≈ 0.49), so the blend follows a cycle that
+/// changed within a few cycles yet is chosen from more than a handful of errors.
 const BLEND_DECAY: f64 = 0.95;
 
 fn days(n: i64) -> Span {

@@ -2,7 +2,9 @@
 
 use super::*;
 
-/// The least predicted fall (c/L) worth waiting for.
+/// The least predicted fall (c/L) worth waiting for. Why 1: a smaller fall is within the
+/// forecast's own error of a day or two ahead (docs/forecast.md's tables), and saves under
+/// 50 c on a 50 L fill: not worth a second trip.
 pub const WAIT_MIN_SAVING: f64 = 1.0;
 
 /// What to do today.

@@ -10,13 +10,17 @@ use super::*;
 /// weeks at up to 1.41× the weekly-seasonal naive at day+7 (docs/forecast.md); all of it
 /// overshoots where a climb turns.
 pub(super) const RUN_KEPT: f64 = 0.75;
-/// How far ahead `nextHike` is looked for (days after the basis).
+/// How far ahead `nextHike` is looked for (days after the basis). Why 28: two fortnightly
+/// cycles, the longest cycle Perth has had lately, so a cycle's next hike is always found.
 pub(super) const NEXT_HIKE_SEARCH: usize = 28;
-/// Cycles the cycle profile is averaged over.
+/// Cycles the cycle profile is averaged over. Why 5: "one cycle ago" made steadier; five
+/// cycles average out one odd week and still fit the 91 days read for fortnightly cycles.
 pub(super) const PROFILE_CYCLES: usize = 5;
-/// The profile's period for a series without a cycle: retail prices' week.
+/// The profile's period for a series without a cycle: retail prices' week (stations price
+/// by weekday even without a hike cycle).
 pub(super) const WEEK: usize = 7;
-/// The cycle model's share of a forecast before the replay has chosen one.
+/// The cycle model's share of a forecast before the replay has chosen one. Why a half: with
+/// no errors yet to choose from, an even mix is never worse than the worse of the two.
 pub(super) const UNPROVEN_SHARE: f64 = 0.5;
 
 /// What is forecast: the market's series, and one station's when the forecast is its own.
@@ -99,7 +103,8 @@ pub(super) fn mix(w: f64, model: f64, profile: f64) -> f64 {
     w * model + (1.0 - w) * profile
 }
 
-/// The model's shares the blend chooses from: 0, 0.1, … 1.
+/// The model's shares the blend chooses from: 0, 0.1, … 1. Why tenths: finer steps choose
+/// from the same few dozen errors and only fit their noise.
 pub(super) const MIXES: usize = 11;
 
 pub(super) fn mix_share(i: usize) -> f64 {

@@ -3,24 +3,42 @@
 
 use super::*;
 
-/// Intervals between hikes the hazard is built from, newest first.
+/// Intervals between hikes the hazard is built from, newest first. Why 4 (weighed 4, 3, 2,
+/// 1): the newest interval then holds 40 % of the weight, so a new hike weekday or period
+/// shows within about two cycles, while one odd interval cannot carry the distribution alone.
 pub(super) const INTERVALS_KEPT: usize = 4;
-/// Complete cycles the shape and a station's position are read from.
+/// Complete cycles the shape and a station's position are read from. Why 3: one cycle's
+/// shape is one week's noise; more than three reach back past the window's newest regime.
 pub(super) const SHAPE_CYCLES: usize = 3;
 /// Episodes whose first-day rise gives the typical rise and the share of them that are hikes.
+/// Why 8: two months of weekly cycles (four of fortnightly ones), enough that one short or
+/// doubled hike moves the mean by an eighth.
 pub(super) const RISES_KEPT: usize = 8;
 /// A cycle's event is a rise of at least this share of its typical hike (and at most a hike).
+/// Why a half: a week whose rise fell short of a hike (a 4 c/L Wednesday among 6–10 c/L ones,
+/// as Perth's Metro median had in June 2026) still restarts the cycle on time, while the
+/// daily noise of a slide (well under half a hike) never does.
 pub(super) const EVENT_SHARE: f64 = 0.5;
-/// Least share of a cycle's recent events that are hikes.
+/// Least share of a cycle's recent events that are hikes. Why 60 %: a price climbing in small
+/// steps with the odd larger one (FuelWatch's diesel in July 2026) has events that are mostly
+/// not hikes and is no cycle; a real cycle's events are nearly all hikes, with room for one
+/// short week in the last few.
 pub(super) const MIN_HIKE_SHARE: f64 = 0.6;
-/// The least rise (c/L) that marks where a skipped cycle's hike was due.
+/// The least rise (c/L) that marks where a skipped cycle's hike was due. Why 1: ten of the
+/// feed's tenth-of-a-cent steps, more than a sliding day ever rises, so only a weak hike
+/// (not noise) makes a long interval count as two cycles.
 pub(super) const MISSED_RISE: f64 = 1.0;
-/// Share of an interval's weight given to the day either side (hikes move by a day).
+/// Share of an interval's weight given to the day either side (hikes move by a day). Why
+/// 0.1: a hike a day early or late is common (a public holiday, a retailer moving first) but
+/// far rarer than on time, so the neighbours get a tenth each and the day itself 0.8.
 pub(super) const NEIGHBOUR_WEIGHT: f64 = 0.1;
 /// The chance of an event on each day once every interval seen has passed, for a pattern
-/// without a most likely period.
+/// without a most likely period. Why a half: past every interval seen the cycle is taken to
+/// have restarted unseen, and with no period to prefer, an even chance a day neither asserts
+/// nor rules out the overdue hike.
 pub(super) const OVERDUE_HAZARD: f64 = 0.5;
-/// Paths less likely than this are dropped.
+/// Paths less likely than this are dropped. Why 10⁻⁶: at most 2⁷ paths are walked, so what
+/// is dropped sums to under 10⁻⁴, far below the tenth of a cent a median is written to.
 pub(super) const MIN_PATH_PROBABILITY: f64 = 1e-6;
 
 /// What the recent weeks of a series say about its cycle.

@@ -13,8 +13,9 @@ use super::*;
 /// chose per day from its own errors did worse than none (0.85×: five months of prices are
 /// too few to choose from).
 pub(super) const LEVEL_KEPT: f64 = 0.25;
-/// A TGP reading may be this many days older than the day it stands for (weekends and
-/// holidays publish nothing new; an older one says nothing of this week).
+/// A TGP reading may be this many days older than the day it stands for. Why 3: a weekend
+/// and a public holiday publish nothing new (Friday's price stands for Monday); an older one
+/// says nothing of this week.
 const STALE_DAYS: i64 = 3;
 
 /// The newest TGP at or before `day`, when it is at most [`STALE_DAYS`] older.

@@ -3,16 +3,21 @@
 
 use super::*;
 
-/// The longest horizon, in days after `asOf`.
+/// The longest horizon, in days after `asOf`: the API contract's `days` limit (a week, one
+/// weekly cycle).
 pub const MAX_HORIZON: usize = 7;
-/// Days before `asOf` whose forecasts are replayed for its accuracy.
+/// Days before `asOf` whose forecasts are replayed for its accuracy. Why a year: every season
+/// and holiday once, and the bands' 10th and 90th percentiles each rest on about 36 errors.
 pub const REPLAY_DAYS: i64 = 365;
-/// An error within this (c/L) counts as close, for the accuracy said in words.
+/// An error within this (c/L) counts as close, for the accuracy said in words. Why 2: about
+/// what a litre-for-litre driver notices on a fill (a dollar on 50 L).
 pub const CLOSE_CENTS: f64 = 2.0;
-/// Replayed errors a horizon day needs before they choose the blend.
+/// Replayed errors a horizon day needs before they choose the blend. Why 14: two weeks, two
+/// of each weekday, so the choice never rests on one weekday's errors.
 pub(super) const BLEND_MIN_ERRORS: usize = 14;
 /// Days before the first replayed origin whose forecasts are scored for the blend only (so
-/// the blend has its evidence from the first reported day on), not for the accuracy.
+/// the blend has its evidence from the first reported day on), not for the accuracy. Why 91:
+/// the same recent window the cycle is read from ([`RECENT_DAYS`]).
 pub(super) const BLEND_LEAD_DAYS: i64 = 91;
 
 /// The method replayed on its own past: errors per horizon day, and the sums the backtest

@@ -19,13 +19,19 @@ pub(super) struct Response {
     pub(super) drift: f64,
 }
 
-/// Pairs of days a station's response needs; fewer read as no response (flat).
+/// Pairs of days a station's response needs; fewer read as no response (flat). Why 14: two
+/// weeks hold at least one hike and its slide, the least that shows both answers.
 pub(super) const MIN_RESPONSE_DAYS: usize = 14;
-/// Largest response to one day's market move.
+/// Largest response to one day's market move. Why 1.5: a station that leads the hikes moves
+/// more than the median on the day, but a fitted 2× or more is a fit to a few odd days.
 pub(super) const MAX_RESPONSE: f64 = 1.5;
-/// Least share of a station's squared daily moves its response must explain to be used.
+/// Least share of a station's squared daily moves its response must explain to be used. Why
+/// 0.4: under it the station mostly moves on its own days (a flat pricer's odd change), and
+/// standing still forecasts it better than the market's path.
 pub(super) const MIN_EXPLAINED: f64 = 0.4;
-/// One in this many of the newest days checks a response fitted on the days before them.
+/// One in this many of the newest days checks a response fitted on the days before them. Why
+/// a third: enough held-out days to catch a fit that beats standing still only on the days it
+/// was read from, leaving two thirds of the days to fit on.
 pub(super) const HOLDOUT_SHARE: usize = 3;
 /// Rounds of the reweighted fit ([`least_absolute`]); real stations settle within a few
 /// dozen.

@@ -303,16 +303,13 @@ impl Catalog {
             let tomorrow_at = self.prices.published(&catalog_key(p, tomorrow)).await?;
             products.push((p, today_at, tomorrow_at));
         }
-        let wholesale_day = match &self.wholesale {
-            Some(w) => {
-                w.newest_wholesale_day(
-                    wafuel_domain::codes::ProductCode::UNLEADED,
-                    wafuel_domain::wholesale::Centre::Perth,
-                )
-                .await?
-            }
-            None => None,
-        };
+        let wholesale_day = self
+            .wholesale
+            .newest_wholesale_day(
+                wafuel_domain::codes::ProductCode::UNLEADED,
+                wafuel_domain::wholesale::Centre::Perth,
+            )
+            .await?;
         let (history, history_stations) = self.history_span().await?;
         let seen = self.prices.seen();
         Ok(StatusDoc {
@@ -337,9 +334,7 @@ impl Catalog {
     /// The history's first and last day and its stations, read again only when the history
     /// counter moved (reading every station costs a store scan).
     async fn history_span(&self) -> Result<HistorySpan, CatalogError> {
-        let (Some(history), Some(market)) = (self.prices.history(), self.market.as_ref()) else {
-            return Ok((None, 0));
-        };
+        let (history, market) = (self.prices.history(), &self.market);
         let version = market.version(self.now()).await?;
         if let Some((v, span)) = *crate::sync::lock(&self.held_span)
             && v == version

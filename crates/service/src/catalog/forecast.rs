@@ -162,8 +162,8 @@ impl Series {
 impl Catalog {
     /// The series of `of` over `range` from the history.
     pub(super) async fn series(&self, of: Of<'_>, range: (Date, Date)) -> Result<Series, CatalogError> {
-        let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
-        let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
+        let held = &self.market;
+        let history = self.prices.history();
         let store = history.store.as_ref();
         let market = if of.brands.is_none() && of.regions.is_none() {
             statewide(store, of.product, range).await?
@@ -187,7 +187,7 @@ impl Catalog {
     /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
     /// once published, when `asOf` is today).
     pub async fn forecast(&self, q: &ForecastQuery) -> Result<ForecastDoc, CatalogError> {
-        let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
+        let held = &self.market;
         let now = self.now();
         let known = q.today && tomorrow_published(now);
         let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };

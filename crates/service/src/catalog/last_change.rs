@@ -34,7 +34,7 @@ impl Catalog {
     /// The catalog of `product` for `day` was published: work its stations' last changes out
     /// now, so no answer waits for them.
     pub async fn prepare_last_changes(&self, product: ProductCode, day: Date) {
-        let Some(market) = self.market.as_ref() else { return };
+        let market = &self.market;
         market.doubt();
         if let Err(e) = self.station_runs(product, day).await {
             tracing::warn!(error = %e, product = product.get(), %day, "last changes not worked out at publish");
@@ -44,7 +44,7 @@ impl Catalog {
     /// Whether the last changes of `product` for `day` are held for the history as last
     /// checked (an answer for that day reads them without a store read).
     pub fn last_changes_ready(&self, product: ProductCode, day: Date) -> bool {
-        let Some(market) = self.market.as_ref() else { return false };
+        let market = &self.market;
         let known = market.known_version();
         crate::sync::lock(&self.last_changes.held)
             .get(&(product, day))
@@ -57,7 +57,7 @@ impl Catalog {
         product: ProductCode,
         day: Date,
     ) -> Result<StationRuns, CatalogError> {
-        let Some(market) = self.market.as_ref() else { return Ok(StationRuns::default()) };
+        let market = &self.market;
         let now = self.now();
         let version = market.version(now).await?;
         if let Some((v, runs)) = crate::sync::lock(&self.last_changes.held).get(&(product, day))

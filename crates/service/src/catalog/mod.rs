@@ -59,9 +59,6 @@ pub enum CatalogError {
     /// words (`404 not_found`).
     #[error("{0}")]
     NotSold(String),
-    /// This process keeps no price history (the same answer as a failing history store).
-    #[error("no price history is kept")]
-    NoHistory,
     /// Too little history for a forecast.
     #[error("no forecast: {0:?}")]
     NoForecast(wafuel_domain::forecast::NoForecast),
@@ -104,16 +101,16 @@ pub struct Catalog {
     prices: Arc<PriceService>,
     profiles: Profiles,
     days: moka::sync::Cache<String, Arc<DayCatalog>>,
-    /// History days for statistics; `None` without a history store.
-    market: Option<MarketDays>,
+    /// History days for statistics.
+    market: MarketDays,
     /// Replayed forecast accuracies.
     accuracies: forecast::Accuracies,
-    /// Terminal gate prices; `None` without a store that keeps them.
-    wholesale: Option<Arc<dyn wafuel_store::wholesale::WholesaleStore>>,
+    /// Terminal gate prices.
+    wholesale: Arc<dyn wafuel_store::wholesale::WholesaleStore>,
     /// Wholesale prices and the margins' retail side, held by day.
     held_wholesale: wholesale::WholesaleHeld,
     /// The forecast's live record.
-    records: Option<Arc<dyn wafuel_store::records::RecordStore>>,
+    records: Arc<dyn wafuel_store::records::RecordStore>,
     held_records: records::RecordHeld,
     /// Each station's runs of equal prices, for `price.lastChange`.
     last_changes: last_change::LastChanges,
@@ -126,8 +123,15 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    pub fn new(prices: Arc<PriceService>, profiles: Profiles, recheck: std::time::Duration) -> Self {
-        let market = prices.history().map(|h| MarketDays::new(h.store.clone(), recheck));
+    /// The catalog over the price service and the store that keeps the rest (profiles,
+    /// wholesale prices, the forecast's record).
+    pub fn new(
+        prices: Arc<PriceService>,
+        store: Arc<dyn wafuel_store::Store>,
+        recheck: std::time::Duration,
+    ) -> Self {
+        let market = MarketDays::new(prices.history().store.clone(), recheck);
+        let profiles = Profiles::new(store.clone(), recheck);
         let days = moka::sync::Cache::builder()
             .weigher(|_k: &String, v: &Arc<DayCatalog>| {
                 u32::try_from(v.quotes().len() + 1).unwrap_or(u32::MAX)
@@ -142,9 +146,9 @@ impl Catalog {
             days,
             market,
             accuracies: forecast::accuracies(),
-            wholesale: None,
+            wholesale: store.clone(),
             held_wholesale: wholesale::WholesaleHeld::default(),
-            records: None,
+            records: store,
             held_records: records::RecordHeld::default(),
             last_changes: last_change::LastChanges::default(),
             held_span: std::sync::Mutex::new(None),
@@ -157,21 +161,13 @@ impl Catalog {
     /// store was computed at, so a cached one is never served once either moved (a file
     /// backfilled or imported, a publish) on this replica or another.
     pub async fn stored_versions(&self, now: Timestamp) -> Result<StoredVersions, CatalogError> {
-        let history = match &self.market {
-            Some(market) => market.version(now).await?,
-            None => None,
-        };
-        Ok((history, self.wholesale_version(now).await?))
+        Ok((self.market.version(now).await?, self.wholesale_version(now).await?))
     }
 
     /// The counters as last confirmed, while both confirmations are recent at `now`, without
     /// asking the store (the fast path's check); `None` when the store must be asked.
     pub fn recent_stored_versions(&self, now: Timestamp) -> Option<StoredVersions> {
-        let history = match &self.market {
-            Some(market) => market.recent_version(now)?,
-            None => None,
-        };
-        Some((history, self.recent_wholesale_version(now)?))
+        Some((self.market.recent_version(now)?, self.recent_wholesale_version(now)?))
     }
 
     /// What a document read from the history says while the history is still loading (the
@@ -197,7 +193,7 @@ impl Catalog {
 
     /// The market a `/v1/stats` query asks for, from the history days held.
     pub async fn stats(&self, query: &StatsQuery) -> Result<wafuel_domain::stats::Market, CatalogError> {
-        let held = self.market.as_ref().ok_or(CatalogError::NoHistory)?;
+        let held = &self.market;
         let members = self.region_members(query.product, query.regions.as_deref()).await?;
         if query.brands.is_none() && query.regions.is_none() {
             let range = (query.product, query.from, query.to);
@@ -208,7 +204,7 @@ impl Catalog {
             regions: query.regions.as_deref().zip(members.as_ref()),
         };
         if query.interval != wafuel_domain::stats::Interval::Day {
-            let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
+            let history = self.prices.history();
             let range = (query.product, query.from, query.to);
             return Ok(market::periods(history.store.as_ref(), range, query.interval, filter).await?);
         }
@@ -252,7 +248,7 @@ impl Catalog {
         from: jiff::civil::Date,
         to: jiff::civil::Date,
     ) -> Result<Vec<(jiff::civil::Date, i64)>, CatalogError> {
-        let history = self.prices.history().ok_or(CatalogError::NoHistory)?;
+        let history = self.prices.history();
         if let Some(points) = history.store.station_history(station_id.as_str(), product, from, to).await? {
             return Ok(points);
         }

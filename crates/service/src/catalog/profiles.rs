@@ -29,7 +29,7 @@ struct Loaded {
 
 /// The profiles every render merges, held in memory.
 pub struct Profiles {
-    store: Option<Arc<dyn EnrichStore>>,
+    store: Arc<dyn EnrichStore>,
     recheck: SignedDuration,
     held: RwLock<Option<Loaded>>,
     /// One refresh at a time; others serve what is held meanwhile.
@@ -37,7 +37,7 @@ pub struct Profiles {
 }
 
 impl Profiles {
-    pub fn new(store: Option<Arc<dyn EnrichStore>>, recheck: Duration) -> Self {
+    pub fn new(store: Arc<dyn EnrichStore>, recheck: Duration) -> Self {
         Self {
             store,
             recheck: SignedDuration::try_from(recheck).unwrap_or(SignedDuration::MAX),
@@ -48,7 +48,7 @@ impl Profiles {
 
     /// The servable profiles at `now`.
     pub async fn current(&self, now: Timestamp) -> Arc<ProfileMap> {
-        let Some(store) = &self.store else { return Arc::default() };
+        let store = &self.store;
         let held = crate::sync::read(&self.held).clone();
         let guard = match &held {
             Some(l) if self.recent(l, now) => return l.map.clone(),

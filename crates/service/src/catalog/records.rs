@@ -5,7 +5,7 @@
 //! what it recorded); the store's insert keeps the first of several replicas.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use jiff::civil::Date;
 
@@ -15,7 +15,6 @@ use wafuel_domain::documents::RecordDoc;
 use wafuel_domain::forecast::{Forecast, LiveAccuracy, Recorded, Subject, live_accuracy};
 use wafuel_domain::time::{perth_now, tomorrow_published};
 use wafuel_query::forecast::RecordQuery;
-use wafuel_store::records::RecordStore;
 
 /// Subjects this replica remembers having recorded (then forgets all and asks the store
 /// again: an insert that finds its row does nothing).
@@ -28,12 +27,6 @@ pub struct RecordHeld {
 }
 
 impl Catalog {
-    /// The store's live record, when the catalog has a store that keeps it.
-    pub fn with_records(mut self, store: Arc<dyn RecordStore>) -> Self {
-        self.records = Some(store);
-        self
-    }
-
     /// Record today's forecast of `of` unless it is recorded (`today`: its price on `asOf`).
     pub(super) async fn record(
         &self,
@@ -41,7 +34,7 @@ impl Catalog {
         forecast: &Forecast,
         today: Option<f64>,
     ) -> Result<(), CatalogError> {
-        let Some(store) = &self.records else { return Ok(()) };
+        let store = &self.records;
         let key = (of.subject(), forecast.as_of);
         if crate::sync::lock(&self.held_records.recorded).contains(&key) {
             return Ok(());
@@ -65,7 +58,7 @@ impl Catalog {
         (from, to): (Date, Date),
         last: Date,
     ) -> Result<Vec<Recorded>, CatalogError> {
-        let Some(store) = &self.records else { return Ok(Vec::new()) };
+        let store = &self.records;
         let key = of.subject();
         let mut records = store.recorded_forecasts(&key, from, to).await?;
         for r in &mut records {

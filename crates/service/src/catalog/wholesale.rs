@@ -27,7 +27,6 @@ use wafuel_query::stations::StatsQuery;
 use wafuel_query::wholesale::WholesaleQuery;
 use wafuel_store::StoreError;
 use wafuel_store::history::HistoryStore;
-use wafuel_store::wholesale::WholesaleStore;
 
 /// Days held at most per series kind (every product and centre together): past it, all of
 /// that kind is dropped and read again. 25 years of one centre are about 9,500 days.
@@ -131,16 +130,6 @@ pub struct WholesaleHeld {
 }
 
 impl Catalog {
-    /// The store's wholesale prices, when the catalog has a store that keeps them.
-    pub fn with_wholesale(mut self, store: Arc<dyn WholesaleStore>) -> Self {
-        self.wholesale = Some(store);
-        self
-    }
-
-    fn wholesale_store(&self) -> Result<&Arc<dyn WholesaleStore>, CatalogError> {
-        self.wholesale.as_ref().ok_or(CatalogError::NoHistory)
-    }
-
     /// `/v1/wholesale`'s days, each with its margin.
     pub async fn wholesale(&self, q: &WholesaleQuery) -> Result<WholesaleDoc, CatalogError> {
         if !has_wholesale(q.product) {
@@ -176,9 +165,6 @@ impl Catalog {
             return Ok(None);
         }
         let centre = regions_centre(q.regions.as_deref());
-        if self.wholesale.is_none() {
-            return Ok(Some((centre, BTreeMap::new())));
-        }
         let days = self.centre_days(q.product, centre, (q.from, q.to)).await?;
         Ok(Some((centre, days.into_iter().map(|(d, day)| (d, day.mean)).collect())))
     }
@@ -192,9 +178,6 @@ impl Catalog {
         regions: Option<&[RegionCode]>,
         range: (Date, Date),
     ) -> Result<(Option<Daily>, Option<i64>), CatalogError> {
-        if self.wholesale.is_none() {
-            return Ok((None, None));
-        }
         let centre = regions_centre(regions);
         let mut series = None;
         for tgp in tgp_products(product) {
@@ -217,7 +200,7 @@ impl Catalog {
         centre: Centre,
         (from, to): (Date, Date),
     ) -> Result<Vec<(Date, WholesaleDay)>, CatalogError> {
-        let store = self.wholesale_store()?;
+        let store = &self.wholesale;
         let now = self.now();
         let held = &self.held_wholesale;
         self.wholesale_version(now).await?;
@@ -245,9 +228,7 @@ impl Catalog {
         centre: Centre,
         (from, to): (Date, Date),
     ) -> Result<Vec<(Date, f64)>, CatalogError> {
-        let (Some(market), Some(history)) = (self.market.as_ref(), self.prices.history()) else {
-            return Ok(Vec::new());
-        };
+        let (market, history) = (&self.market, self.prices.history());
         let held = &self.held_wholesale;
         let version = market.version(self.now()).await?.unwrap_or(0);
         {
@@ -291,8 +272,7 @@ impl Catalog {
         {
             return Ok(map.clone());
         }
-        let Some(store) = self.wholesale.as_ref() else { return Ok(Arc::default()) };
-        let places = store.station_places().await?;
+        let places = self.wholesale.station_places().await?;
         let map: StationCentres =
             Arc::new(places.iter().filter_map(|p| Some((p.sid, p.centre()?))).collect());
         *crate::sync::lock(&held.centres) = Some((version, map.clone()));
@@ -316,7 +296,7 @@ impl Catalog {
     /// The store's wholesale counter at `now`, confirmed at most once per recheck interval;
     /// held prices read at another counter are dropped. `None` without a wholesale store.
     pub(super) async fn wholesale_version(&self, now: Timestamp) -> Result<Option<i64>, CatalogError> {
-        let Some(store) = &self.wholesale else { return Ok(None) };
+        let store = &self.wholesale;
         let held = &self.held_wholesale;
         if due(&crate::sync::lock(&held.prices), now, self.recheck) {
             let version = store.wholesale_version().await?;
@@ -331,9 +311,6 @@ impl Catalog {
 
     /// The wholesale counter last confirmed, while that is recent at `now`.
     pub(super) fn recent_wholesale_version(&self, now: Timestamp) -> Option<Option<i64>> {
-        if self.wholesale.is_none() {
-            return Some(None);
-        }
         let prices = crate::sync::lock(&self.held_wholesale.prices);
         (!due(&prices, now, self.recheck)).then_some(prices.version)
     }

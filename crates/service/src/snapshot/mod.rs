@@ -161,7 +161,7 @@ pub struct PriceService {
     owner: String,
     fills: SingleFlight<String, Result<(Arc<Snapshot>, SnapshotCache), SourceError>>,
     /// Where published catalog extracts also go, as daily price history.
-    history: Option<History>,
+    history: History,
     /// Decoded snapshots in front of the store.
     held: HeldSnapshots,
     /// What this replica last saw of the origin and of its warm job (`/v1/status`).
@@ -198,7 +198,7 @@ impl PriceService {
     pub fn new(
         client: SourceClient,
         store: Arc<dyn SnapshotStore>,
-        history: Option<History>,
+        history: History,
         clock: SharedClock,
         fill: FillConfig,
     ) -> Arc<Self> {
@@ -245,14 +245,14 @@ impl PriceService {
         crate::sync::lock(&self.seen).warm = Some((at, refreshed, skipped, failed));
     }
 
-    pub fn history(&self) -> Option<&History> {
-        self.history.as_ref()
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// Write a published catalog extract into the price history. Never fails the price
     /// request: a store problem is logged and counted.
     async fn record_history(&self, extract: &Extract, snapshot: &Snapshot) {
-        let Some(history) = &self.history else { return };
+        let history = &self.history;
         let Some(product) = extract.catalog_product() else { return };
         let day =
             wafuel_store::history::DayExtract { product, date: snapshot.date, quotes: &snapshot.quotes };

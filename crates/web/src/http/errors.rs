@@ -100,9 +100,8 @@ impl ApiError {
             Self::Catalog(CatalogError::Prices { code, detail, retry_after, .. }) => {
                 (*code, detail, *retry_after)
             }
-            // History and statistics have no other source than the history store: a store
-            // that fails and a process that keeps none answer alike.
-            Self::Catalog(CatalogError::Store(_) | CatalogError::NoHistory) => {
+            // History and statistics have no other source than the history store.
+            Self::Catalog(CatalogError::Store(_)) => {
                 (ErrorCode::UpstreamUnavailable, detail::HISTORY_UNAVAILABLE, Some(5))
             }
             Self::Catalog(CatalogError::NotFound) => (ErrorCode::NotFound, detail::STATION_NOT_FOUND, None),
@@ -201,11 +200,16 @@ mod tests {
 
     #[test]
     fn the_same_condition_gives_the_same_status_wherever_it_comes_from() {
-        // A process without a history store answers as a failing one (tests/api/catalog.rs
-        // makes the store fail for real).
-        let missing = ApiError::from(CatalogError::NoHistory);
-        assert_eq!(status_and_retry(missing), (503, Some("5".into())));
-        let shared = ApiError::from(Arc::new(ApiError::from(CatalogError::NoHistory)));
+        // An unavailable origin, directly and as a shared build's failure (tests/api/catalog.rs
+        // makes the history store fail for real).
+        let failing = || CatalogError::Prices {
+            code: ErrorCode::UpstreamUnavailable,
+            detail: "",
+            retry_after: Some(5),
+            reason: String::new(),
+        };
+        assert_eq!(status_and_retry(ApiError::from(failing())), (503, Some("5".into())));
+        let shared = ApiError::from(Arc::new(ApiError::from(failing())));
         assert_eq!(status_and_retry(shared), (503, Some("5".into())), "a shared build failure alike");
         assert_eq!(status_and_retry(ApiError::from(CatalogError::NotFound)).0, 404);
         let busy = CatalogError::Prices {
