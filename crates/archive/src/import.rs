@@ -21,20 +21,20 @@ use super::{ArchiveError, ArchiveSite, ReadTally, SiteKey, read_prices};
 use crate::ImportError;
 use crate::download::download;
 use crate::download::{DownloadLimits, download_month, http_client, read_list};
+use crate::place::{Known, Place, PlaceStation, StationKey, archive_row, known_by_place};
 use wafuel_domain::codes::ProductCode;
 use wafuel_store::archive::{
-    ArchiveMove, ArchiveStationRow, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, KnownStation, Slot,
-    StationNames,
+    ArchiveMove, ImportBatch, ImportPrice, ImportWrite, ImportedMonth, Slot, StationNames,
 };
 use wafuel_store::history::day_number;
 use wafuel_store::{Store, StoreError};
 
 /// One file read: its distinct (place, trading name) pairs and its prices naming them by index.
-struct ReadFile {
-    sites: Vec<ArchiveSite>,
+pub(crate) struct ReadFile {
+    pub(crate) sites: Vec<ArchiveSite>,
     /// (product, day as `YYYYMMDD`, site index, tenths of a cent)
-    prices: Vec<(ProductCode, i64, u32, i64)>,
-    tally: ReadTally,
+    pub(crate) prices: Vec<(ProductCode, i64, u32, i64)>,
+    pub(crate) tally: ReadTally,
 }
 
 fn read_file(name: &str, input: impl Read) -> Result<ReadFile, ArchiveError> {
@@ -136,21 +136,6 @@ impl ImportSummary {
         }
         line
     }
-}
-
-/// A station the history knows, as matching needs it.
-#[derive(Debug, Clone)]
-struct Known {
-    sid: i64,
-    station_id: String,
-    first_seen: i64,
-    last_seen: i64,
-    archive: bool,
-    region: Option<u8>,
-    /// Its trading names, folded (`fold_text`); for a live station, the feed's.
-    names: Vec<String>,
-    /// An archive station's first day under each name (as `names`), when known.
-    firsts: Vec<i64>,
 }
 
 /// Imports files into one store, remembering what it matched across files.
@@ -450,207 +435,6 @@ impl Importer {
     }
 }
 
-/// An archive station of a batch: its place, its names and their first days.
-type StationKey = (SiteKey, Vec<String>, Vec<i64>);
-
-/// The stations of one place while a file's names are given to them.
-struct Place {
-    stations: Vec<PlaceStation>,
-    /// Live stations the history knows here: with more than one, the trading name decides.
-    live: usize,
-}
-
-/// A station at a place, known or new, with what this file gave it.
-struct PlaceStation {
-    known: Option<Known>,
-    /// The id of a new station.
-    id: Option<String>,
-    names: Vec<String>,
-    /// First day under each name, as `names` (empty for a live station's). A name's days
-    /// run from its first to the day before the next name's first (the station's last day
-    /// for the newest): names at one station never share a day.
-    firsts: Vec<i64>,
-    /// A new station split from a known one: that station's sid and the days its name had
-    /// there.
-    moved_from: Option<(i64, (i64, i64))>,
-    /// Site indices of the file given to it, and their days.
-    sites: Vec<usize>,
-    days: BTreeSet<i64>,
-}
-
-impl PlaceStation {
-    fn empty(known: Option<Known>, id: Option<String>) -> Self {
-        let (names, firsts) = match &known {
-            Some(k) if k.archive && k.firsts.len() == k.names.len() => (k.names.clone(), k.firsts.clone()),
-            Some(k) => (k.names.clone(), Vec::new()),
-            None => (Vec::new(), Vec::new()),
-        };
-        Self { known, id, names, firsts, moved_from: None, sites: Vec::new(), days: BTreeSet::new() }
-    }
-
-    fn span(&self) -> (i64, i64) {
-        (self.days.first().copied().unwrap_or(0), self.days.last().copied().unwrap_or(0))
-    }
-
-    /// The site of the file it was priced under last (its newest texts).
-    fn latest_site(&self, days: &[BTreeSet<i64>]) -> usize {
-        let last = |i: &usize| days.get(*i).and_then(|d| d.last().copied());
-        self.sites.iter().copied().max_by_key(|i| (last(i), *i)).unwrap_or(0)
-    }
-
-    /// The region its rows name (the newest site's first).
-    fn region(&self, read: &ReadFile) -> Option<u8> {
-        self.sites.iter().rev().find_map(|&i| read.sites.get(i).and_then(|s| s.region))
-    }
-
-    /// Whether its names' first days are kept (an archive station's, new or stored with them).
-    fn keeps_firsts(&self) -> bool {
-        self.known.as_ref().is_none_or(|k| k.archive) && self.firsts.len() == self.names.len()
-    }
-
-    /// The stored days of name `index`: from its first to the day before the next name's
-    /// first, or to the station's last day.
-    fn name_days(&self, index: usize) -> Option<(i64, i64)> {
-        let first = *self.firsts.get(index)?;
-        let next = self.firsts.iter().copied().filter(|f| *f > first).min();
-        let last = match next {
-            // Days are `YYYYMMDD`: one less is before that day, whatever the month.
-            Some(next) => next - 1,
-            None => self.known.as_ref().map_or(first, |k| k.last_seen),
-        };
-        Some((first, last))
-    }
-}
-
-impl Place {
-    fn new(known: Vec<Known>) -> Self {
-        let live = known.iter().filter(|k| !k.archive).count();
-        let stations = known.into_iter().map(|k| PlaceStation::empty(Some(k), None)).collect();
-        Self { stations, live }
-    }
-
-    /// Give the file's site `i` (one trading name at this place, priced on `days`) its
-    /// station: the one that bears its name, unless another name of it shares one of these
-    /// days (then the name leaves it: a split); else the one it succeeds (no day shared);
-    /// else a new one.
-    fn assign(&mut self, i: usize, site: &ArchiveSite, days: &BTreeSet<i64>) {
-        let name = site.name_key();
-        let free = |s: &PlaceStation| s.days.is_disjoint(days);
-        let by_name = self.stations.iter().position(|s| s.names.contains(&name));
-        let mut moved_from = None;
-        let chosen = match by_name {
-            Some(at) if free(&self.stations[at]) => Some(at),
-            // The name's station has another name on one of these days (a month imported
-            // after later ones): the name leaves it, with the prices of its days there.
-            Some(at) => {
-                let station = &mut self.stations[at];
-                let index = station.names.iter().position(|n| *n == name).unwrap_or(0);
-                if station.keeps_firsts() {
-                    let sid = station.known.as_ref().filter(|k| k.archive).map(|k| k.sid);
-                    moved_from = sid.zip(station.name_days(index));
-                    station.firsts.remove(index);
-                }
-                station.names.remove(index);
-                None
-            }
-            None => {
-                let live = self.live;
-                // A live station takes another name only when it is the only live one here.
-                let may_take = |s: &PlaceStation| s.known.as_ref().is_none_or(|k| k.archive || live == 1);
-                let rank = |s: &PlaceStation| {
-                    let last = s.days.last().copied().or(s.known.as_ref().map(|k| k.last_seen));
-                    let id = s.known.as_ref().map(|k| k.station_id.clone()).or(s.id.clone());
-                    (last, std::cmp::Reverse(id))
-                };
-                (0..self.stations.len())
-                    .filter(|&at| free(&self.stations[at]) && may_take(&self.stations[at]))
-                    .max_by_key(|&at| rank(&self.stations[at]))
-            }
-        };
-        let at = chosen.unwrap_or_else(|| {
-            // Alone at its place it keeps the place's id; beside another, its name is hashed too.
-            let id = if self.stations.is_empty() { site.archive_id() } else { site.colocated_id() };
-            let mut station = PlaceStation::empty(None, Some(id.to_string()));
-            station.moved_from = moved_from;
-            self.stations.push(station);
-            self.stations.len() - 1
-        });
-        let station = &mut self.stations[at];
-        // A split's new station holds the name's days from the station it left, too.
-        let first = days.first().copied().unwrap_or(0).min(station.moved_from.map_or(i64::MAX, |(_, d)| d.0));
-        let keeps_firsts = station.keeps_firsts();
-        match station.names.iter().position(|n| *n == name) {
-            Some(index) => {
-                if let Some(known_first) = station.firsts.get_mut(index).filter(|_| keeps_firsts) {
-                    *known_first = (*known_first).min(first);
-                }
-            }
-            None => {
-                station.names.push(name);
-                if keeps_firsts {
-                    station.firsts.push(first);
-                }
-            }
-        }
-        station.sites.push(i);
-        station.days.extend(days.iter().copied());
-    }
-}
-
-/// The stations the history knows, by place (their street folded as the archive's addresses).
-fn known_by_place(stations: &[KnownStation]) -> HashMap<SiteKey, Vec<Known>> {
-    let mut out: HashMap<SiteKey, Vec<Known>> = HashMap::new();
-    for s in stations {
-        let key = (super::fold_address(&s.street), wafuel_domain::key::fold_text(&s.suburb));
-        out.entry(key).or_default().push(Known {
-            sid: s.sid,
-            station_id: s.station_id.clone(),
-            first_seen: s.first_seen,
-            last_seen: s.last_seen,
-            archive: s.archive,
-            region: s.region,
-            names: s.names.iter().map(|n| wafuel_domain::key::fold_text(n)).collect(),
-            firsts: s.firsts.clone(),
-        });
-    }
-    // Listed in one order whatever order the store returned them in.
-    for here in out.values_mut() {
-        here.sort_by(|a, b| a.station_id.cmp(&b.station_id));
-    }
-    out
-}
-
-/// The stored form of an archive station: its newest texts, every name it has had and the
-/// first day of each.
-fn archive_row(
-    site: &ArchiveSite,
-    station_id: String,
-    station: &PlaceStation,
-    first_seen: i64,
-    last_seen: i64,
-) -> ArchiveStationRow {
-    let details = serde_json::json!({
-        "trading_name": site.trading_name,
-        "names": station.names,
-        "firsts": station.firsts,
-        "brand": site.brand,
-        "brand_text": site.brand_text,
-        "street": site.address,
-        "suburb": site.suburb,
-        "postcode": site.postcode,
-        "region": site.region,
-        "archive": true,
-    });
-    ArchiveStationRow {
-        station_id,
-        brand: site.brand,
-        details: details.to_string(),
-        region: site.region,
-        first_seen,
-        last_seen,
-    }
-}
-
 /// A local archive file, decompressed when its name ends in `.gz`.
 fn open_file(path: &std::path::Path) -> Result<Box<dyn Read + Send>, ImportError> {
     let file = std::fs::File::open(path)
@@ -767,6 +551,7 @@ pub fn months(from: (i16, i8), to: (i16, i8)) -> Vec<(i16, i8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wafuel_store::archive::KnownStation;
 
     #[test]
     fn months_run_across_years() {

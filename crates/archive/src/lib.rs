@@ -11,6 +11,7 @@ pub mod download;
 mod error;
 pub mod import;
 pub mod list;
+mod place;
 pub mod wholesale;
 
 pub use error::ImportError;

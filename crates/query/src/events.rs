@@ -5,7 +5,7 @@
 
 use super::grammar::{Param, QueryError, filter, invalid, invalid_in, plain, read_up_to, tenths_within};
 use super::selection::products;
-use super::stations::{parse_near, radius_km, station_id};
+use super::values::{parse_near, radius_km, station_id};
 use wafuel_domain::codes::ProductCode;
 use wafuel_domain::codes::product_codes;
 use wafuel_domain::geo::Point;

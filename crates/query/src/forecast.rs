@@ -6,7 +6,7 @@ use jiff::civil::Date;
 
 use super::grammar::{Param, QueryError, filter, invalid_in, plain, read};
 use super::selection::{MAX_COMBINATIONS, code_list};
-use super::stations::{bounded_range, iso_date, one_product, station_id};
+use super::values::{bounded_range, iso_date, one_product, station_id};
 use wafuel_domain::codes::{BrandCode, ProductCode, RegionCode};
 use wafuel_domain::forecast::MAX_HORIZON;
 use wafuel_domain::key::StationId;
@@ -54,7 +54,7 @@ fn parse(
     let regions = p.get("region").map(|v| code_list(v, "region")).transpose()?;
     // Region membership is asked of the source, one request per region (as `/v1?region=`).
     if regions.as_ref().is_some_and(|r| r.len() > MAX_COMBINATIONS) {
-        return Err(super::stations::too_many_regions());
+        return Err(super::values::too_many_regions());
     }
     let horizon = match p.get("horizon").map(str::trim) {
         None => MAX_HORIZON,

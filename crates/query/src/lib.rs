@@ -8,8 +8,10 @@
 pub mod events;
 pub mod forecast;
 pub mod grammar;
+pub mod market;
 pub mod selection;
 pub mod stations;
+pub mod values;
 pub mod wholesale;
 
 pub use grammar::{MAX_QUERY_LEN, QueryError};

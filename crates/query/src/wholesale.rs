@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::grammar::{QueryError, Values, filter, invalid_in, plain, read};
-use super::stations::{DEFAULT_RANGE_DAYS, bounded_range, iso_date, newest_published, one_product};
+use super::values::{DEFAULT_RANGE_DAYS, bounded_range, iso_date, newest_published, one_product};
 use wafuel_domain::codes::ProductCode;
 use wafuel_domain::wholesale::Centre;
 

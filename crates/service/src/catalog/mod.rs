@@ -37,7 +37,7 @@ use wafuel_domain::key::StationId;
 use wafuel_domain::profile::{Merged, merge};
 use wafuel_domain::station::{Quote, Station};
 use wafuel_domain::time::{Day, tomorrow_published};
-use wafuel_query::stations::StatsQuery;
+use wafuel_query::market::StatsQuery;
 use wafuel_query::{Dialect, Mode, Selection};
 use wafuel_source::SourceError;
 

@@ -23,7 +23,7 @@ use wafuel_domain::wholesale::{
     Centre, WholesaleDay, WholesaleDoc, WholesaleRow, days, forecast_products, has_wholesale, margin,
     regions_centre,
 };
-use wafuel_query::stations::StatsQuery;
+use wafuel_query::market::StatsQuery;
 use wafuel_query::wholesale::WholesaleQuery;
 use wafuel_store::StoreError;
 use wafuel_store::history::HistoryStore;

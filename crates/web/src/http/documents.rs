@@ -25,9 +25,9 @@ use wafuel_domain::time::perth_now;
 use wafuel_query::forecast::{
     ForecastQuery, RecordQuery, parse_forecast, parse_record, parse_station_forecast,
 };
+use wafuel_query::market::{HistoryQuery, StatsQuery, parse_history, parse_stats};
 use wafuel_query::stations::{
-    BrandsQuery, HistoryQuery, StationsQuery, StatsQuery, parse_brands, parse_history, parse_station,
-    parse_stations, parse_stats, parse_status,
+    BrandsQuery, StationsQuery, parse_brands, parse_station, parse_stations, parse_status,
 };
 use wafuel_query::wholesale::{WholesaleQuery, parse_wholesale};
 use wafuel_query::{Dialect, QueryError, Selection, parse_selection};

@@ -200,7 +200,7 @@ async fn options<E: Endpoint>(request: Request) -> Response {
     if E::STATION_IN_PATH {
         let well_formed = path_station_id::<E>(&mut request)
             .await
-            .is_ok_and(|id| id.is_some_and(|id| wafuel_query::stations::station_id(&id).is_ok()));
+            .is_ok_and(|id| id.is_some_and(|id| wafuel_query::values::station_id(&id).is_ok()));
         if !well_formed {
             return ApiError::query_text().respond(Flavor::Empty);
         }
