@@ -30,11 +30,11 @@ use wafuel_store::history::day_number;
 use wafuel_store::{Store, StoreError};
 
 /// One file read: its distinct (place, trading name) pairs and its prices naming them by index.
-pub(crate) struct ReadFile {
-    pub(crate) sites: Vec<ArchiveSite>,
+struct ReadFile {
+    sites: Vec<ArchiveSite>,
     /// (product, day as `YYYYMMDD`, site index, tenths of a cent)
-    pub(crate) prices: Vec<(ProductCode, i64, u32, i64)>,
-    pub(crate) tally: ReadTally,
+    prices: Vec<(ProductCode, i64, u32, i64)>,
+    tally: ReadTally,
 }
 
 fn read_file(name: &str, input: impl Read) -> Result<ReadFile, ArchiveError> {
@@ -409,7 +409,7 @@ impl Importer {
         let Some(entry) = entry else { return };
         if !station.sites.is_empty() {
             let (first, last) = station.span();
-            let region = station.region(read);
+            let region = station.region(&read.sites);
             let new_region = entry.region.is_none() && region.is_some();
             if first < entry.first_seen || last > entry.last_seen || new_region {
                 entry.first_seen = entry.first_seen.min(first);

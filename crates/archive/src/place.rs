@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::import::ReadFile;
 use crate::{ArchiveSite, SiteKey};
 use wafuel_store::archive::{ArchiveStationRow, KnownStation};
 
@@ -72,8 +71,8 @@ impl PlaceStation {
     }
 
     /// The region its rows name (the newest site's first).
-    pub(crate) fn region(&self, read: &ReadFile) -> Option<u8> {
-        self.sites.iter().rev().find_map(|&i| read.sites.get(i).and_then(|s| s.region))
+    pub(crate) fn region(&self, sites: &[ArchiveSite]) -> Option<u8> {
+        self.sites.iter().rev().find_map(|&i| sites.get(i).and_then(|s| s.region))
     }
 
     /// Whether its names' first days are kept (an archive station's, new or stored with them).
