@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use wafuel_domain::time::Clock;
 use wafuel_places::client::PlacesClient;
-use wafuel_places::types::*;
 use wafuel_service::jobs::enrich::{EnrichConfig, EnrichReport, enrich_pass};
 use wafuel_sim::places::PlacesHandle;
+use wafuel_sim::places::{AddressComponent, LatLng, LocalizedText, Place};
 use wafuel_store::Store;
 use wafuel_store::enrich::Seed;
 

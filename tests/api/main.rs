@@ -30,5 +30,6 @@ mod store;
 mod street_map;
 mod summaries;
 mod support;
+mod upstream_forms;
 mod warm;
 mod wholesale;

@@ -245,26 +245,6 @@ pub fn product_for_text(text: &str) -> Option<ProductCode> {
     ProductCode::parse(code)
 }
 
-/// The short forms FuelWatch's monthly retail files (`FuelWatchRetail-MM-YYYY.csv`,
-/// 2002–2021 read) write in `AREA_DESCRIPTION` where they differ from the region's own name,
-/// with the region each names. Every other area text of those files is a region's name
-/// (`Greenough`, `Wubin`, …). `Busselton` alone (in the files until 2019) is the townsite, as
-/// the later `Busselton-Shire` is the shire.
-pub const AREA_SHORT_FORMS: [(&str, u8); 12] = [
-    ("North of River", 25),
-    ("South of River", 26),
-    ("East/Hills", 27),
-    ("Augusta-M River", 28),
-    ("B-Town/G-Bushes", 30),
-    ("D-Brook/Bal-Up", 31),
-    ("Busselton", 3),
-    ("Busselton-Shire", 29),
-    ("Fitzroy Cross", 41),
-    ("Mt Barker", 48),
-    ("Northam-Shire", 62),
-    ("Sth Hedland", 14),
-];
-
 /// An area's text as a key: lower case, no spaces at all, so `Augusta/Margaret River` and
 /// `augusta / margaret  river` meet.
 fn area_key(text: &str) -> String {
@@ -275,7 +255,9 @@ fn area_key(text: &str) -> String {
 static REGIONS_BY_AREA: std::sync::LazyLock<std::collections::HashMap<String, u8>> =
     std::sync::LazyLock::new(|| {
         let names = wafuel_domain::codes::REGIONS.iter().map(|r| (area_key(r.name), r.code));
-        names.chain(AREA_SHORT_FORMS.iter().map(|(text, code)| (area_key(text), *code))).collect()
+        names
+            .chain(wafuel_domain::codes::AREA_SHORT_FORMS.iter().map(|(text, code)| (area_key(text), *code)))
+            .collect()
     });
 
 /// The region code of an area text (a region's full name or the archive's short form), without
@@ -283,12 +265,6 @@ static REGIONS_BY_AREA: std::sync::LazyLock<std::collections::HashMap<String, u8
 /// the files of 2003–2006) or a text it never used: the row is kept, its region unknown.
 pub fn region_for_area(text: &str) -> Option<u8> {
     REGIONS_BY_AREA.get(&area_key(text)).copied()
-}
-
-/// The text the archive writes for a region's area: its short form where it has one.
-pub fn area_text(code: u8) -> Option<&'static str> {
-    let short = AREA_SHORT_FORMS.iter().find(|(_, c)| *c == code).map(|(text, _)| *text);
-    short.or_else(|| wafuel_domain::codes::region(code).map(|r| r.name))
 }
 
 /// `DD/MM/YYYY` (the archive's date form; a single-digit day or month is accepted).
@@ -536,7 +512,7 @@ mod tests {
         // FuelWatch's own region names too, and the archive writes each code's area back.
         for r in wafuel_domain::codes::REGIONS {
             assert_eq!(region_for_area(r.name), Some(r.code), "{}", r.name);
-            let area = area_text(r.code).expect("every region has an area text");
+            let area = wafuel_domain::codes::area_text(r.code).expect("every region has an area text");
             assert_eq!(region_for_area(area), Some(r.code), "{area}");
         }
         assert_eq!(region_for_area("Metro : North of River"), Some(25));

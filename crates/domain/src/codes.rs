@@ -430,6 +430,32 @@ pub fn region_codes() -> impl Iterator<Item = u8> {
     (1..=63u8).filter(|c| is_region(*c))
 }
 
+/// The short forms FuelWatch's monthly retail files (`FuelWatchRetail-MM-YYYY.csv`,
+/// 2002–2021 read) write in `AREA_DESCRIPTION` where they differ from the region's own name,
+/// with the region each names. Every other area text of those files is a region's name
+/// (`Greenough`, `Wubin`, …). `Busselton` alone (in the files until 2019) is the townsite, as
+/// the later `Busselton-Shire` is the shire.
+pub const AREA_SHORT_FORMS: [(&str, u8); 12] = [
+    ("North of River", 25),
+    ("South of River", 26),
+    ("East/Hills", 27),
+    ("Augusta-M River", 28),
+    ("B-Town/G-Bushes", 30),
+    ("D-Brook/Bal-Up", 31),
+    ("Busselton", 3),
+    ("Busselton-Shire", 29),
+    ("Fitzroy Cross", 41),
+    ("Mt Barker", 48),
+    ("Northam-Shire", 62),
+    ("Sth Hedland", 14),
+];
+
+/// The text the archive writes for a region's area: its short form where it has one.
+pub fn area_text(code: u8) -> Option<&'static str> {
+    let short = AREA_SHORT_FORMS.iter().find(|(_, c)| *c == code).map(|(text, _)| *text);
+    short.or_else(|| region(code).map(|r| r.name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,8 @@
 use jiff::civil::Date;
 
 use super::dataset::{Dataset, SimStation};
-use wafuel_archive::list::ListedFile;
-use wafuel_archive::{FIRST_MONTH, area_text};
+use crate::listing::{FIRST_MONTH, ListedFile, month_file, months};
+use wafuel_domain::codes::area_text;
 use wafuel_domain::codes::region;
 
 /// The archive's product texts, by code; older years sold fewer products.
@@ -58,9 +58,9 @@ pub fn last_day(month: (i16, i8), today: Date) -> Option<Date> {
 pub fn file_list(data: &Dataset, base: &str, today: Date) -> Vec<ListedFile> {
     let mut out = Vec::new();
     let last = (today.year(), today.month());
-    for (year, month) in wafuel_archive::import::months(FIRST_MONTH, last) {
+    for (year, month) in months(FIRST_MONTH, last) {
         let Some(through) = last_day((year, month), today) else { continue };
-        let name = wafuel_archive::month_file(year, month);
+        let name = month_file(year, month);
         let file_date = if (year, month) == last {
             format!("{through}T00:00:00+08:00")
         } else {

@@ -2,15 +2,17 @@
 //! set, with a request log and fault injection. The binary's `simulate-source` and the
 //! integration tests run this same code.
 
-// The layers it speaks for, under the names the service uses for them (the archive
-// importer as `wafuel_archive` and the provider as `wafuel_places`: `archive` and `places`
-// here are the simulated ones).
+// It depends on the domain only (its code tables and Perth time): the forms it answers in
+// (FuelWatch's lists and files, the terminal gate API, Places answers) are written here from
+// the upstreams' own definitions, never from the readers under test.
 
 pub mod archive;
 pub mod dataset;
 pub mod faults;
 pub mod feed;
+pub mod listing;
 pub mod places;
+mod places_wire;
 pub mod wholesale;
 
 use std::net::SocketAddr;
@@ -102,7 +104,7 @@ impl SimState {
     }
 
     /// The list of monthly files at `now`, with `url`s under `base`.
-    pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<wafuel_archive::list::ListedFile> {
+    pub fn archive_list(&self, base: &str, now: jiff::Timestamp) -> Vec<listing::ListedFile> {
         archive::file_list(&self.data, base, wafuel_domain::time::perth_now(now).date())
     }
 
@@ -150,7 +152,7 @@ impl SimState {
     }
 
     /// The list of yearly wholesale files at `now`, with `url`s under `base`.
-    pub fn wholesale_list(&self, base: &str, now: jiff::Timestamp) -> Vec<wafuel_archive::list::ListedFile> {
+    pub fn wholesale_list(&self, base: &str, now: jiff::Timestamp) -> Vec<listing::ListedFile> {
         wholesale::file_list(base, wafuel_domain::time::perth_now(now).date())
     }
 
@@ -340,13 +342,13 @@ async fn archive_handler(
     axum::extract::Path(file): axum::extract::Path<String>,
 ) -> Response {
     let today = wafuel_domain::time::perth_now(state.clock.now()).date();
-    if let Some(year) = wafuel_archive::wholesale::year_of_file(&file) {
+    if let Some(year) = listing::year_of_file(&file) {
         return match wholesale::year_file(year, today) {
             Some(text) => ([(header::CONTENT_TYPE, "text/csv")], text).into_response(),
             None => (StatusCode::NOT_FOUND, "The specified blob does not exist.").into_response(),
         };
     }
-    let month = wafuel_archive::month_of_file(&file).filter(|_| file.ends_with(".csv"));
+    let month = listing::month_of_file(&file);
     let month = month.filter(|m| archive::has_month(*m, today));
     match month.and_then(|m| Some((m, archive::last_day(m, today)?))) {
         Some((month, through)) => {

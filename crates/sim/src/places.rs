@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 
+pub use crate::places_wire::*;
 use wafuel_domain::geo::distance_m;
 use wafuel_domain::sync::lock;
-use wafuel_places::types::{ErrorBody, ErrorEnvelope, Place, SearchResponse};
 
 /// The stand-in's places, key, faults and request log.
 #[derive(Default)]
@@ -157,10 +157,6 @@ impl Drop for PlacesHandle {
 /// A provider place for a simulated station: same spot, name and address, operational,
 /// with a postcode, phone, hours 07:00–18:00 daily, a restroom and card payments.
 pub fn place_for(station: &crate::dataset::SimStation, id: &str) -> Place {
-    use wafuel_places::types::{
-        AddressComponent, LatLng, LocalizedText, OpeningHours, PaymentOptions, Period, PlaceAttribution,
-        Point,
-    };
     let comp = |short: &str, kind: &str| AddressComponent {
         long_text: short.into(),
         short_text: short.into(),

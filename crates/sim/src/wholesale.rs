@@ -9,8 +9,15 @@ use jiff::civil::{Date, Weekday};
 use serde::Serialize;
 
 use super::dataset::{drift_tenths, mix};
-use wafuel_archive::list::ListedFile;
-use wafuel_domain::wholesale::{CHANGE_OVER, Centre, PUBLISHED};
+use crate::listing::ListedFile;
+use wafuel_domain::wholesale::Centre;
+
+/// FuelWatch's terminal gate clock, from its `/api/configuration/parameter`
+/// (`"TerminalGatePriceChangeTime": "08:30"`, `"WholesaleChangeOverTime": "14:30"`): at 08:30
+/// `priceCurrent` becomes today's; from 14:30 `priceNext` is tomorrow's. Written here, not taken
+/// from the service's reading of it, so a timing mistake there is not copied.
+const CHANGE_OVER: jiff::civil::Time = jiff::civil::Time::constant(8, 30, 0, 0);
+const PUBLISHED: jiff::civil::Time = jiff::civil::Time::constant(14, 30, 0, 0);
 
 /// Faults of the simulated terminal gate API (`PUT /_sim/wholesale-faults`), applied to the
 /// token, centres and prices routes.
