@@ -305,6 +305,7 @@ impl Catalog {
         }
         let wholesale_day = self
             .wholesale
+            .store
             .newest_wholesale_day(
                 wafuel_domain::codes::ProductCode::UNLEADED,
                 wafuel_domain::wholesale::Centre::Perth,
@@ -334,9 +335,9 @@ impl Catalog {
     /// The history's first and last day and its stations, read again only when the history
     /// counter moved (reading every station costs a store scan).
     async fn history_span(&self) -> Result<HistorySpan, CatalogError> {
-        let (history, market) = (self.prices.history(), &self.market);
+        let (history, market) = (self.prices.history(), &self.history.market);
         let version = market.version(self.now()).await?;
-        if let Some((v, span)) = *crate::sync::lock(&self.held_span)
+        if let Some((v, span)) = *crate::sync::lock(&self.history.span)
             && v == version
         {
             return Ok(span);
@@ -345,7 +346,7 @@ impl Catalog {
         let first = stations.values().map(|s| s.first_seen).min();
         let last = stations.values().map(|s| s.last_seen).max();
         let span = (first.zip(last), stations.len());
-        *crate::sync::lock(&self.held_span) = Some((version, span));
+        *crate::sync::lock(&self.history.span) = Some((version, span));
         Ok(span)
     }
 }

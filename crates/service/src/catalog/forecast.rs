@@ -162,7 +162,7 @@ impl Series {
 impl Catalog {
     /// The series of `of` over `range` from the history.
     pub(super) async fn series(&self, of: Of<'_>, range: (Date, Date)) -> Result<Series, CatalogError> {
-        let held = &self.market;
+        let held = &self.history.market;
         let history = self.prices.history();
         let store = history.store.as_ref();
         let market = if of.brands.is_none() && of.regions.is_none() {
@@ -187,7 +187,7 @@ impl Catalog {
     /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
     /// once published, when `asOf` is today).
     pub async fn forecast(&self, q: &ForecastQuery) -> Result<ForecastDoc, CatalogError> {
-        let held = &self.market;
+        let held = &self.history.market;
         let now = self.now();
         let known = q.today && tomorrow_published(now);
         let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
@@ -205,13 +205,13 @@ impl Catalog {
             held.version(now).await?,
             wholesale_version,
         );
-        let accuracy = match self.accuracies.get(&key) {
+        let accuracy = match self.forecasts.accuracies.get(&key) {
             Some(kept) => kept,
             // A new `asOf` replays a year of forecasts: CPU work, run beside the async workers.
             None => {
                 let replay = || Arc::new(Replay::run(subject, first_origin(q.as_of), q.as_of).accuracy());
                 let replayed = crate::sync::compute(replay).await;
-                self.accuracies.insert(key, replayed.clone());
+                self.forecasts.accuracies.insert(key, replayed.clone());
                 replayed
             }
         };

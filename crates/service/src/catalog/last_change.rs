@@ -34,7 +34,7 @@ impl Catalog {
     /// The catalog of `product` for `day` was published: work its stations' last changes out
     /// now, so no answer waits for them.
     pub async fn prepare_last_changes(&self, product: ProductCode, day: Date) {
-        let market = &self.market;
+        let market = &self.history.market;
         market.doubt();
         if let Err(e) = self.station_runs(product, day).await {
             tracing::warn!(error = %e, product = product.get(), %day, "last changes not worked out at publish");
@@ -44,9 +44,9 @@ impl Catalog {
     /// Whether the last changes of `product` for `day` are held for the history as last
     /// checked (an answer for that day reads them without a store read).
     pub fn last_changes_ready(&self, product: ProductCode, day: Date) -> bool {
-        let market = &self.market;
+        let market = &self.history.market;
         let known = market.known_version();
-        crate::sync::lock(&self.last_changes.held)
+        crate::sync::lock(&self.stations.last_changes.held)
             .get(&(product, day))
             .is_some_and(|(v, _)| known.is_some() && *v == known)
     }
@@ -57,10 +57,10 @@ impl Catalog {
         product: ProductCode,
         day: Date,
     ) -> Result<StationRuns, CatalogError> {
-        let market = &self.market;
+        let market = &self.history.market;
         let now = self.now();
         let version = market.version(now).await?;
-        if let Some((v, runs)) = crate::sync::lock(&self.last_changes.held).get(&(product, day))
+        if let Some((v, runs)) = crate::sync::lock(&self.stations.last_changes.held).get(&(product, day))
             && *v == version
         {
             return Ok(runs.clone());
@@ -82,7 +82,7 @@ impl Catalog {
                 .filter_map(|(sid, days)| Some((rows.stations.get(&sid)?.station_id.clone(), Runs::of(days))))
                 .collect(),
         );
-        let mut held = crate::sync::lock(&self.last_changes.held);
+        let mut held = crate::sync::lock(&self.stations.last_changes.held);
         if held.len() >= KEPT {
             held.clear();
         }

@@ -99,27 +99,43 @@ pub enum SelectionPart<'a> {
 /// Day catalogs and profiles over the price service.
 pub struct Catalog {
     prices: Arc<PriceService>,
+    stations: StationsHeld,
+    history: HistoryHeld,
+    wholesale: WholesalePrices,
+    forecasts: ForecastsHeld,
+}
+
+/// What the station views read besides the prices: the profiles merged into every answer, the
+/// day catalogs held, each station's runs of equal prices (`price.lastChange`).
+struct StationsHeld {
     profiles: Profiles,
     days: moka::sync::Cache<String, Arc<DayCatalog>>,
-    /// History days for statistics.
-    market: MarketDays,
-    /// Replayed forecast accuracies.
-    accuracies: forecast::Accuracies,
-    /// Terminal gate prices.
-    wholesale: Arc<dyn wafuel_store::wholesale::WholesaleStore>,
-    /// Wholesale prices and the margins' retail side, held by day.
-    held_wholesale: wholesale::WholesaleHeld,
-    /// The forecast's live record.
-    records: Arc<dyn wafuel_store::records::RecordStore>,
-    held_records: records::RecordHeld,
-    /// Each station's runs of equal prices, for `price.lastChange`.
     last_changes: last_change::LastChanges,
-    /// The history's span for `/v1/status`, at one history counter.
-    held_span: std::sync::Mutex<Option<(Option<i64>, documents::HistorySpan)>>,
-    /// How often held wholesale prices are confirmed against the store's counter.
-    recheck: jiff::SignedDuration,
-    /// The history backfill's progress, as the shared store records it.
+}
+
+/// The price history's held summaries: its days for statistics, its span for `/v1/status`
+/// (at one history counter), and the backfill's progress as the shared store records it.
+struct HistoryHeld {
+    market: MarketDays,
+    span: std::sync::Mutex<Option<(Option<i64>, documents::HistorySpan)>>,
     backfill: backfill::BackfillProgress,
+    /// How often held summaries are confirmed against the store's counters.
+    recheck: jiff::SignedDuration,
+}
+
+/// Terminal gate prices: the store, and the prices and the margins' retail side held by day.
+struct WholesalePrices {
+    store: Arc<dyn wafuel_store::wholesale::WholesaleStore>,
+    held: wholesale::WholesaleHeld,
+    /// How often held prices are confirmed against the store's counter.
+    recheck: jiff::SignedDuration,
+}
+
+/// The forecast's live record and its replayed accuracies.
+struct ForecastsHeld {
+    records: Arc<dyn wafuel_store::records::RecordStore>,
+    held: records::RecordHeld,
+    accuracies: forecast::Accuracies,
 }
 
 impl Catalog {
@@ -140,19 +156,24 @@ impl Catalog {
             .build();
         let recheck = jiff::SignedDuration::try_from(recheck).unwrap_or(jiff::SignedDuration::MAX);
         Self {
-            backfill: backfill::BackfillProgress::new(prices.store().clone(), false, recheck),
+            history: HistoryHeld {
+                market,
+                span: std::sync::Mutex::new(None),
+                backfill: backfill::BackfillProgress::new(prices.store().clone(), false, recheck),
+                recheck,
+            },
             prices,
-            profiles,
-            days,
-            market,
-            accuracies: forecast::accuracies(),
-            wholesale: store.clone(),
-            held_wholesale: wholesale::WholesaleHeld::default(),
-            records: store,
-            held_records: records::RecordHeld::default(),
-            last_changes: last_change::LastChanges::default(),
-            held_span: std::sync::Mutex::new(None),
-            recheck,
+            stations: StationsHeld { profiles, days, last_changes: last_change::LastChanges::default() },
+            wholesale: WholesalePrices {
+                store: store.clone(),
+                held: wholesale::WholesaleHeld::default(),
+                recheck,
+            },
+            forecasts: ForecastsHeld {
+                records: store,
+                held: records::RecordHeld::default(),
+                accuracies: forecast::accuracies(),
+            },
         }
     }
 
@@ -161,13 +182,13 @@ impl Catalog {
     /// store was computed at, so a cached one is never served once either moved (a file
     /// backfilled or imported, a publish) on this replica or another.
     pub async fn stored_versions(&self, now: Timestamp) -> Result<StoredVersions, CatalogError> {
-        Ok((self.market.version(now).await?, self.wholesale_version(now).await?))
+        Ok((self.history.market.version(now).await?, self.wholesale_version(now).await?))
     }
 
     /// The counters as last confirmed, while both confirmations are recent at `now`, without
     /// asking the store (the fast path's check); `None` when the store must be asked.
     pub fn recent_stored_versions(&self, now: Timestamp) -> Option<StoredVersions> {
-        Some((self.market.recent_version(now)?, self.recent_wholesale_version(now)?))
+        Some((self.history.market.recent_version(now)?, self.recent_wholesale_version(now)?))
     }
 
     /// What a document read from the history says while the history is still loading (the
@@ -181,19 +202,20 @@ impl Catalog {
 
     /// A deployment that runs the history backfill (or not: the default).
     pub fn with_backfill(mut self, on: bool) -> Self {
-        self.backfill = backfill::BackfillProgress::new(self.prices.store().clone(), on, self.recheck);
+        self.history.backfill =
+            backfill::BackfillProgress::new(self.prices.store().clone(), on, self.history.recheck);
         self
     }
 
     /// The history backfill's progress as the shared store records it (whichever replica
     /// runs it); before any record, running where this deployment backfills, else off.
     pub async fn backfill(&self) -> wafuel_domain::backfill::Backfill {
-        self.backfill.at(self.now()).await
+        self.history.backfill.at(self.now()).await
     }
 
     /// The market a `/v1/stats` query asks for, from the history days held.
     pub async fn stats(&self, query: &StatsQuery) -> Result<wafuel_domain::stats::Market, CatalogError> {
-        let held = &self.market;
+        let held = &self.history.market;
         let members = self.region_members(query.product, query.regions.as_deref()).await?;
         if query.brands.is_none() && query.regions.is_none() {
             let range = (query.product, query.from, query.to);
@@ -314,19 +336,19 @@ impl Catalog {
 
     /// The catalog of a snapshot: built once per published snapshot.
     fn day(&self, snapshot: &Arc<wafuel_store::Snapshot>) -> Arc<DayCatalog> {
-        if let Some(day) = self.days.get(&snapshot.key)
+        if let Some(day) = self.stations.days.get(&snapshot.key)
             && Arc::ptr_eq(&day.snapshot, snapshot)
         {
             return day;
         }
         let day = Arc::new(DayCatalog::new(snapshot.clone()));
-        self.days.insert(snapshot.key.clone(), day.clone());
+        self.stations.days.insert(snapshot.key.clone(), day.clone());
         day
     }
 
     /// The servable provider profiles at `now` (empty without an enrichment store).
     pub async fn profiles(&self, now: Timestamp) -> Arc<ProfileMap> {
-        self.profiles.current(now).await
+        self.stations.profiles.current(now).await
     }
 }
 

@@ -34,14 +34,14 @@ impl Catalog {
         forecast: &Forecast,
         today: Option<f64>,
     ) -> Result<(), CatalogError> {
-        let store = &self.records;
+        let store = &self.forecasts.records;
         let key = (of.subject(), forecast.as_of);
-        if crate::sync::lock(&self.held_records.recorded).contains(&key) {
+        if crate::sync::lock(&self.forecasts.held.recorded).contains(&key) {
             return Ok(());
         }
         let recorded = Recorded::of(key.0.clone(), forecast, today, self.now());
         store.record_forecast(of.product, &recorded).await?;
-        let mut held = crate::sync::lock(&self.held_records.recorded);
+        let mut held = crate::sync::lock(&self.forecasts.held.recorded);
         if held.len() >= REMEMBERED {
             held.clear();
         }
@@ -58,7 +58,7 @@ impl Catalog {
         (from, to): (Date, Date),
         last: Date,
     ) -> Result<Vec<Recorded>, CatalogError> {
-        let store = &self.records;
+        let store = &self.forecasts.records;
         let key = of.subject();
         let mut records = store.recorded_forecasts(&key, from, to).await?;
         for r in &mut records {

@@ -189,7 +189,7 @@ impl Catalog {
             }
         }
         // The counter the held days were read at (`centre_days` has just confirmed it).
-        let version = crate::sync::lock(&self.held_wholesale.prices).version;
+        let version = crate::sync::lock(&self.wholesale.held.prices).version;
         Ok((series, version))
     }
 
@@ -200,9 +200,9 @@ impl Catalog {
         centre: Centre,
         (from, to): (Date, Date),
     ) -> Result<Vec<(Date, WholesaleDay)>, CatalogError> {
-        let store = &self.wholesale;
+        let store = &self.wholesale.store;
         let now = self.now();
-        let held = &self.held_wholesale;
+        let held = &self.wholesale.held;
         self.wholesale_version(now).await?;
         let series = (product, centre);
         let missing = crate::sync::lock(&held.prices).missing(series, from, to);
@@ -228,8 +228,8 @@ impl Catalog {
         centre: Centre,
         (from, to): (Date, Date),
     ) -> Result<Vec<(Date, f64)>, CatalogError> {
-        let (market, history) = (&self.market, self.prices.history());
-        let held = &self.held_wholesale;
+        let (market, history) = (&self.history.market, self.prices.history());
+        let held = &self.wholesale.held;
         let version = market.version(self.now()).await?.unwrap_or(0);
         {
             let mut medians = crate::sync::lock(&held.medians);
@@ -266,13 +266,13 @@ impl Catalog {
 
     /// Each history station's centre at history counter `version` (read again when it moved).
     async fn station_centres(&self, version: i64) -> Result<StationCentres, StoreError> {
-        let held = &self.held_wholesale;
+        let held = &self.wholesale.held;
         if let Some((v, map)) = crate::sync::lock(&held.centres).as_ref()
             && *v == version
         {
             return Ok(map.clone());
         }
-        let places = self.wholesale.station_places().await?;
+        let places = self.wholesale.store.station_places().await?;
         let map: StationCentres =
             Arc::new(places.iter().filter_map(|p| Some((p.sid, p.centre()?))).collect());
         *crate::sync::lock(&held.centres) = Some((version, map.clone()));
@@ -296,9 +296,9 @@ impl Catalog {
     /// The store's wholesale counter at `now`, confirmed at most once per recheck interval;
     /// held prices read at another counter are dropped. `None` without a wholesale store.
     pub(super) async fn wholesale_version(&self, now: Timestamp) -> Result<Option<i64>, CatalogError> {
-        let store = &self.wholesale;
-        let held = &self.held_wholesale;
-        if due(&crate::sync::lock(&held.prices), now, self.recheck) {
+        let store = &self.wholesale.store;
+        let held = &self.wholesale.held;
+        if due(&crate::sync::lock(&held.prices), now, self.wholesale.recheck) {
             let version = store.wholesale_version().await?;
             let mut prices = crate::sync::lock(&held.prices);
             if prices.version != Some(version) {
@@ -311,8 +311,8 @@ impl Catalog {
 
     /// The wholesale counter last confirmed, while that is recent at `now`.
     pub(super) fn recent_wholesale_version(&self, now: Timestamp) -> Option<Option<i64>> {
-        let prices = crate::sync::lock(&self.held_wholesale.prices);
-        (!due(&prices, now, self.recheck)).then_some(prices.version)
+        let prices = crate::sync::lock(&self.wholesale.held.prices);
+        (!due(&prices, now, self.wholesale.recheck)).then_some(prices.version)
     }
 }
 
