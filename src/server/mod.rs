@@ -124,28 +124,46 @@ pub fn admin_router<R: Readiness>(readiness: Arc<R>) -> Router {
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.
-pub async fn shutdown_signal() {
-    let interrupt = async {
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    // The listeners are registered now, when this is called, not when the future is first
+    // polled: a signal that arrives while the caller is busy before its first await (the
+    // demo seeding its store) is kept for the future, never lost to a handler with no
+    // listener.
+    #[cfg(unix)]
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            let interrupted = async {
+                match interrupt.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let terminated = async {
+                match terminate.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = interrupted => {}
+                () = terminated => {}
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
+        tracing::info!("shutdown signal received, draining in-flight requests");
     }
-    tracing::info!("shutdown signal received, draining in-flight requests");
 }
 
 /// Bind a listener, naming the address in the error.
