@@ -201,7 +201,7 @@ fn parse_terminals(text: &str) -> Day {
 /// primary key for each pair.
 async fn stored<C: Conn + ?Sized>(
     conn: &mut C,
-    prices: &[TerminalPrice],
+    prices: impl Iterator<Item = &TerminalPrice>,
 ) -> Result<HashMap<DayKey, Day>, StoreError> {
     let mut spans: BTreeMap<(ProductCode, Centre), (Date, Date)> = BTreeMap::new();
     for p in prices {
@@ -367,10 +367,7 @@ async fn merge_days<C: Conn + ?Sized>(
     if_missing: &[TerminalPrice],
     exact: bool,
 ) -> Result<Merged, StoreError> {
-    let mut all: Vec<TerminalPrice> = prices.to_vec();
-    all.extend_from_slice(if_missing);
-    let before = stored(tx, &all).await?;
-    drop(all);
+    let before = stored(tx, prices.iter().chain(if_missing)).await?;
     let mut days = before.clone();
     let mut write = WholesaleWrite::default();
     let mut changed: HashSet<DayKey> = HashSet::new();

@@ -77,7 +77,8 @@ pub async fn warm_pass(prices: &Arc<PriceService>) -> WarmReport {
         Ok(n) => report.pruned = n,
         Err(e) => tracing::warn!(error = %e, "prune failed"),
     }
-    if let Some(history) = Some(prices.history()).filter(|h| h.days > 0) {
+    let history = prices.history();
+    if history.days > 0 {
         // Keep `--history-days` Perth days up to today (0: keep everything).
         let today = perth_now(now).date();
         let cutoff = today.checked_sub(jiff::Span::new().days(history.days - 1)).unwrap_or(today);
