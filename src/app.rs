@@ -118,7 +118,7 @@ pub fn build_state(config: AppConfig) -> anyhow::Result<AppState> {
     let clock = config.clock.clone();
     let prices = PriceService::new(client, config.store.clone(), history, config.clock, config.fill);
     let events = EventHub::new(config.store.clone(), prices.clone(), clock, config.max_streams);
-    let catalog = Arc::new(Catalog::new(prices, config.store, recheck).with_backfill(config.backfill));
+    let catalog = Arc::new(Catalog::new(prices, config.store, recheck, config.backfill));
     events.prepare_for(&catalog);
     Ok(AppState {
         catalog,

@@ -39,7 +39,8 @@ async fn small_archive(store: Arc<dyn Store>) {
         .map(|q| q.station.clone())
         .expect("a live station");
     let live_id = wafuel_domain::key::StationId::parse(&live_station.digest).expect("digest");
-    let live_today = state.catalog.station_history(&live_id, p(1), today, today).await.expect("history")[0].1;
+    let live_today =
+        state.catalog.history().station(&live_id, p(1), today, today).await.expect("history")[0].1;
 
     // The live station written as the archive writes it: capitals, padded, other spacing.
     let address = format!("  {}  ", live_station.street.to_uppercase().replace(' ', "  "));

@@ -10,5 +10,6 @@ pub mod cache_policy;
 pub mod catalog;
 pub mod jobs;
 pub mod map_tiles;
+pub mod memo;
 pub mod snapshot;
 pub mod sync;

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
+
+use crate::memo::Recheck;
 
 use wafuel_domain::backfill::{Backfill, BackfillState, JOB};
 use wafuel_store::SnapshotStore;
@@ -15,22 +17,21 @@ pub struct BackfillProgress {
     /// Whether this deployment runs the backfill: what is said before any progress is
     /// recorded (running, else off).
     runs: bool,
-    recheck: SignedDuration,
+    recheck: Recheck,
     held: std::sync::Mutex<Option<(Timestamp, Backfill)>>,
 }
 
 impl BackfillProgress {
-    pub fn new(store: Arc<dyn SnapshotStore>, runs: bool, recheck: SignedDuration) -> Self {
+    pub fn new(store: Arc<dyn SnapshotStore>, runs: bool, recheck: Recheck) -> Self {
         Self { store, runs, recheck, held: std::sync::Mutex::new(None) }
     }
 
     /// The progress at `now`.
     pub async fn at(&self, now: Timestamp) -> Backfill {
-        if let Some((read_at, progress)) = &*crate::sync::lock(&self.held) {
-            let since = now.duration_since(*read_at);
-            if since >= SignedDuration::ZERO && since < self.recheck {
-                return progress.clone();
-            }
+        if let Some((read_at, progress)) = &*crate::sync::lock(&self.held)
+            && self.recheck.recent(*read_at, now)
+        {
+            return progress.clone();
         }
         let recorded = match self.store.job_state(JOB).await {
             Ok(Some(text)) => serde_json::from_str::<Backfill>(&text).ok(),

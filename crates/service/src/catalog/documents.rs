@@ -10,6 +10,7 @@ use jiff::civil::Date;
 
 use super::day::RouteCover;
 use super::search::{Showing, missing_ids, station_rows};
+use super::suburbs;
 use super::{
     Catalog, CatalogError, ProfileMap, SelectionPart, merged_profiles, publication_status, selected_quotes,
 };
@@ -167,7 +168,7 @@ impl Catalog {
             if !rows.iter().any(|r| r.row.prices.iter().any(|(p, _)| p == product)) {
                 continue;
             }
-            let runs = self.station_runs(*product, date).await?;
+            let runs = self.stations.last_changes.runs(*product, date).await?;
             for row in &mut rows {
                 let Some((_, price)) = row.row.prices.iter().find(|(p, _)| p == product) else { continue };
                 let change =
@@ -222,7 +223,13 @@ impl Catalog {
         let unknown_suburbs = match &query.selection.suburbs {
             // Named only when some suburb is unknown: absent says every one is known.
             Some(asked) if only.is_none() => {
-                Some(self.unknown_suburbs(&query.selection, asked, &rows).await?).filter(|u| !u.is_empty())
+                let unlisted = suburbs::unlisted(asked, &rows);
+                if unlisted.is_empty() {
+                    None
+                } else {
+                    let whole = self.selection(&suburbs::whole_day(&query.selection)).await?;
+                    Some(suburbs::unknown(unlisted, &whole)).filter(|u| !u.is_empty())
+                }
             }
             _ => None,
         };
@@ -255,9 +262,7 @@ impl Catalog {
         };
         Ok((doc, facts))
     }
-}
 
-impl Catalog {
     /// `/v1/brands`: how many of the day's stations (any product) each brand has.
     pub async fn brands_document(&self, selection: &Selection) -> Result<(BrandsDoc, Facts), CatalogError> {
         let base = self.selection(selection).await?;
@@ -286,9 +291,7 @@ impl Catalog {
         };
         Ok((doc, facts))
     }
-}
 
-impl Catalog {
     /// `/v1/status`: read from the store (stamps, the history's stations, the newest
     /// wholesale day) and this replica's own record; never a request to the source.
     pub async fn status(&self) -> Result<StatusDoc, CatalogError> {
@@ -305,13 +308,9 @@ impl Catalog {
         }
         let wholesale_day = self
             .wholesale
-            .store
-            .newest_wholesale_day(
-                wafuel_domain::codes::ProductCode::UNLEADED,
-                wafuel_domain::wholesale::Centre::Perth,
-            )
+            .newest_day(wafuel_domain::codes::ProductCode::UNLEADED, wafuel_domain::wholesale::Centre::Perth)
             .await?;
-        let (history, history_stations) = self.history_span().await?;
+        let (history, history_stations) = self.history.span().await?;
         let seen = self.prices.seen();
         Ok(StatusDoc {
             now,
@@ -326,33 +325,10 @@ impl Catalog {
             history,
             history_stations,
             enriched: self.profiles(now).await.len(),
-            backfill: self.backfill().await,
+            backfill: self.history.backfill().await,
         })
     }
 }
-
-impl Catalog {
-    /// The history's first and last day and its stations, read again only when the history
-    /// counter moved (reading every station costs a store scan).
-    async fn history_span(&self) -> Result<HistorySpan, CatalogError> {
-        let (history, market) = (self.prices.history(), &self.history.market);
-        let version = market.version(self.now()).await?;
-        if let Some((v, span)) = *crate::sync::lock(&self.history.span)
-            && v == version
-        {
-            return Ok(span);
-        }
-        let stations = history.store.stations().await?;
-        let first = stations.values().map(|s| s.first_seen).min();
-        let last = stations.values().map(|s| s.last_seen).max();
-        let span = (first.zip(last), stations.len());
-        *crate::sync::lock(&self.history.span) = Some((version, span));
-        Ok(span)
-    }
-}
-
-/// The history's first and last day, and its stations.
-pub type HistorySpan = (Option<(Date, Date)>, usize);
 
 /// The start of the minute after `now`.
 fn next_minute(now: Timestamp) -> Timestamp {

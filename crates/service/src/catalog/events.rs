@@ -152,7 +152,7 @@ impl EventHub {
         })
     }
 
-    /// Run `catalog`'s per-publish work (`Catalog::prepare_last_changes`) for every catalog
+    /// Run `catalog`'s per-publish work (`LastChanges::prepare`) for every catalog
     /// event read from now on. Set once; later calls change nothing.
     pub fn prepare_for(&self, catalog: &Arc<super::Catalog>) {
         let _ = self.catalog.set(Arc::downgrade(catalog));
@@ -331,9 +331,9 @@ impl EventHub {
                             self.prices.catalog_published(event.product, event.date);
                             if let Some(prepared) = self.catalog.get().and_then(std::sync::Weak::upgrade) {
                                 let (product, day) = (event.product, event.date);
-                                tokio::spawn(
-                                    async move { prepared.prepare_last_changes(product, day).await },
-                                );
+                                tokio::spawn(async move {
+                                    prepared.stations().last_changes().prepare(product, day).await
+                                });
                             }
                         }
                         metrics::counter!("wafuel_events_total", "kind" => event.kind.as_str()).increment(1);

@@ -7,34 +7,43 @@ use std::sync::Arc;
 use jiff::Span;
 use jiff::civil::Date;
 
+use super::CatalogError;
+use super::history::History;
 use super::market::{StationFilter, market};
+use super::records::{ForecastRecord, Of};
+use super::wholesale::Wholesale;
 use super::wholesale::{tgp_products, tgp_series};
-use super::{Catalog, CatalogError};
+use crate::memo::Memo;
 use wafuel_domain::backfill::BackfillState;
-use wafuel_domain::codes::{BrandCode, Code, ProductCode, RegionCode};
-use wafuel_domain::documents::ForecastDoc;
+use wafuel_domain::codes::{ProductCode, RegionCode};
+use wafuel_domain::documents::{ForecastDoc, RecordDoc};
 use wafuel_domain::forecast::{
     Accuracy, Daily, MAX_HORIZON, MIN_HISTORY_DAYS, NoForecast, RECENT_DAYS, REPLAY_DAYS, Replay, Subject,
-    forecast,
+    forecast, live_accuracy,
 };
-use wafuel_domain::key::StationId;
 use wafuel_domain::price::Tenths;
-use wafuel_domain::time::tomorrow_published;
+use wafuel_domain::time::{perth_now, tomorrow_published};
 use wafuel_domain::wholesale::{days, regions_centre};
 use wafuel_query::forecast::{ForecastQuery, RecordQuery};
 use wafuel_store::StoreError;
 use wafuel_store::history::{HistoryStore, MarketRows};
+use wafuel_store::records::RecordStore;
 use wafuel_store::wholesale::WholesaleStore;
 
 /// Replayed accuracies kept (each a few hundred bytes).
 pub const KEPT_ACCURACIES: u64 = 4_096;
 
-/// The cache of replayed accuracies: by request (horizon and "today" aside) and the history
-/// and wholesale counters it was computed at.
-pub type Accuracies = moka::sync::Cache<(ForecastQuery, Option<i64>, Option<i64>), Arc<Accuracy>>;
+/// The replayed accuracies: by request (horizon and "today" aside), at the history and
+/// wholesale counters they were computed at.
+type Accuracies = Memo<ForecastQuery, (Option<i64>, Option<i64>), Arc<Accuracy>>;
 
-pub fn accuracies() -> Accuracies {
-    moka::sync::Cache::new(KEPT_ACCURACIES)
+/// The forecast service: the series out of the history and the terminal gate prices, the
+/// replayed accuracies, and the live record.
+pub struct Forecasts {
+    history: Arc<History>,
+    wholesale: Arc<Wholesale>,
+    record: ForecastRecord,
+    accuracies: Accuracies,
 }
 
 /// The first day a forecast at `as_of` reads: its replays' year, their lead-in and the weeks
@@ -82,7 +91,7 @@ pub async fn market_series(
 }
 
 /// The terminal gate price a backtest of `product` over `regions` reads (no server: straight
-/// from the store), as the forecast's answer reads it ([`Catalog::forecast_wholesale`]).
+/// from the store), as the forecast's answer reads it ([`Wholesale::for_forecast`]).
 pub async fn wholesale_series(
     store: &dyn WholesaleStore,
     product: ProductCode,
@@ -98,55 +107,6 @@ pub async fn wholesale_series(
     Ok(None)
 }
 
-/// What a forecast is of: the product, and the station or the market's filters.
-#[derive(Debug, Clone, Copy)]
-pub struct Of<'a> {
-    pub product: ProductCode,
-    pub station: Option<&'a StationId>,
-    pub brands: Option<&'a [BrandCode]>,
-    pub regions: Option<&'a [RegionCode]>,
-}
-
-impl<'a> Of<'a> {
-    pub fn forecast(q: &'a ForecastQuery) -> Self {
-        Of {
-            product: q.product,
-            station: q.station.as_ref(),
-            brands: q.brands.as_deref(),
-            regions: q.regions.as_deref(),
-        }
-    }
-
-    pub fn record(q: &'a RecordQuery) -> Self {
-        Of {
-            product: q.product,
-            station: q.station.as_ref(),
-            brands: q.brands.as_deref(),
-            regions: q.regions.as_deref(),
-        }
-    }
-
-    /// The live record's name for it: `<product>`, then `:s<stationId>`, `:r<regions>`,
-    /// `:b<brands>` as given (the forecast's resource id without its `asOf`).
-    pub fn subject(&self) -> String {
-        let mut out = self.product.to_string();
-        if let Some(s) = self.station {
-            out.push_str(&format!(":s{}", s.as_str()));
-        }
-        if let Some(r) = self.regions {
-            out.push_str(&format!(":r{}", list(r)));
-        }
-        if let Some(b) = self.brands {
-            out.push_str(&format!(":b{}", list(b)));
-        }
-        out
-    }
-}
-
-fn list<K>(v: &[Code<K>]) -> String {
-    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
-}
-
 /// The daily series a forecast of `of` reads over `range`: the market's, and the station's.
 pub struct Series {
     pub market: Daily,
@@ -159,17 +119,25 @@ impl Series {
     }
 }
 
-impl Catalog {
+impl Forecasts {
+    pub fn new(history: Arc<History>, wholesale: Arc<Wholesale>, records: Arc<dyn RecordStore>) -> Self {
+        Self {
+            history,
+            wholesale,
+            record: ForecastRecord::new(records),
+            accuracies: Memo::new(KEPT_ACCURACIES),
+        }
+    }
+
     /// The series of `of` over `range` from the history.
-    pub(super) async fn series(&self, of: Of<'_>, range: (Date, Date)) -> Result<Series, CatalogError> {
-        let held = &self.history.market;
-        let history = self.prices.history();
-        let store = history.store.as_ref();
+    async fn series(&self, of: Of<'_>, range: (Date, Date)) -> Result<Series, CatalogError> {
+        let held = self.history.market();
+        let store = self.history.store().as_ref();
         let market = if of.brands.is_none() && of.regions.is_none() {
             statewide(store, of.product, range).await?
         } else {
-            let members = self.region_members(of.product, of.regions).await?;
-            let rows = held.rows(of.product, range.0, range.1, self.now()).await?;
+            let members = self.history.region_members(of.product, of.regions).await?;
+            let rows = held.rows(of.product, range.0, range.1, self.history.now()).await?;
             let filter = StationFilter { brands: of.brands, regions: of.regions.zip(members.as_ref()) };
             filtered(&rows, filter)
         };
@@ -187,8 +155,7 @@ impl Catalog {
     /// The forecast a query asks for, from prices of days up to its `asOf` (and tomorrow's,
     /// once published, when `asOf` is today).
     pub async fn forecast(&self, q: &ForecastQuery) -> Result<ForecastDoc, CatalogError> {
-        let held = &self.history.market;
-        let now = self.now();
+        let now = self.history.now();
         let known = q.today && tomorrow_published(now);
         let last = if known { q.as_of.tomorrow().unwrap_or(q.as_of) } else { q.as_of };
         let range = (first_day(q.as_of), last);
@@ -198,20 +165,17 @@ impl Catalog {
         // wholesale price a day late, which loses most of what it gains (docs/forecast.md). The
         // outlook reads nothing after its basis, so each replayed origin reads its own day's.
         let (wholesale, wholesale_version) =
-            self.forecast_wholesale(q.product, q.regions.as_deref(), range).await?;
+            self.wholesale.for_forecast(q.product, q.regions.as_deref(), range).await?;
         let subject = series.subject(wholesale.as_ref());
-        let key = (
-            ForecastQuery { horizon: 0, today: false, ..q.clone() },
-            held.version(now).await?,
-            wholesale_version,
-        );
-        let accuracy = match self.forecasts.accuracies.get(&key) {
+        let key = ForecastQuery { horizon: 0, today: false, ..q.clone() };
+        let counters = (self.history.version().await?, wholesale_version);
+        let accuracy = match self.accuracies.get(&key, &counters) {
             Some(kept) => kept,
             // A new `asOf` replays a year of forecasts: CPU work, run beside the async workers.
             None => {
                 let replay = || Arc::new(Replay::run(subject, first_origin(q.as_of), q.as_of).accuracy());
                 let replayed = crate::sync::compute(replay).await;
-                self.forecasts.accuracies.insert(key, replayed.clone());
+                self.accuracies.insert(key, counters, replayed.clone());
                 replayed
             }
         };
@@ -221,7 +185,7 @@ impl Catalog {
             // Short of history: say what is happening about it (loading, and how far; or the
             // command that fills it), not only the rule.
             Err(NoForecast::TooLittleHistory) => {
-                let backfill = self.backfill().await;
+                let backfill = self.history.backfill().await;
                 let why = match backfill.state {
                     BackfillState::Done => String::new(),
                     _ => format!("{} ", backfill.loading_words()),
@@ -237,17 +201,17 @@ impl Catalog {
         let of = Of::forecast(q);
         // No forecast answered while the backfill runs goes into the live record: it was made
         // from a history still filling in, and would be scored as the model's.
-        let loading = self.backfill().await.state == BackfillState::Running;
+        let loading = self.history.backfill().await.state == BackfillState::Running;
         if q.today && !loading {
             // The live record keeps the whole week, whatever horizon was asked.
             let week = if q.horizon == MAX_HORIZON { Ok(forecast.clone()) } else { answer(MAX_HORIZON) };
             if let Ok(week) = week {
                 // What filling cost on `asOf`: its price, else the basis's (as the advice reads it).
                 let today = subject.actual(q.as_of).or_else(|| subject.actual(week.basis));
-                self.record(of, &week, today).await?;
+                self.record.record(of, &week, today, now).await?;
             }
         }
-        let live = self.live(of, subject, (first_origin(q.as_of), q.as_of), last).await?;
+        let live = self.record.live(of, subject, (first_origin(q.as_of), q.as_of), last).await?;
         Ok(ForecastDoc {
             product: q.product,
             station: q.station.clone(),
@@ -256,6 +220,27 @@ impl Catalog {
             forecast,
             accuracy,
             live,
+        })
+    }
+
+    /// `/v1/forecast/record`: the recorded forecasts of a subject with their outcomes so far.
+    pub async fn record_document(&self, q: &RecordQuery) -> Result<RecordDoc, CatalogError> {
+        let now = self.history.now();
+        let today = perth_now(now).date();
+        let last = if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today };
+        let of = Of::record(q);
+        // Scoring reads the records' own days only: from the first `asOf` listed on.
+        let series = self.series(of, (q.from, last)).await?;
+        let records = self.record.scored(of, series.subject(None), (q.from, q.to), last).await?;
+        Ok(RecordDoc {
+            product: q.product,
+            station: q.station.clone(),
+            brands: q.brands.clone(),
+            regions: q.regions.clone(),
+            from: q.from,
+            to: q.to,
+            live: live_accuracy(&records),
+            records,
         })
     }
 }

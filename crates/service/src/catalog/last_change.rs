@@ -4,66 +4,59 @@
 //! every replica; the first answer instead only if it comes first), then read per row in O(1).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use jiff::civil::Date;
 
-use super::{Catalog, CatalogError};
+use super::CatalogError;
+use super::history::History;
+use crate::memo::Memo;
 use wafuel_domain::codes::ProductCode;
 use wafuel_domain::last_change::Runs;
 
 /// Days of history before the day shown that the last change is looked for in: past them,
 /// a price unchanged that long says null (the stored days do not reach its change).
 pub const LOOKBACK_DAYS: i64 = 120;
-/// (fuel, day) pairs kept; past it, all are dropped and worked out again.
-const KEPT: usize = 32;
+/// (fuel, day) pairs kept.
+const KEPT: u64 = 32;
 
 /// Each station's runs by its station id.
 pub type StationRuns = Arc<HashMap<String, Runs>>;
 
-/// The runs of one (fuel, day), with the history counter they were read at.
-type HeldRuns = (Option<i64>, StationRuns);
-
-/// The runs held, per (fuel, day).
-#[derive(Default)]
+/// Each station's runs per (fuel, day), held at the history counter they were read at.
 pub struct LastChanges {
-    held: Mutex<HashMap<(ProductCode, Date), HeldRuns>>,
+    history: Arc<History>,
+    held: Memo<(ProductCode, Date), Option<i64>, StationRuns>,
 }
 
-impl Catalog {
+impl LastChanges {
+    pub fn new(history: Arc<History>) -> Self {
+        Self { history, held: Memo::new(KEPT) }
+    }
+
     /// The catalog of `product` for `day` was published: work its stations' last changes out
     /// now, so no answer waits for them.
-    pub async fn prepare_last_changes(&self, product: ProductCode, day: Date) {
-        let market = &self.history.market;
-        market.doubt();
-        if let Err(e) = self.station_runs(product, day).await {
+    pub async fn prepare(&self, product: ProductCode, day: Date) {
+        self.history.market().doubt();
+        if let Err(e) = self.runs(product, day).await {
             tracing::warn!(error = %e, product = product.get(), %day, "last changes not worked out at publish");
         }
     }
 
     /// Whether the last changes of `product` for `day` are held for the history as last
     /// checked (an answer for that day reads them without a store read).
-    pub fn last_changes_ready(&self, product: ProductCode, day: Date) -> bool {
-        let market = &self.history.market;
-        let known = market.known_version();
-        crate::sync::lock(&self.stations.last_changes.held)
-            .get(&(product, day))
-            .is_some_and(|(v, _)| known.is_some() && *v == known)
+    pub fn ready(&self, product: ProductCode, day: Date) -> bool {
+        let known = self.history.market().known_version();
+        known.is_some() && self.held.holds(&(product, day), &known)
     }
 
     /// Every station's runs of `product` over the days before `day` (empty without history).
-    pub(super) async fn station_runs(
-        &self,
-        product: ProductCode,
-        day: Date,
-    ) -> Result<StationRuns, CatalogError> {
-        let market = &self.history.market;
-        let now = self.now();
+    pub async fn runs(&self, product: ProductCode, day: Date) -> Result<StationRuns, CatalogError> {
+        let now = self.history.now();
+        let market = self.history.market();
         let version = market.version(now).await?;
-        if let Some((v, runs)) = crate::sync::lock(&self.stations.last_changes.held).get(&(product, day))
-            && *v == version
-        {
-            return Ok(runs.clone());
+        if let Some(runs) = self.held.get(&(product, day), &version) {
+            return Ok(runs);
         }
         let (Ok(from), Ok(to)) = (day.checked_sub(jiff::Span::new().days(LOOKBACK_DAYS)), day.yesterday())
         else {
@@ -82,11 +75,7 @@ impl Catalog {
                 .filter_map(|(sid, days)| Some((rows.stations.get(&sid)?.station_id.clone(), Runs::of(days))))
                 .collect(),
         );
-        let mut held = crate::sync::lock(&self.stations.last_changes.held);
-        if held.len() >= KEPT {
-            held.clear();
-        }
-        held.insert((product, day), (version, runs.clone()));
+        self.held.insert((product, day), version, runs.clone());
         Ok(runs)
     }
 }

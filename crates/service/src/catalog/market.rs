@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jiff::Timestamp;
 use jiff::civil::Date;
-use jiff::{SignedDuration, Timestamp};
+
+use crate::memo::Recheck;
 
 use wafuel_domain::codes::{BrandCode, ProductCode, RegionCode};
 use wafuel_domain::stats::{DayStats, Interval, Market, Periods};
@@ -35,7 +37,7 @@ struct Held {
 /// Decoded history days in front of the store.
 pub struct MarketDays {
     store: Arc<dyn HistoryStore>,
-    recheck: SignedDuration,
+    recheck: Recheck,
     held: Mutex<Held>,
     /// One store read at a time: concurrent misses of the same window read it once.
     reading: tokio::sync::Mutex<()>,
@@ -45,7 +47,7 @@ impl MarketDays {
     pub fn new(store: Arc<dyn HistoryStore>, recheck: Duration) -> Self {
         Self {
             store,
-            recheck: SignedDuration::try_from(recheck).unwrap_or(SignedDuration::MAX),
+            recheck: Recheck::every(recheck),
             held: Mutex::new(Held::default()),
             reading: tokio::sync::Mutex::new(()),
         }
@@ -217,8 +219,7 @@ impl MarketDays {
     /// interval); `None` when the store must be asked again.
     pub fn recent_version(&self, now: Timestamp) -> Option<Option<i64>> {
         let held = crate::sync::lock(&self.held);
-        let since = now.duration_since(held.checked_at?);
-        (since >= SignedDuration::ZERO && since < self.recheck).then_some(held.version)
+        self.recheck.recent(held.checked_at?, now).then_some(held.version)
     }
 
     /// The store's history counter at `now` (checked at most once per recheck interval).
@@ -229,14 +230,8 @@ impl MarketDays {
 
     /// Drop what is held when the store's history changed since it was read.
     async fn confirm(&self, now: Timestamp) -> Result<(), StoreError> {
-        {
-            let held = crate::sync::lock(&self.held);
-            if let Some(at) = held.checked_at {
-                let since = now.duration_since(at);
-                if since >= SignedDuration::ZERO && since < self.recheck {
-                    return Ok(());
-                }
-            }
+        if !self.recheck.due(crate::sync::lock(&self.held).checked_at, now) {
+            return Ok(());
         }
         let version = self.store.history_version().await?;
         let mut held = crate::sync::lock(&self.held);

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
+
+use crate::memo::Recheck;
 
 use wafuel_domain::profile::{RETENTION, StoredProfile};
 use wafuel_store::enrich::EnrichStore;
@@ -30,7 +32,7 @@ struct Loaded {
 /// The profiles every render merges, held in memory.
 pub struct Profiles {
     store: Arc<dyn EnrichStore>,
-    recheck: SignedDuration,
+    recheck: Recheck,
     held: RwLock<Option<Loaded>>,
     /// One refresh at a time; others serve what is held meanwhile.
     refreshing: tokio::sync::Mutex<()>,
@@ -40,7 +42,7 @@ impl Profiles {
     pub fn new(store: Arc<dyn EnrichStore>, recheck: Duration) -> Self {
         Self {
             store,
-            recheck: SignedDuration::try_from(recheck).unwrap_or(SignedDuration::MAX),
+            recheck: Recheck::every(recheck),
             held: RwLock::new(None),
             refreshing: tokio::sync::Mutex::new(()),
         }
@@ -85,8 +87,7 @@ impl Profiles {
     }
 
     fn recent(&self, loaded: &Loaded, now: Timestamp) -> bool {
-        let since = now.duration_since(loaded.checked_at);
-        since >= SignedDuration::ZERO && since < self.recheck
+        self.recheck.recent(loaded.checked_at, now)
     }
 
     /// What is held (or nothing), not asked again before the next recheck.

@@ -4,61 +4,61 @@
 //! read from it. Recording is one insert per subject a day per replica (a replica remembers
 //! what it recorded); the store's insert keeps the first of several replicas.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::Arc;
 
+use jiff::Timestamp;
 use jiff::civil::Date;
 
-use super::forecast::Of;
-use super::{Catalog, CatalogError};
-use wafuel_domain::documents::RecordDoc;
+use super::CatalogError;
+use wafuel_domain::codes::{BrandCode, Code, ProductCode, RegionCode};
 use wafuel_domain::forecast::{Forecast, LiveAccuracy, Recorded, Subject, live_accuracy};
-use wafuel_domain::time::{perth_now, tomorrow_published};
-use wafuel_query::forecast::RecordQuery;
+use wafuel_domain::key::StationId;
+use wafuel_query::forecast::{ForecastQuery, RecordQuery};
+use wafuel_store::records::RecordStore;
 
 /// Subjects this replica remembers having recorded (then forgets all and asks the store
 /// again: an insert that finds its row does nothing).
-const REMEMBERED: usize = 10_000;
+const REMEMBERED: u64 = 10_000;
 
-/// What the catalog keeps for the live record.
-#[derive(Default)]
-pub struct RecordHeld {
-    recorded: Mutex<HashSet<(String, Date)>>,
+/// The live record: the shared store, and the subjects this replica has recorded.
+pub struct ForecastRecord {
+    store: Arc<dyn RecordStore>,
+    recorded: moka::sync::Cache<(String, Date), ()>,
 }
 
-impl Catalog {
+impl ForecastRecord {
+    pub fn new(store: Arc<dyn RecordStore>) -> Self {
+        Self { store, recorded: moka::sync::Cache::new(REMEMBERED) }
+    }
+
     /// Record today's forecast of `of` unless it is recorded (`today`: its price on `asOf`).
     pub(super) async fn record(
         &self,
         of: Of<'_>,
         forecast: &Forecast,
         today: Option<f64>,
+        now: Timestamp,
     ) -> Result<(), CatalogError> {
-        let store = &self.forecasts.records;
         let key = (of.subject(), forecast.as_of);
-        if crate::sync::lock(&self.forecasts.held.recorded).contains(&key) {
+        if self.recorded.contains_key(&key) {
             return Ok(());
         }
-        let recorded = Recorded::of(key.0.clone(), forecast, today, self.now());
-        store.record_forecast(of.product, &recorded).await?;
-        let mut held = crate::sync::lock(&self.forecasts.held.recorded);
-        if held.len() >= REMEMBERED {
-            held.clear();
-        }
-        held.insert(key);
+        let recorded = Recorded::of(key.0.clone(), forecast, today, now);
+        self.store.record_forecast(of.product, &recorded).await?;
+        self.recorded.insert(key, ());
         Ok(())
     }
 
     /// The recorded forecasts of `of` made `from..=to`, each scored from `subject` on the days
     /// published by `last` (written once), with only those days' outcomes.
-    async fn scored(
+    pub(super) async fn scored(
         &self,
         of: Of<'_>,
         subject: Subject<'_>,
         (from, to): (Date, Date),
         last: Date,
     ) -> Result<Vec<Recorded>, CatalogError> {
-        let store = &self.forecasts.records;
+        let store = &self.store;
         let key = of.subject();
         let mut records = store.recorded_forecasts(&key, from, to).await?;
         for r in &mut records {
@@ -90,25 +90,53 @@ impl Catalog {
     ) -> Result<Option<LiveAccuracy>, CatalogError> {
         Ok(live_accuracy(&self.scored(of, subject, range, last).await?))
     }
+}
 
-    /// `/v1/forecast/record`: the recorded forecasts of a subject with their outcomes so far.
-    pub async fn forecast_record(&self, q: &RecordQuery) -> Result<RecordDoc, CatalogError> {
-        let now = self.now();
-        let today = perth_now(now).date();
-        let last = if tomorrow_published(now) { today.tomorrow().unwrap_or(today) } else { today };
-        let of = Of::record(q);
-        // Scoring reads the records' own days only: from the first `asOf` listed on.
-        let series = self.series(of, (q.from, last)).await?;
-        let records = self.scored(of, series.subject(None), (q.from, q.to), last).await?;
-        Ok(RecordDoc {
+/// What a forecast is of: the product, and the station or the market's filters.
+#[derive(Debug, Clone, Copy)]
+pub struct Of<'a> {
+    pub product: ProductCode,
+    pub station: Option<&'a StationId>,
+    pub brands: Option<&'a [BrandCode]>,
+    pub regions: Option<&'a [RegionCode]>,
+}
+
+impl<'a> Of<'a> {
+    pub fn forecast(q: &'a ForecastQuery) -> Self {
+        Of {
             product: q.product,
-            station: q.station.clone(),
-            brands: q.brands.clone(),
-            regions: q.regions.clone(),
-            from: q.from,
-            to: q.to,
-            live: live_accuracy(&records),
-            records,
-        })
+            station: q.station.as_ref(),
+            brands: q.brands.as_deref(),
+            regions: q.regions.as_deref(),
+        }
     }
+
+    pub fn record(q: &'a RecordQuery) -> Self {
+        Of {
+            product: q.product,
+            station: q.station.as_ref(),
+            brands: q.brands.as_deref(),
+            regions: q.regions.as_deref(),
+        }
+    }
+
+    /// The live record's name for it: `<product>`, then `:s<stationId>`, `:r<regions>`,
+    /// `:b<brands>` as given (the forecast's resource id without its `asOf`).
+    pub fn subject(&self) -> String {
+        let mut out = self.product.to_string();
+        if let Some(s) = self.station {
+            out.push_str(&format!(":s{}", s.as_str()));
+        }
+        if let Some(r) = self.regions {
+            out.push_str(&format!(":r{}", list(r)));
+        }
+        if let Some(b) = self.brands {
+            out.push_str(&format!(":b{}", list(b)));
+        }
+        out
+    }
+}
+
+fn list<K>(v: &[Code<K>]) -> String {
+    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }

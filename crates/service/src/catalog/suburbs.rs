@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::{Catalog, CatalogError};
+use super::SelectionDays;
 use wafuel_domain::documents::{StationRow, UnknownSuburb};
 use wafuel_domain::key::fold_text;
 use wafuel_query::Selection;
@@ -12,32 +12,29 @@ use wafuel_query::Selection;
 /// Close names offered per unknown suburb, at most.
 const MAX_SUGGESTIONS: usize = 3;
 
-impl Catalog {
-    /// The suburbs of `asked` (upper case, as the query holds them) that no station of the
-    /// day is in. The day's whole catalog (every brand and region) says which names exist,
-    /// read only when a suburb asked is missing from the answer's own rows.
-    pub(super) async fn unknown_suburbs(
-        &self,
-        selection: &Selection,
-        asked: &[String],
-        rows: &[StationRow],
-    ) -> Result<Vec<UnknownSuburb>, CatalogError> {
-        let listed: HashSet<String> = rows.iter().map(|r| fold_text(&r.row.station.suburb)).collect();
-        let unlisted: Vec<&String> = asked.iter().filter(|s| !listed.contains(&s.to_lowercase())).collect();
-        if unlisted.is_empty() {
-            return Ok(Vec::new());
-        }
-        let whole =
-            Selection { brands: None, regions: None, suburbs: None, surrounding: None, ..selection.clone() };
-        let days = self.selection(&whole).await?;
-        let known: BTreeSet<String> = days.data.quotes().map(|q| q.station.suburb.to_uppercase()).collect();
-        let folded: HashSet<String> = known.iter().map(|k| k.to_lowercase()).collect();
-        Ok(unlisted
-            .into_iter()
-            .filter(|s| !folded.contains(&s.to_lowercase()))
-            .map(|s| UnknownSuburb { suburb: s.clone(), did_you_mean: close_names(s, &known) })
-            .collect())
-    }
+/// The suburbs of `asked` (upper case, as the query holds them) that none of the answer's
+/// own rows is in: the only ones the day's whole catalog must be read for.
+pub(super) fn unlisted<'a>(asked: &'a [String], rows: &[StationRow]) -> Vec<&'a String> {
+    let listed: HashSet<String> = rows.iter().map(|r| fold_text(&r.row.station.suburb)).collect();
+    asked.iter().filter(|s| !listed.contains(&s.to_lowercase())).collect()
+}
+
+/// The selection whose stations say which suburb names exist: the day's whole catalog
+/// (every brand and region).
+pub(super) fn whole_day(selection: &Selection) -> Selection {
+    Selection { brands: None, regions: None, suburbs: None, surrounding: None, ..selection.clone() }
+}
+
+/// Of `unlisted`, the suburbs no station of the day's whole catalog (`whole`) is in, each
+/// with the known names a user may have meant.
+pub(super) fn unknown(unlisted: Vec<&String>, whole: &SelectionDays) -> Vec<UnknownSuburb> {
+    let known: BTreeSet<String> = whole.data.quotes().map(|q| q.station.suburb.to_uppercase()).collect();
+    let folded: HashSet<String> = known.iter().map(|k| k.to_lowercase()).collect();
+    unlisted
+        .into_iter()
+        .filter(|s| !folded.contains(&s.to_lowercase()))
+        .map(|s| UnknownSuburb { suburb: s.clone(), did_you_mean: close_names(s, &known) })
+        .collect()
 }
 
 /// Up to three known names within a few edits of `asked` (about one in four letters), or

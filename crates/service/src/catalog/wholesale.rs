@@ -12,10 +12,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use jiff::Timestamp;
 use jiff::civil::Date;
-use jiff::{SignedDuration, Timestamp};
 
-use super::{Catalog, CatalogError};
+use super::CatalogError;
+use super::history::History;
+use crate::memo::{Memo, Recheck};
 use wafuel_domain::codes::{ProductCode, RegionCode};
 use wafuel_domain::forecast::Daily;
 use wafuel_domain::stats::DayFigures;
@@ -27,6 +29,7 @@ use wafuel_query::market::StatsQuery;
 use wafuel_query::wholesale::WholesaleQuery;
 use wafuel_store::StoreError;
 use wafuel_store::history::HistoryStore;
+use wafuel_store::wholesale::WholesaleStore;
 
 /// Days held at most per series kind (every product and centre together): past it, all of
 /// that kind is dropped and read again. 25 years of one centre are about 9,500 days.
@@ -116,11 +119,15 @@ impl<T: Clone> Held<T> {
 /// Each history station's centre, by sid.
 type StationCentres = Arc<HashMap<i64, Centre>>;
 
-/// What the catalog holds of wholesale prices and the margins' retail side.
-#[derive(Default)]
-pub struct WholesaleHeld {
+/// The wholesale service: the terminal gate prices of the store, and the margins' retail
+/// side out of the history, each held by day.
+pub struct Wholesale {
+    store: Arc<dyn WholesaleStore>,
+    history: Arc<History>,
+    /// How often held prices are confirmed against the store's counter.
+    recheck: Recheck,
     /// Each history station's centre, at one history counter.
-    centres: Mutex<Option<(i64, StationCentres)>>,
+    centres: Memo<(), i64, StationCentres>,
     /// Each centre's terminal figures by day, at one wholesale counter.
     prices: Mutex<Held<WholesaleDay>>,
     /// The median retail price (cents) of each centre's stations by day, at one history counter.
@@ -129,9 +136,21 @@ pub struct WholesaleHeld {
     reading: tokio::sync::Mutex<()>,
 }
 
-impl Catalog {
+impl Wholesale {
+    pub fn new(store: Arc<dyn WholesaleStore>, history: Arc<History>, recheck: Recheck) -> Self {
+        Self {
+            store,
+            history,
+            recheck,
+            centres: Memo::new(1),
+            prices: Mutex::default(),
+            medians: Mutex::default(),
+            reading: tokio::sync::Mutex::new(()),
+        }
+    }
+
     /// `/v1/wholesale`'s days, each with its margin.
-    pub async fn wholesale(&self, q: &WholesaleQuery) -> Result<WholesaleDoc, CatalogError> {
+    pub async fn document(&self, q: &WholesaleQuery) -> Result<WholesaleDoc, CatalogError> {
         if !has_wholesale(q.product) {
             return Ok(WholesaleDoc {
                 product: q.product,
@@ -157,10 +176,7 @@ impl Catalog {
     /// The terminal centre of a `/v1/stats` query (Perth statewide, else the one most of its
     /// regions are nearest to) and its mean terminal price on each day of the query's window
     /// with one (hundredths of a cent); `None` for a product without a terminal gate price.
-    pub async fn stats_wholesale(
-        &self,
-        q: &StatsQuery,
-    ) -> Result<Option<(Centre, BTreeMap<Date, i64>)>, CatalogError> {
+    pub async fn stats(&self, q: &StatsQuery) -> Result<Option<(Centre, BTreeMap<Date, i64>)>, CatalogError> {
         if !has_wholesale(q.product) {
             return Ok(None);
         }
@@ -169,10 +185,15 @@ impl Catalog {
         Ok(Some((centre, days.into_iter().map(|(d, day)| (d, day.mean)).collect())))
     }
 
+    /// The newest day with a terminal price of `product` at `centre` (`/v1/status`).
+    pub async fn newest_day(&self, product: ProductCode, centre: Centre) -> Result<Option<Date>, StoreError> {
+        self.store.newest_wholesale_day(product, centre).await
+    }
+
     /// The terminal gate price a forecast of `product` over `regions` reads (c/L a day, the
     /// centre's mean, [`forecast_products`]' first with any), with the wholesale counter it
-    /// was read at; `None` without a wholesale store or a price in the window.
-    pub async fn forecast_wholesale(
+    /// was read at; `None` without a price in the window.
+    pub async fn for_forecast(
         &self,
         product: ProductCode,
         regions: Option<&[RegionCode]>,
@@ -189,7 +210,7 @@ impl Catalog {
             }
         }
         // The counter the held days were read at (`centre_days` has just confirmed it).
-        let version = crate::sync::lock(&self.wholesale.held.prices).version;
+        let version = crate::sync::lock(&self.prices).version;
         Ok((series, version))
     }
 
@@ -200,24 +221,21 @@ impl Catalog {
         centre: Centre,
         (from, to): (Date, Date),
     ) -> Result<Vec<(Date, WholesaleDay)>, CatalogError> {
-        let store = &self.wholesale.store;
-        let now = self.now();
-        let held = &self.wholesale.held;
-        self.wholesale_version(now).await?;
+        self.version(self.history.now()).await?;
         let series = (product, centre);
-        let missing = crate::sync::lock(&held.prices).missing(series, from, to);
+        let missing = crate::sync::lock(&self.prices).missing(series, from, to);
         if let Some((a, b)) = missing {
-            let _reading = held.reading.lock().await;
-            let version = crate::sync::lock(&held.prices).version;
+            let _reading = self.reading.lock().await;
+            let version = crate::sync::lock(&self.prices).version;
             let read: BTreeMap<Date, WholesaleDay> =
-                days(&store.wholesale(product, Some(centre), a, b).await?)
+                days(&self.store.wholesale(product, Some(centre), a, b).await?)
                     .into_iter()
                     .map(|d| (d.date, d))
                     .collect();
-            let mut prices = crate::sync::lock(&held.prices);
+            let mut prices = crate::sync::lock(&self.prices);
             return Ok(prices.settle(series, (from, to), (a, b), read, version));
         }
-        Ok(crate::sync::lock(&held.prices).window(series, from, to))
+        Ok(crate::sync::lock(&self.prices).window(series, from, to))
     }
 
     /// The median retail price (cents) of the stations whose centre is `centre`, each day of
@@ -228,23 +246,21 @@ impl Catalog {
         centre: Centre,
         (from, to): (Date, Date),
     ) -> Result<Vec<(Date, f64)>, CatalogError> {
-        let (market, history) = (&self.history.market, self.prices.history());
-        let held = &self.wholesale.held;
-        let version = market.version(self.now()).await?.unwrap_or(0);
+        let version = self.history.version().await?.unwrap_or(0);
         {
-            let mut medians = crate::sync::lock(&held.medians);
+            let mut medians = crate::sync::lock(&self.medians);
             if medians.version != Some(version) {
                 *medians = Held { version: Some(version), ..Held::default() };
             }
         }
         let series = (product, centre);
-        let missing = crate::sync::lock(&held.medians).missing(series, from, to);
+        let missing = crate::sync::lock(&self.medians).missing(series, from, to);
         if let Some((a, b)) = missing {
-            let _reading = held.reading.lock().await;
+            let _reading = self.reading.lock().await;
             let centres = self.station_centres(version).await?;
             let mut read: BTreeMap<Date, f64> = BTreeMap::new();
             let mut sorted: Vec<i64> = Vec::new();
-            let store: &dyn HistoryStore = history.store.as_ref();
+            let store: &dyn HistoryStore = self.history.store().as_ref();
             // A day at a time from the store: decades never sit in memory as prices.
             store
                 .each_day(product, a, b, &mut |date, prices| {
@@ -258,25 +274,42 @@ impl Catalog {
                     }
                 })
                 .await?;
-            let mut medians = crate::sync::lock(&held.medians);
+            let mut medians = crate::sync::lock(&self.medians);
             return Ok(medians.settle(series, (from, to), (a, b), read, Some(version)));
         }
-        Ok(crate::sync::lock(&held.medians).window(series, from, to))
+        Ok(crate::sync::lock(&self.medians).window(series, from, to))
     }
 
     /// Each history station's centre at history counter `version` (read again when it moved).
     async fn station_centres(&self, version: i64) -> Result<StationCentres, StoreError> {
-        let held = &self.wholesale.held;
-        if let Some((v, map)) = crate::sync::lock(&held.centres).as_ref()
-            && *v == version
-        {
-            return Ok(map.clone());
+        if let Some(map) = self.centres.get(&(), &version) {
+            return Ok(map);
         }
-        let places = self.wholesale.store.station_places().await?;
+        let places = self.store.station_places().await?;
         let map: StationCentres =
             Arc::new(places.iter().filter_map(|p| Some((p.sid, p.centre()?))).collect());
-        *crate::sync::lock(&held.centres) = Some((version, map.clone()));
+        self.centres.insert((), version, map.clone());
         Ok(map)
+    }
+
+    /// The store's wholesale counter at `now`, confirmed at most once per recheck interval;
+    /// held prices read at another counter are dropped.
+    pub async fn version(&self, now: Timestamp) -> Result<Option<i64>, CatalogError> {
+        if self.recheck.due(crate::sync::lock(&self.prices).checked_at, now) {
+            let version = self.store.wholesale_version().await?;
+            let mut prices = crate::sync::lock(&self.prices);
+            if prices.version != Some(version) {
+                *prices = Held { version: Some(version), ..Held::default() };
+            }
+            prices.checked_at = Some(now);
+        }
+        Ok(crate::sync::lock(&self.prices).version)
+    }
+
+    /// The wholesale counter last confirmed, while that is recent at `now`.
+    pub fn recent_version(&self, now: Timestamp) -> Option<Option<i64>> {
+        let prices = crate::sync::lock(&self.prices);
+        (!self.recheck.due(prices.checked_at, now)).then_some(prices.version)
     }
 }
 
@@ -290,36 +323,4 @@ pub fn tgp_products(product: ProductCode) -> impl Iterator<Item = ProductCode> {
 pub fn tgp_series(days: &[WholesaleDay]) -> Option<Daily> {
     (!days.is_empty())
         .then(|| Daily::new(days.iter().map(|d| (d.date, wafuel_domain::price::Hundredths(d.mean).cents()))))
-}
-
-impl Catalog {
-    /// The store's wholesale counter at `now`, confirmed at most once per recheck interval;
-    /// held prices read at another counter are dropped. `None` without a wholesale store.
-    pub(super) async fn wholesale_version(&self, now: Timestamp) -> Result<Option<i64>, CatalogError> {
-        let store = &self.wholesale.store;
-        let held = &self.wholesale.held;
-        if due(&crate::sync::lock(&held.prices), now, self.wholesale.recheck) {
-            let version = store.wholesale_version().await?;
-            let mut prices = crate::sync::lock(&held.prices);
-            if prices.version != Some(version) {
-                *prices = Held { version: Some(version), ..Held::default() };
-            }
-            prices.checked_at = Some(now);
-        }
-        Ok(crate::sync::lock(&held.prices).version)
-    }
-
-    /// The wholesale counter last confirmed, while that is recent at `now`.
-    pub(super) fn recent_wholesale_version(&self, now: Timestamp) -> Option<Option<i64>> {
-        let prices = crate::sync::lock(&self.wholesale.held.prices);
-        (!due(&prices, now, self.wholesale.recheck)).then_some(prices.version)
-    }
-}
-
-/// Whether held days' counter is due for a check at `now`.
-fn due<T>(held: &Held<T>, now: Timestamp, recheck: SignedDuration) -> bool {
-    held.checked_at.is_none_or(|at| {
-        let since = now.duration_since(at);
-        since < SignedDuration::ZERO || since >= recheck
-    })
 }

@@ -273,8 +273,8 @@ impl Endpoint for History {
         media: Media,
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
-        let points = state.catalog.station_history(&q.station_id, q.product, q.from, q.to).await?;
-        let loading = state.catalog.history_loading().await;
+        let points = state.catalog.history().station(&q.station_id, q.product, q.from, q.to).await?;
+        let loading = state.catalog.history().loading().await;
         let identity = match media {
             Media::Csv => history_csv(&points),
             _ => history_jsonapi(
@@ -314,9 +314,9 @@ impl Endpoint for Stats {
         _: Media,
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
-        let market = state.catalog.stats(query).await?;
-        let wholesale = state.catalog.stats_wholesale(query).await?;
-        let loading = state.catalog.history_loading().await;
+        let market = state.catalog.history().stats(query).await?;
+        let wholesale = state.catalog.wholesale().stats(query).await?;
+        let loading = state.catalog.history().loading().await;
         let scope = StatsScope {
             product: query.product,
             brands: query.brands.as_deref(),
@@ -341,7 +341,7 @@ async fn forecast_document(
     query: &ForecastQuery,
     now: Timestamp,
 ) -> Result<Rendered, ApiError> {
-    let doc = state.catalog.forecast(query).await?;
+    let doc = state.catalog.forecasts().forecast(query).await?;
     Ok(stored_document(forecast_jsonapi(&doc, &state.meta)?, now))
 }
 
@@ -432,7 +432,7 @@ impl Endpoint for ForecastRecord {
         media: Media,
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
-        let doc = state.catalog.forecast_record(query).await?;
+        let doc = state.catalog.forecasts().record_document(query).await?;
         let identity = match media {
             Media::Csv => record_csv(&doc),
             _ => record_jsonapi(&doc, &state.meta),
@@ -469,7 +469,7 @@ impl Endpoint for Wholesale {
         media: Media,
         now: Timestamp,
     ) -> Result<Rendered, ApiError> {
-        let doc = state.catalog.wholesale(query).await?;
+        let doc = state.catalog.wholesale().document(query).await?;
         let identity = match media {
             Media::Csv => wholesale_csv(&doc),
             _ => wholesale_jsonapi(&doc, &state.meta),
