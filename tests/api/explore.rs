@@ -29,6 +29,23 @@ async fn the_page_and_its_files_are_cacheable_strict_and_small() {
         assert_eq!(&url[url.len() - 8..], &r.header("etag")[1..9], "the version is the file's ETag");
         total += r.body.len();
         assert_conditional(&app, &url).await;
+        if name != "app.js" {
+            continue;
+        }
+        // The script's modules, each named by its import with the set's version.
+        let entry = std::str::from_utf8(&r.body).expect("utf8").to_string();
+        let imports: Vec<&str> = entry.lines().filter(|l| l.starts_with("import ")).collect();
+        assert!(imports.len() >= 5, "the entry imports the page's parts: {imports:?}");
+        for line in imports {
+            let (_, target) = line.split_once(" from \"./").expect("a relative import");
+            let module = format!("/explore/{}", target.trim_end_matches("\";"));
+            let m = app.get(&module).await;
+            assert_eq!(m.status, 200, "{module}");
+            assert_eq!(m.header("content-type"), kind, "{module}");
+            assert_eq!(m.header("cache-control"), "public, max-age=86400", "{module}");
+            total += m.body.len();
+            assert_conditional(&app, &module).await;
+        }
     }
     for tag in ["src=\"http", "href=\"http://", "src=\"//", "href=\"//"] {
         assert!(!html.contains(tag), "no third-party code: {tag}");

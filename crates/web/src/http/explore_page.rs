@@ -2,6 +2,9 @@
 //! its script and style sheet, Leaflet and the tile layer (loaded only with a street map), and
 //! `map.json`. The page names each file with a version taken from its ETag, so a new binary's
 //! page never runs with an old script from a cache, and the files can be cached for a day.
+//! The script is the browser's own modules (`app.js` imports the others), served as written:
+//! each import names its module with the version of the whole set, so one release's modules
+//! never meet another's.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -12,7 +15,16 @@ use super::street_map::BaseMap;
 use crate::render::asset::Asset;
 
 const HTML: &str = include_str!("../../assets/explore/index.html");
-const SCRIPT: &str = include_str!("../../assets/explore/app.js");
+/// The page's modules, the entry first.
+const MODULES: [(&str, &str); 7] = [
+    ("app.js", include_str!("../../assets/explore/app.js")),
+    ("core.js", include_str!("../../assets/explore/core.js")),
+    ("stream.js", include_str!("../../assets/explore/stream.js")),
+    ("map.js", include_str!("../../assets/explore/map.js")),
+    ("list.js", include_str!("../../assets/explore/list.js")),
+    ("card.js", include_str!("../../assets/explore/card.js")),
+    ("market.js", include_str!("../../assets/explore/market.js")),
+];
 const STYLE: &str = include_str!("../../assets/explore/app.css");
 const TILES: &str = include_str!("../../assets/explore/tiles.js");
 const LEAFLET: &str = include_str!("../../assets/explore/leaflet/leaflet.js");
@@ -20,14 +32,41 @@ const LEAFLET_STYLE: &str = include_str!("../../assets/explore/leaflet/leaflet.c
 
 static FILES: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
     let file = |body: &str, kind| Asset::new(body, kind);
-    HashMap::from([
-        ("app.js", Asset::new(served_script(SCRIPT), "text/javascript; charset=utf-8")),
-        ("app.css", file(STYLE, "text/css; charset=utf-8")),
-        ("tiles.js", Asset::new(served_script(TILES), "text/javascript; charset=utf-8")),
-        ("leaflet.js", file(LEAFLET, "text/javascript; charset=utf-8")),
+    let set = modules_version();
+    let modules = MODULES.map(|(name, source)| (name, Asset::new(served_module(source, &set), SCRIPT_TYPE)));
+    let mut files = HashMap::from(modules);
+    files.extend([
+        ("app.css", file(&served_style(STYLE), "text/css; charset=utf-8")),
+        ("tiles.js", Asset::new(served_script(TILES), SCRIPT_TYPE)),
+        ("leaflet.js", file(LEAFLET, SCRIPT_TYPE)),
         ("leaflet.css", file(LEAFLET_STYLE, "text/css; charset=utf-8")),
-    ])
+    ]);
+    files
 });
+
+const SCRIPT_TYPE: &str = "text/javascript; charset=utf-8";
+
+/// The version every module's imports carry: of all the modules' sources together, so a
+/// change to any one gives every import (and so the entry's own version) a new URL.
+fn modules_version() -> String {
+    let all: String = MODULES.iter().map(|(_, source)| *source).collect();
+    Asset::new(all, SCRIPT_TYPE).version().to_string()
+}
+
+/// A module as browsers get it: [`served_script`], each `from "./x.js"` naming the set's
+/// version (`./x.js?v=…`), so a module is fetched again exactly when the set changed.
+fn served_module(source: &str, version: &str) -> String {
+    let served = served_script(source);
+    let mut out = String::with_capacity(served.len());
+    for line in served.lines() {
+        match line.strip_suffix(".js\";").filter(|_| line.starts_with("import ")) {
+            Some(head) => out.push_str(&format!("{head}.js?v={version}\";")),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
 
 fn version(name: &str) -> &'static str {
     FILES.get(name).map(Asset::version).unwrap_or_default()
@@ -107,6 +146,24 @@ fn served_script(source: &str) -> String {
     out
 }
 
+/// The style sheet as browsers get it: without its comments, indentation and blank lines, for
+/// the same reason as the script. Safe because no string in it holds `/*` (a test holds that).
+fn served_style(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    let mut kept = String::with_capacity(source.len());
+    while let Some(open) = rest.find("/*") {
+        kept.push_str(&rest[..open]);
+        rest = rest[open..].find("*/").map_or("", |close| &rest[open + close + 2..]);
+    }
+    kept.push_str(rest);
+    for line in kept.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// A built-in file by its name under `/explore/`.
 pub(super) fn file(name: &str) -> Option<&'static Asset> {
     FILES.get(name)
@@ -148,13 +205,54 @@ mod tests {
     #[test]
     fn the_served_script_drops_only_what_no_literal_holds() {
         // No template literal spans lines: each line opens and closes its own.
-        for (n, line) in SCRIPT.lines().chain(TILES.lines()).enumerate() {
-            assert_eq!(line.matches('`').count() % 2, 0, "line {}: a template spans lines", n + 1);
+        for (name, source) in MODULES.iter().chain([&("tiles.js", TILES)]) {
+            for (n, line) in source.lines().enumerate() {
+                assert_eq!(line.matches('`').count() % 2, 0, "{name} line {}: a template spans lines", n + 1);
+            }
         }
         let served = served_script("  const a = 1; // kept\n\n    // a comment\n  f(`x // y`);\n");
         assert_eq!(served, "const a = 1; // kept\nf(`x // y`);\n");
         let script = std::str::from_utf8(&FILES["app.js"].repr.identity).expect("utf8");
-        assert!(script.contains("\"use strict\";") && script.len() < SCRIPT.len() * 9 / 10);
+        assert!(script.contains("wireMap();") && script.len() < MODULES[0].1.len() * 9 / 10);
+    }
+
+    #[test]
+    fn every_import_names_a_served_module_at_the_set_version() {
+        let set = modules_version();
+        let mut imported = std::collections::BTreeSet::new();
+        for (name, _) in MODULES {
+            let served = std::str::from_utf8(&FILES[name].repr.identity).expect("utf8");
+            for line in served.lines().filter(|l| l.starts_with("import ")) {
+                let (_, target) = line.split_once(" from \"./").expect("a relative import");
+                let (file, version) = target.trim_end_matches("\";").split_once("?v=").expect("versioned");
+                assert_eq!(version, set, "{name}: {line}");
+                assert!(
+                    MODULES.iter().any(|(m, _)| *m == file),
+                    "{name} imports {file}, which is not served"
+                );
+                imported.insert(file);
+            }
+        }
+        // Every module but the entry is reached from it.
+        assert_eq!(imported.len(), MODULES.len() - 1, "{imported:?}");
+        assert!(!imported.contains("app.js"), "nothing imports the entry");
+    }
+
+    #[test]
+    fn the_served_style_drops_only_comments_and_blanks() {
+        assert!(!STYLE.contains("\"/*") && !STYLE.contains("'/*"), "no string holds a comment opener");
+        let served = served_style("/* a\n   b */\n.a {\n  color: red; /* why */\n}\n\n  .b { margin: 0 }\n");
+        assert_eq!(served, ".a {\ncolor: red;\n}\n.b { margin: 0 }\n");
+        let sheet = std::str::from_utf8(&FILES["app.css"].repr.identity).expect("utf8");
+        assert_eq!(sheet.matches('{').count(), STYLE.matches('{').count(), "every rule kept");
+        assert!(!sheet.contains("/*") && sheet.len() < STYLE.len());
+    }
+
+    #[test]
+    fn no_hand_written_module_is_over_800_lines() {
+        for (name, source) in MODULES.iter().chain([&("tiles.js", TILES)]) {
+            assert!(source.lines().count() <= 800, "{name}: {} lines", source.lines().count());
+        }
     }
 
     #[test]
@@ -164,7 +262,9 @@ mod tests {
         // Scripts only by src, styles only by link, no inline handlers or style attributes.
         assert!(!html.contains("<script>") && !html.contains("<style"));
         assert!(!html.contains(" style=") && !html.contains(" onclick="));
-        assert!(!SCRIPT.contains("innerHTML"), "the script builds nodes, never HTML text");
-        assert!(!SCRIPT.contains("eval(") && !SCRIPT.contains("new Function"));
+        for (name, source) in MODULES {
+            assert!(!source.contains("innerHTML"), "{name}: the script builds nodes, never HTML text");
+            assert!(!source.contains("eval(") && !source.contains("new Function"), "{name}");
+        }
     }
 }
