@@ -1297,7 +1297,8 @@ async fn the_explorer_on_a_phone() {
     click(&phone, Locator::Css("#alert-form button[type=submit]"), "Alert me").await;
     wait_until(
         &phone,
-        "return !!stream.source && stream.source.readyState === EventSource.OPEN
+        "const stream = window.wafuelStream;
+         return !!stream.source && stream.source.readyState === EventSource.OPEN
            && stream.source.url.includes('below=999.9') && stream.source.url.includes('station=')
            && document.getElementById('alert-said').textContent.startsWith('Listening while this page is open')",
         "the stream with the alert",
@@ -1366,7 +1367,8 @@ async fn the_explorer_on_a_phone() {
     .await;
     wait_until(
         &phone,
-        "return !!stream.lastId && !!stream.source && stream.source.readyState === EventSource.OPEN
+        "const stream = window.wafuelStream;
+         return !!stream.lastId && !!stream.source && stream.source.readyState === EventSource.OPEN
            && stream.source.url.includes('since=' + stream.lastId)",
         "the stream resumed after the last event seen",
     )
@@ -1414,7 +1416,7 @@ async fn the_explorer_on_a_phone() {
     click(&phone, Locator::Css(&format!("#station-list li[data-id='{id}'] button")), "the first row").await;
     wait_until(
         &phone,
-        &format!("return state.station === '{id}' && document.getElementById('card-panel').classList.contains('open') && !document.getElementById('card').hasAttribute('aria-busy')"),
+        &format!("return new URLSearchParams(location.hash.slice(1)).get('station') === '{id}' && document.getElementById('card-panel').classList.contains('open') && !document.getElementById('card').hasAttribute('aria-busy')"),
         "the first row's card",
     )
     .await;

@@ -23,6 +23,9 @@ const stream = {
   lastId: null, // the newest event id seen, for resuming
   missed: false, // closed by the page without an id to resume from
 };
+// The page's one stream, readable from a console (and by the browser test), as a module's
+// own names are not.
+window.wafuelStream = stream;
 
 export function listen() {
   stream.wanted = true;
