@@ -1,6 +1,6 @@
-//! The error catalog of docs/api.md: codes, statuses and their safe texts.
-//! Every layer reports failures with one of these codes; only the HTTP layer turns them
-//! into responses.
+//! The error catalog of docs/api.md: codes and their safe texts. Every layer reports
+//! failures with one of these codes; only the web layer gives each its HTTP status
+//! (`wafuel_web::render::errors::status`) and turns it into a response.
 
 /// A public error code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,22 +37,6 @@ impl ErrorCode {
             ErrorCode::UpstreamUnavailable => "upstream_unavailable",
             ErrorCode::CacheRefreshBusy => "cache_refresh_busy",
             ErrorCode::UpstreamTimeout => "upstream_timeout",
-        }
-    }
-
-    /// The HTTP status.
-    pub fn status(self) -> u16 {
-        match self {
-            ErrorCode::InvalidQuery => 400,
-            ErrorCode::NotFound => 404,
-            ErrorCode::MethodNotAllowed => 405,
-            ErrorCode::NotAcceptable => 406,
-            ErrorCode::UnsupportedMediaType => 415,
-            ErrorCode::PayloadTooLarge => 413,
-            ErrorCode::InternalError => 500,
-            ErrorCode::InvalidFeed | ErrorCode::ResponseTooLarge | ErrorCode::UpstreamDenied => 502,
-            ErrorCode::UpstreamUnavailable | ErrorCode::CacheRefreshBusy => 503,
-            ErrorCode::UpstreamTimeout => 504,
         }
     }
 }
