@@ -315,7 +315,7 @@ async fn history(dir: &str) {
     }
     println!("history_rows {rows}");
     println!("history_fill_s {:.1}", filled.elapsed().as_secs_f64());
-    let station = quotes.iter().find(|q| q.product == 1).expect("a station").station.digest.clone();
+    let station = quotes.iter().find(|q| q.product == 1).expect("a station").station.id.to_string();
     let last = date(2026, 9, 29);
     let mut samples = Vec::new();
     for _ in 0..30 {

@@ -38,7 +38,7 @@ async fn small_archive(store: Arc<dyn Store>) {
         .next()
         .map(|q| q.station.clone())
         .expect("a live station");
-    let live_id = wafuel_domain::key::StationId::parse(&live_station.digest).expect("digest");
+    let live_id = live_station.id.clone();
     let live_today =
         state.catalog.history().station(&live_id, p(1), today, today).await.expect("history")[0].1;
 
@@ -103,7 +103,7 @@ async fn small_archive(store: Arc<dyn Store>) {
         }
     };
     assert_eq!(
-        history(live_station.digest.clone(), 1).await,
+        history(live_station.id.to_string(), 1).await,
         vec![
             (date(2026, 8, 1), 1801),
             (date(2026, 8, 2), 1802),

@@ -413,7 +413,7 @@ async fn an_announced_publish_reaches_held_prices_at_once() {
     let before = first["data"][0]["attributes"]["price"]["products"]["1"].as_f64().expect("price");
     let key = format!("extract:1:{}", published.data["date"].as_str().expect("date"));
     republish(&store, &key, 1, |quotes| {
-        let q = quotes.iter_mut().find(|q| q.station.digest == station).expect("the station's quote");
+        let q = quotes.iter_mut().find(|q| q.station.id.as_str() == station).expect("the station's quote");
         q.price += 5.0;
     })
     .await;
@@ -561,12 +561,11 @@ fn expected_alert(
         .filter(|q| watched(q))
         .filter_map(|q| {
             let price = tenths(q.price);
-            let previous = before
-                .and_then(|b| b.iter().find(|p| p.station.digest == q.station.digest))
-                .map(|p| tenths(p.price));
+            let previous =
+                before.and_then(|b| b.iter().find(|p| p.station.id == q.station.id)).map(|p| tenths(p.price));
             let hit = below.is_some_and(|b| price <= b)
                 || rise.is_some_and(|r| previous.is_some_and(|p| price - p >= r));
-            hit.then(|| (q.station.digest.clone(), price, previous))
+            hit.then(|| (q.station.id.to_string(), price, previous))
         })
         .collect();
     out.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
@@ -620,9 +619,9 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     let near_alert =
         format!("/v1/events?product=1&near={},{}&radius=6&below={below_text}", centre.0, centre.1);
     // The repriced station, and a rise alert on it and two neighbours.
-    let raised = todays.quotes.iter().find(|q| near(q)).expect("a watched station").station.digest.clone();
+    let raised = todays.quotes.iter().find(|q| near(q)).expect("a watched station").station.id.to_string();
     let ids: Vec<String> =
-        todays.quotes.iter().filter(|q| near(q)).take(3).map(|q| q.station.digest.clone()).collect();
+        todays.quotes.iter().filter(|q| near(q)).take(3).map(|q| q.station.id.to_string()).collect();
     let rise_alert = format!("/v1/events?product=1&station={}&rise=25", ids.join(","));
     let silent_alert = format!("/v1/events?product=1&station={}&below=1", ids[0]);
 
@@ -641,7 +640,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     // today's is repriced.
     publish_day(&app, "yesterday").await;
     republish(&store, &today_key, 1, |quotes| {
-        let q = quotes.iter_mut().find(|q| q.station.digest == raised).expect("the station");
+        let q = quotes.iter_mut().find(|q| q.station.id == raised).expect("the station");
         q.price += 60.0;
     })
     .await;
@@ -682,7 +681,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     let expected_rise = expected_alert(
         &repriced.quotes,
         Some(&yesterdays.quotes),
-        &|q| ids.contains(&q.station.digest),
+        &|q| ids.iter().any(|id| id == q.station.id.as_str()),
         None,
         Some(250),
     );

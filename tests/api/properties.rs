@@ -159,7 +159,7 @@ proptest! {
             prop_assert!(s.features.windows(2).all(|w| w[0] < w[1]));
             prop_assert!(s.features.contains(&21));
             prop_assert_eq!(s.is_24_hours, Some(true));
-            prop_assert_eq!(s.digest.len(), 64);
+            prop_assert_eq!(s.id.as_str().len(), 64);
             prop_assert_eq!(q.price_text.as_str(), original.price.as_str());
             if let Some(p) = &s.phone {
                 prop_assert!(p.starts_with('+') && p[1..].bytes().all(|b| b.is_ascii_digit()));
@@ -177,7 +177,7 @@ proptest! {
         shouty.address = shouty.address.map(|s| format!("  {}  ", s.to_uppercase().replace(' ', "   ")).into());
         shouty.location = shouty.location.map(|s| s.to_lowercase().into());
         let b = normalize_station(&shouty).expect("normalises");
-        prop_assert_eq!(a.digest, b.digest);
+        prop_assert_eq!(a.id, b.id);
     }
 
     #[test]
@@ -259,7 +259,7 @@ proptest! {
             .collect();
         let quotes: Vec<_> = built.iter().map(|(s, p)| testing::quote(s, 1, *p)).collect();
         let refs: Vec<_> = quotes.iter().collect();
-        let mut ids: Vec<String> = picks.iter().map(|ix| built[ix.index(built.len())].0.digest.clone()).collect();
+        let mut ids: Vec<String> = picks.iter().map(|ix| built[ix.index(built.len())].0.id.to_string()).collect();
         ids.dedup();
         let mut seen = std::collections::HashSet::new();
         ids.retain(|i| seen.insert(i.clone()));
@@ -278,24 +278,24 @@ proptest! {
         let no_profiles = wafuel_service::catalog::ProfileMap::default();
         let showing = wafuel_service::catalog::search::Showing { open_at: date(2026, 9, 29).at(10, 0, 0, 0), profiles: &no_profiles, now };
         let rows = wafuel_service::catalog::search::station_rows(&q, None, &refs, None, showing);
-        let got: Vec<&str> = rows.iter().map(|r| r.row.station.digest.as_str()).collect();
+        let got: Vec<&str> = rows.iter().map(|r| r.row.station.id.as_str()).collect();
         // Brute force: every station, each rule read off its own fields.
         let mut want: Vec<&Arc<wafuel_domain::station::Station>> = built
             .iter()
             .map(|(s, _)| s)
-            .filter(|s| ids.is_empty() || ids.contains(&s.digest))
+            .filter(|s| ids.is_empty() || ids.iter().any(|i| *i == s.id))
             .filter(|s| feature_codes.iter().all(|f| s.features.contains(f)))
             .filter(|s| !brand_codes.contains(&s.brand))
             .filter(|s| s.restrictions.as_ref().is_none_or(|r| r.iter().all(|c| !restriction_codes.contains(c))))
             .collect();
         if by_name {
-            want.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.digest.cmp(&b.digest)));
+            want.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
         } else if !ids.is_empty() {
-            want.sort_by_key(|s| ids.iter().position(|i| *i == s.digest));
+            want.sort_by_key(|s| ids.iter().position(|i| *i == s.id));
         } else {
             want.sort_by(|a, b| wafuel_domain::documents::document_order(a, b));
         }
-        let want: Vec<&str> = want.iter().map(|s| s.digest.as_str()).collect();
+        let want: Vec<&str> = want.iter().map(|s| s.id.as_str()).collect();
         prop_assert_eq!(got, want);
     }
 }

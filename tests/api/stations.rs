@@ -493,10 +493,10 @@ async fn history_store_suite(store: Arc<dyn wafuel_store::Store>) {
     corrected[0].price += 1.0;
     let fix = store.record(&one(d, &corrected)).await.expect("record");
     assert_eq!((fix.written, fix.replaced), (0, 1));
-    let id = corrected[0].station.digest.clone();
-    let points = store.station_history(&id, p(1), d, d).await.expect("read").expect("has product");
+    let id = corrected[0].station.id.clone();
+    let points = store.station_history(id.as_str(), p(1), d, d).await.expect("read").expect("has product");
     assert_eq!(points, vec![(d, (corrected[0].price * 10.0).round() as i64)]);
-    assert_eq!(store.station_history(&id, p(4), d, d).await.expect("read"), None);
+    assert_eq!(store.station_history(id.as_str(), p(4), d, d).await.expect("read"), None);
     assert_eq!(store.station_history(&"f".repeat(64), p(1), d, d).await.expect("read"), None);
     // Several extracts in one write (a bulk load): the days before and after.
     let (earlier, later) = (date(2026, 9, 27), date(2026, 10, 1));
@@ -506,7 +506,7 @@ async fn history_store_suite(store: Arc<dyn wafuel_store::Store>) {
     let market = store.market(p(1), earlier, later).await.expect("market");
     assert_eq!(market.prices().len(), quotes.len() * 3);
     assert!(market.prices().windows(2).all(|w| w[0].0 <= w[1].0), "ascending by date");
-    let station = market.stations.values().find(|s| s.station_id == id).expect("station");
+    let station = market.stations.values().find(|s| s.station_id == id.as_str()).expect("station");
     assert_eq!((station.first_seen, station.last_seen), (earlier, later));
     assert_eq!(store.prune_history(later).await.expect("prune"), 2 * quotes.len() as u64);
     assert_eq!(store.market(p(1), earlier, later).await.expect("market").prices().len(), quotes.len());

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use super::geo::Point;
-use super::key::station_id;
+use super::key::{StationId, resource_id};
 use super::profile::Merged;
 use super::station::{Quote, Station};
 use crate::codes::ProductCode;
@@ -101,7 +101,7 @@ pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -
         .into_iter()
         .map(|(q, prices)| PriceRow {
             station: q.station.clone(),
-            id: station_id(date, &q.station.digest),
+            id: resource_id(date, &q.station.id),
             prices,
         })
         .collect();
@@ -112,7 +112,7 @@ pub fn price_rows<'q>(quotes: impl IntoIterator<Item = &'q Quote>, date: &str) -
 /// The order of a price document's rows: suburb, name, then id. The ids of one document
 /// share its date, so the digest orders them.
 pub fn document_order(a: &Station, b: &Station) -> std::cmp::Ordering {
-    a.suburb.cmp(&b.suburb).then_with(|| a.name.cmp(&b.name)).then_with(|| a.digest.cmp(&b.digest))
+    a.suburb.cmp(&b.suburb).then_with(|| a.name.cmp(&b.name)).then_with(|| a.id.cmp(&b.id))
 }
 
 /// The quotes grouped by station, in the order of each station's first quote (which stands
@@ -127,10 +127,10 @@ pub fn grouped_prices<'q>(
         HashMap::with_capacity_and_hasher(expected, Default::default());
     let mut groups: Vec<(&'q Quote, Vec<(ProductCode, f64)>)> = Vec::with_capacity(expected);
     for q in quotes {
-        match index.get(q.station.digest.as_str()) {
+        match index.get(q.station.id.as_str()) {
             Some(&i) => groups[i].1.push((q.product, q.price)),
             None => {
-                index.insert(q.station.digest.as_str(), groups.len());
+                index.insert(q.station.id.as_str(), groups.len());
                 groups.push((q, vec![(q.product, q.price)]));
             }
         }
@@ -152,7 +152,7 @@ pub struct PriceDoc<'m> {
     pub status: PublicationStatus,
     pub meta: &'m DocumentMeta,
     /// Provider contributions by station digest (empty when enrichment is off or failed).
-    pub enrichment: HashMap<String, Merged>,
+    pub enrichment: HashMap<StationId, Merged>,
 }
 
 /// A `/legacy` document: one item per quote, in the order given.
@@ -203,7 +203,7 @@ pub struct StationRow {
 impl StationRow {
     /// The public station id (the `/v1` id without its date).
     pub fn station_id(&self) -> &str {
-        &self.row.station.digest
+        self.row.station.id.as_str()
     }
 }
 

@@ -50,9 +50,54 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The station API's id of a station: the digest of its key (64 lowercase hex characters).
 /// Made only by [`StationId::parse`] (at the edge, from a path) or from a digest this service
-/// computed, so whoever holds one can trust its form.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// computed, so whoever holds one can trust its form. Stored as its text (a stored id read
+/// back is checked again).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String")]
 pub struct StationId(String);
+
+impl TryFrom<String> for StationId {
+    type Error = &'static str;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        match Self::parse(&text) {
+            Some(_) => Ok(Self(text)),
+            None => Err("a station id is 64 lowercase hex digits"),
+        }
+    }
+}
+
+/// An id is equal to its text (a path's, a stored row's, a test's literal).
+impl PartialEq<str> for StationId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for StationId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for StationId {
+    fn eq(&self, other: &String) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<StationId> for String {
+    fn eq(&self, other: &StationId) -> bool {
+        *self == other.0
+    }
+}
+
+/// Maps keyed by id are read with the text of one (a path's, a stored row's).
+impl std::borrow::Borrow<str> for StationId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
 
 impl StationId {
     /// The id in `text`, when it has the form of one.
@@ -78,8 +123,10 @@ impl std::fmt::Display for StationId {
     }
 }
 
-/// The public id `<sourceDate>:<digest>`.
-pub fn station_id(source_date: &str, digest: &str) -> String {
+/// A station's resource id in a price document, `<sourceDate>:<stationId>`: one station on
+/// one source date.
+pub fn resource_id(source_date: &str, id: &StationId) -> String {
+    let digest = id.as_str();
     // Made for every row of every answer: joined directly, not through `format!`.
     let mut id = String::with_capacity(source_date.len() + 1 + digest.len());
     id.push_str(source_date);
@@ -141,7 +188,7 @@ mod tests {
 
     #[test]
     fn id_shape() {
-        let id = station_id("2026-09-29", &key_digest("x"));
+        let id = resource_id("2026-09-29", &StationId::from_digest(key_digest("x")));
         assert_eq!(id.len(), 10 + 1 + 64);
         assert!(id[11..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
     }

@@ -164,7 +164,7 @@ pub fn normalize_station(record: &SourceRecord) -> Result<Station, StationError>
     let digest = key_digest(&key);
     Ok(Station {
         key,
-        digest,
+        id: crate::key::StationId::from_digest(digest),
         name: trading_name.clone(),
         trading_name,
         brand,

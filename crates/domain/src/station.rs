@@ -40,8 +40,10 @@ pub struct LegacyText {
 pub struct Station {
     /// `[street, suburb, latitude, longitude]`, folded (`key::station_key`).
     pub key: String,
-    /// Lower-case hex SHA-256 of `key`; the id is `<sourceDate>:<digest>`.
-    pub digest: String,
+    /// The lower-case hex SHA-256 of `key` (stored as `digest`); a price document's
+    /// resource id is `<sourceDate>:<id>` (`key::resource_id`).
+    #[serde(rename = "digest")]
+    pub id: crate::key::StationId,
     pub name: String,
     pub trading_name: String,
     pub brand: u8,

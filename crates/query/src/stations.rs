@@ -200,7 +200,7 @@ impl Keep {
     /// Whether the filters keep `station`, whose features as its answer shows them (the
     /// provider's merged in) are `features`, ascending.
     pub fn keeps(&self, station: &Station, features: &[u8]) -> bool {
-        self.ids.as_ref().is_none_or(|ids| ids.iter().any(|id| id.as_str() == station.digest))
+        self.ids.as_ref().is_none_or(|ids| ids.contains(&station.id))
             && self.features.as_ref().is_none_or(|f| f.iter().all(|c| features.binary_search(c).is_ok()))
             && self.exclude_brands.as_ref().is_none_or(|b| b.iter().all(|c| c.get() != station.brand))
             && self.exclude_restrictions.as_ref().is_none_or(|r| {
@@ -218,11 +218,8 @@ impl Keep {
     }
 
     /// Where `station` stands in the ids asked (the order of a favourites answer).
-    pub fn position(&self, digest: &str) -> usize {
-        self.ids
-            .as_ref()
-            .and_then(|ids| ids.iter().position(|id| id.as_str() == digest))
-            .unwrap_or(usize::MAX)
+    pub fn position(&self, station: &StationId) -> usize {
+        self.ids.as_ref().and_then(|ids| ids.iter().position(|id| id == station)).unwrap_or(usize::MAX)
     }
 }
 
@@ -559,7 +556,7 @@ mod tests {
             q.keep.ids.as_ref().map(|i| i.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()),
             Some(vec![ID.to_string(), other.clone()])
         );
-        assert_eq!(q.keep.position(&other), 1);
+        assert_eq!(q.keep.position(&StationId::parse(&other).expect("an id")), 1);
         let q =
             parse_stations(&format!("id={ID}&sort=price&product=1&near=-31.95,115.86"), at(10)).expect("ok");
         assert_eq!(q.sort, Sort::Price);

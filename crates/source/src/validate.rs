@@ -9,6 +9,7 @@ use jiff::civil::Date;
 use super::error::SourceError;
 use super::rss::Feed;
 use wafuel_domain::codes::ProductCode;
+use wafuel_domain::key::StationId;
 use wafuel_domain::normalize::{is_plain_decimal, normalize_shared};
 use wafuel_domain::station::Quote;
 
@@ -35,7 +36,7 @@ pub fn validate(components: &[Component<'_>], expected: Date) -> Result<Vec<Quot
     let expected_text = expected.to_string();
     let mut quotes: Vec<Quote> = Vec::with_capacity(total);
     // (product, station key) → index in `quotes`
-    let mut seen: HashMap<(ProductCode, String), usize> = HashMap::with_capacity(total);
+    let mut seen: HashMap<(ProductCode, StationId), usize> = HashMap::with_capacity(total);
     for component in components {
         for (n, item) in component.feed.items.iter().enumerate() {
             let at = |what: String| format!("product {} item {}: {what}", component.product, n + 1);
@@ -49,7 +50,7 @@ pub fn validate(components: &[Component<'_>], expected: Date) -> Result<Vec<Quot
             let price = parse_price(price_text)
                 .ok_or_else(|| SourceError::invalid_feed(at(format!("price {price_text:?}"))))?;
             let station = normalize_shared(item).map_err(|e| SourceError::invalid_feed(at(e.to_string())))?;
-            match seen.entry((component.product, station.digest.clone())) {
+            match seen.entry((component.product, station.id.clone())) {
                 Entry::Occupied(existing) => {
                     let first = &quotes[*existing.get()];
                     if first.price != price || first.station.trading_name != station.trading_name {

@@ -114,11 +114,7 @@ pub fn event_for(
 
 /// Station digest → price in tenths of a cent, for one product.
 fn prices_of(quotes: &[Quote], product: ProductCode) -> HashMap<&str, i64> {
-    quotes
-        .iter()
-        .filter(|q| q.product == product)
-        .map(|q| (q.station.digest.as_str(), tenths(q.price)))
-        .collect()
+    quotes.iter().filter(|q| q.product == product).map(|q| (q.station.id.as_str(), tenths(q.price))).collect()
 }
 
 /// Stations added, removed or repriced between two catalogs.

@@ -40,14 +40,14 @@ pub fn price_event(
         .filter(|q| q.product == alert.product)
         .filter_map(|q| {
             let previous = before.and_then(|b| {
-                b.station(&q.station.digest).find(|p| p.product == alert.product).map(|p| p.price)
+                b.station(q.station.id.as_str()).find(|p| p.product == alert.product).map(|p| p.price)
             });
             let price = tenths(q.price);
             let low = alert.below.is_some_and(|below| price <= below);
             let rose = alert.rise.is_some_and(|rise| previous.is_some_and(|p| price - tenths(p) >= rise));
             let any = alert.below.is_none() && alert.rise.is_none();
             (low || rose || any).then(|| AlertedStation {
-                id: q.station.digest.clone(),
+                id: q.station.id.to_string(),
                 name: q.station.name.clone(),
                 price: q.price,
                 previous,
@@ -71,7 +71,6 @@ mod tests {
     use jiff::Timestamp;
     use jiff::civil::date;
     use wafuel_domain::codes::ProductCode;
-    use wafuel_domain::key::StationId;
     use wafuel_domain::testing;
     use wafuel_query::events::parse_events;
     use wafuel_store::Snapshot;
@@ -124,11 +123,9 @@ mod tests {
         let all = price_event(&alert(near), d, &today, None).expect("all three");
         assert_eq!(names(all), ["A", "C", "B"]);
         // By id: only the stations named.
-        let c = today.quotes()[2].station.digest.clone();
+        let c = today.quotes()[2].station.id.clone();
         let by_id = alert(&format!("product=1&station={c}&below=181"));
-        assert!(
-            matches!(&by_id.watched, Watched::Stations(ids) if ids == &[StationId::from_digest(c.clone())])
-        );
+        assert!(matches!(&by_id.watched, Watched::Stations(ids) if ids == &[c.clone()]));
         let by_id = price_event(&by_id, d, &today, Some(&before)).expect("C");
         assert_eq!(by_id.stations.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [c.as_str()]);
         // Another product's catalog says nothing for this alert.

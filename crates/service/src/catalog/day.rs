@@ -37,7 +37,7 @@ impl DayCatalog {
         let mut grid: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
         for (i, q) in snapshot.quotes.iter().enumerate() {
             let Ok(i) = u32::try_from(i) else { break };
-            by_station.entry(q.station.digest.as_str().into()).or_default().push(i);
+            by_station.entry(q.station.id.as_str().into()).or_default().push(i);
             grid.entry(cell(q.station.latitude, q.station.longitude)).or_default().push(i);
         }
         Self { snapshot, by_station, grid }
@@ -216,13 +216,13 @@ mod tests {
                     .quotes()
                     .iter()
                     .filter(|q| inside(q, point, radius))
-                    .map(|q| q.station.digest.as_str())
+                    .map(|q| q.station.id.as_str())
                     .collect();
                 let grid: Vec<&str> = day
                     .near(point, radius)
                     .into_iter()
                     .filter(|q| inside(q, point, radius))
-                    .map(|q| q.station.digest.as_str())
+                    .map(|q| q.station.id.as_str())
                     .collect();
                 assert_eq!(grid, scan, "point {i}, radius {radius}");
             }
@@ -258,7 +258,7 @@ mod tests {
                 .into_iter()
                 .filter_map(|q| {
                     let p = Point { latitude: q.station.latitude, longitude: q.station.longitude };
-                    cover.place(p).map(|placed| (q.station.digest.as_str(), placed.detour, placed.along))
+                    cover.place(p).map(|placed| (q.station.id.as_str(), placed.detour, placed.along))
                 })
                 .collect();
             let reference: Vec<(&str, f64, f64)> = day
@@ -267,14 +267,13 @@ mod tests {
                 .filter_map(|q| {
                     let p = Point { latitude: q.station.latitude, longitude: q.station.longitude };
                     let placed = route.place(p);
-                    (placed.detour <= detour_m)
-                        .then(|| (q.station.digest.as_str(), placed.detour, placed.along))
+                    (placed.detour <= detour_m).then(|| (q.station.id.as_str(), placed.detour, placed.along))
                 })
                 .collect();
             assert_eq!(found, reference, "route {trial}, detour {detour_m}");
             // Count stations whose nearest vertex is much farther than the route itself.
             for (id, detour, _) in &reference {
-                let Some(q) = day.quotes().iter().find(|q| q.station.digest.as_str() == *id) else {
+                let Some(q) = day.quotes().iter().find(|q| q.station.id.as_str() == *id) else {
                     continue;
                 };
                 let vertex = route
@@ -295,10 +294,10 @@ mod tests {
     #[test]
     fn stations_by_id() {
         let day = catalog(50);
-        let wanted = day.quotes()[7].station.digest.clone();
-        let found: Vec<&Quote> = day.station(&wanted).collect();
+        let wanted = day.quotes()[7].station.id.clone();
+        let found: Vec<&Quote> = day.station(wanted.as_str()).collect();
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].station.digest, wanted);
+        assert_eq!(found[0].station.id, wanted);
         assert_eq!(day.station(&"0".repeat(64)).count(), 0);
     }
 }

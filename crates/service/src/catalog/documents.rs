@@ -43,7 +43,7 @@ pub struct Facts {
 /// The quotes of a price document with what its model needs besides them.
 struct Priced<'a> {
     quotes: Vec<&'a Quote>,
-    enrichment: HashMap<String, Merged>,
+    enrichment: HashMap<StationId, Merged>,
     facts: Facts,
 }
 
@@ -172,7 +172,7 @@ impl Catalog {
             for row in &mut rows {
                 let Some((_, price)) = row.row.prices.iter().find(|(p, _)| p == product) else { continue };
                 let change =
-                    runs.get(&row.row.station.digest).and_then(|r| r.last_change(date, tenths(*price)));
+                    runs.get(row.row.station.id.as_str()).and_then(|r| r.last_change(date, tenths(*price)));
                 row.extra.last_change.push((*product, change.map(|(d, before)| (d, Tenths(before).cents()))));
             }
         }
@@ -271,7 +271,7 @@ impl Catalog {
         let mut counts: std::collections::BTreeMap<u8, usize> =
             wafuel_domain::codes::BRANDS.iter().map(|b| (b.code, 0)).collect();
         for q in &quotes {
-            if seen.insert(q.station.digest.as_str()) {
+            if seen.insert(q.station.id.as_str()) {
                 *counts.entry(q.station.brand).or_default() += 1;
             }
         }

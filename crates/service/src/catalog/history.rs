@@ -134,7 +134,7 @@ impl History {
             expand: Default::default(),
         };
         let data = self.prices.selection(&selection).await?;
-        Ok(Some(data.quotes().map(|q| q.station.digest.clone()).collect()))
+        Ok(Some(data.quotes().map(|q| q.station.id.as_str().to_owned()).collect()))
     }
 
     /// One station's stored prices of `product` from `from` to `to`, as (date, tenths of a

@@ -294,17 +294,17 @@ pub fn merged_profiles<'s>(
     profiles: &ProfileMap,
     now: Timestamp,
     mut expires_at: Timestamp,
-) -> (HashMap<String, Merged>, Timestamp) {
-    let mut enrichment: HashMap<String, Merged> = HashMap::new();
+) -> (HashMap<StationId, Merged>, Timestamp) {
+    let mut enrichment: HashMap<StationId, Merged> = HashMap::new();
     for station in stations {
-        if enrichment.contains_key(&station.digest) {
+        if enrichment.contains_key(&station.id) {
             continue;
         }
         if let Some(stored) = profiles.get(&station.key)
             && let Some(merged) = merge(station, stored, now)
         {
             expires_at = expires_at.min(stored.next_deadline(now));
-            enrichment.insert(station.digest.clone(), merged);
+            enrichment.insert(station.id.clone(), merged);
         }
     }
     (enrichment, expires_at)

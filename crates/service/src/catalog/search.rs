@@ -12,7 +12,7 @@ use wafuel_domain::codes::ProductCode;
 use wafuel_domain::documents::{PriceRow, StationExtra, StationRow, document_order, grouped_prices};
 use wafuel_domain::geo::Point;
 use wafuel_domain::geo::great_circle_m;
-use wafuel_domain::key::station_id;
+use wafuel_domain::key::resource_id;
 use wafuel_domain::opening::{OpenState, open_state};
 use wafuel_domain::price::Tenths;
 use wafuel_domain::profile::{Merged, Shown, merge};
@@ -33,7 +33,7 @@ pub fn missing_ids<'q>(query: &'q StationsQuery, rows: &[StationRow]) -> Vec<&'q
     if query.limit.is_some_and(|l| rows.len() >= l) {
         return Vec::new();
     }
-    ids.iter().map(|id| id.as_str()).filter(|id| !rows.iter().any(|r| r.row.station.digest == *id)).collect()
+    ids.iter().filter(|id| !rows.iter().any(|r| r.row.station.id == **id)).map(|id| id.as_str()).collect()
 }
 
 /// What a search shows of each station besides its quotes: the Perth time its `open` is
@@ -79,7 +79,7 @@ pub fn station_rows(
         let mut by_station = NextPrices::default();
         for q in quotes.iter().copied().filter(within) {
             if query.selection.products.contains(&q.product) {
-                by_station.entry(q.station.digest.as_str()).or_default().push((q.product, q.price));
+                by_station.entry(q.station.id.as_str()).or_default().push((q.product, q.price));
             }
         }
         for prices in by_station.values_mut() {
@@ -143,14 +143,14 @@ pub fn station_rows(
     let along = |r: &Found| r.along.unwrap_or(0);
     // Ids are `<date>:<digest>` with one date: the digest orders them.
     fn digest<'a>(r: &'a Found) -> &'a str {
-        r.quote.station.digest.as_str()
+        r.quote.station.id.as_str()
     }
     let by = |key: &dyn Fn(&Found) -> i64, a: &Found, b: &Found| {
         key(a).cmp(&key(b)).then_with(|| digest(a).cmp(digest(b)))
     };
     match query.sort {
         Sort::Suburb => found.sort_by(|a, b| document_order(&a.quote.station, &b.quote.station)),
-        Sort::Asked => found.sort_by_key(|r| query.keep.position(digest(r))),
+        Sort::Asked => found.sort_by_key(|r| query.keep.position(&r.quote.station.id)),
         Sort::Distance | Sort::Detour => found.sort_by(|a, b| by(&distance, a, b)),
         Sort::Along => found.sort_by(|a, b| by(&along, a, b)),
         Sort::Name => found.sort_by(|a, b| {
@@ -174,7 +174,7 @@ pub fn station_rows(
         .into_iter()
         .map(|f| {
             let station = &f.quote.station;
-            let next = next_prices.as_ref().and_then(|m| m.get(station.digest.as_str())).cloned();
+            let next = next_prices.as_ref().and_then(|m| m.get(station.id.as_str())).cloned();
             let change = next
                 .as_ref()
                 .map(|n| {
@@ -200,11 +200,8 @@ pub fn station_rows(
                 // Filled in by the document, from the history's runs.
                 last_change: Vec::new(),
             };
-            let row = PriceRow {
-                station: station.clone(),
-                id: station_id(&date, &station.digest),
-                prices: f.prices,
-            };
+            let row =
+                PriceRow { station: station.clone(), id: resource_id(&date, &station.id), prices: f.prices };
             StationRow { row, extra, merged: f.merged }
         })
         .collect()
@@ -317,7 +314,7 @@ mod tests {
         assert_eq!(kept, [("A", Some(1)), ("C", Some(2)), ("B", Some(2))], "C is nearer than B");
         assert_eq!(rows[2].extra.change, vec![(ProductCode::UNLEADED, -4.9)]);
         assert!(rows[0].extra.next.is_none() && rows[1].extra.next.is_none());
-        assert!(rows.iter().all(|r| r.row.id == station_id("2026-09-29", &r.row.station.digest)));
+        assert!(rows.iter().all(|r| r.row.id == resource_id("2026-09-29", &r.row.station.id)));
         let list = parse_stations("product=1,2", now).expect("query");
         let rows = station_rows(&list, None, &base_refs, None, shown());
         let ids: Vec<&str> = rows.iter().map(|r| r.row.id.as_str()).collect();

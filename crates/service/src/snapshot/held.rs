@@ -89,7 +89,7 @@ impl HeldSnapshots {
 /// Stations by digest, weakly: a station equal to one already held is replaced by it.
 #[derive(Default)]
 struct Interner {
-    map: Mutex<HashMap<String, Weak<Station>>>,
+    map: Mutex<HashMap<wafuel_domain::key::StationId, Weak<Station>>>,
 }
 
 impl Interner {
@@ -104,11 +104,11 @@ impl Interner {
             .quotes
             .iter()
             .map(|q| {
-                let shared = match map.get(&q.station.digest).and_then(Weak::upgrade) {
+                let shared = match map.get(&q.station.id).and_then(Weak::upgrade) {
                     Some(known) if Arc::ptr_eq(&known, &q.station) => None,
                     Some(known) if *known == *q.station => Some(known),
                     _ => {
-                        map.insert(q.station.digest.clone(), Arc::downgrade(&q.station));
+                        map.insert(q.station.id.clone(), Arc::downgrade(&q.station));
                         None
                     }
                 };

@@ -289,12 +289,12 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
             let mut seen = std::collections::HashSet::new();
             for q in quotes {
                 let st = &q.station;
-                if !seen.insert(st.digest.as_str()) {
+                if !seen.insert(st.id.as_str()) {
                     continue;
                 }
-                match known.get(&st.digest) {
+                match known.get(st.id.as_str()) {
                     Some((_, first, last)) if *first <= day && *last >= day => {}
-                    _ => pending.push((st.digest.clone(), i64::from(st.brand), details(st)?)),
+                    _ => pending.push((st.id.clone(), i64::from(st.brand), details(st)?)),
                 }
             }
             // Rows in one order for every writer, so concurrent writers (replicas on
@@ -302,7 +302,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
             pending.sort_by(|a, b| a.0.cmp(&b.0));
             for chunk in pending.chunks(BATCH) {
                 let values = chunk.iter().map(|(id, brand, json)| {
-                    vec![id.into(), (*brand).into(), json.into(), day.into(), day.into()]
+                    vec![id.as_str().into(), (*brand).into(), json.into(), day.into(), day.into()]
                 });
                 let upsert = Statement::rows(UPSERT_STATIONS, values, UPSERT_STATIONS_TAIL);
                 let returned: Vec<(i64, String)> = tx.fetch_all(upsert).await?;
@@ -312,7 +312,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
                 }
             }
             for q in quotes.iter().filter(|q| q.product == product) {
-                let Some(&(sid, _, _)) = known.get(&q.station.digest) else { continue };
+                let Some(&(sid, _, _)) = known.get(q.station.id.as_str()) else { continue };
                 let price = wafuel_domain::station::tenths(q.price);
                 prices.push(Incoming { product, day, sid, price });
             }

@@ -144,7 +144,8 @@ impl ApiError {
     pub fn respond(&self, flavor: Flavor) -> Response {
         self.log();
         let (code, detail, retry_after) = self.public();
-        let status = StatusCode::from_u16(crate::render::errors::status(code)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status = StatusCode::from_u16(crate::render::errors::status(code))
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let (content_type, body) = match flavor {
             Flavor::JsonApi => ("application/vnd.api+json", jsonapi_error(code, detail, self.parameter())),
             Flavor::Legacy => ("application/json", legacy_error(code, detail)),

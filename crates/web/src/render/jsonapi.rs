@@ -12,6 +12,7 @@ use wafuel_domain::codes::{brand, brand_logo_file, feature, restriction};
 use wafuel_domain::documents::{
     DocumentMeta, Expand, PriceDoc, PriceRow, PublicationStatus, Scope, StationExtra,
 };
+use wafuel_domain::key::StationId;
 use wafuel_domain::profile::{Merged, PROVIDER, Shown};
 use wafuel_domain::site_features::WEEKDAYS;
 use wafuel_domain::station::SourceNotes;
@@ -105,14 +106,14 @@ struct Data<'a> {
     rows: &'a [PriceRow],
     as_at: &'a str,
     expand: Expand,
-    enrichment: &'a HashMap<String, Merged>,
+    enrichment: &'a HashMap<StationId, Merged>,
 }
 
 impl Serialize for Data<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.rows.len()))?;
         for row in self.rows {
-            let merged = self.enrichment.get(&row.station.digest);
+            let merged = self.enrichment.get(&row.station.id);
             seq.serialize_element(&Resource { row, as_at: self.as_at, expand: self.expand, merged })?;
         }
         seq.end()
