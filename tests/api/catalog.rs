@@ -187,7 +187,7 @@ async fn statistics_follow_a_history_write_by_another_replica() {
         wafuel_query::parse_selection(wafuel_query::Dialect::V1, "product=1", app.clock.now()).expect("q");
     let data = app.server.state.catalog.prices().selection(&sel).await.expect("extract");
     let quotes: Vec<wafuel_domain::station::Quote> = data.quotes().cloned().collect();
-    let brand = quotes[0].station.brand;
+    let brand = quotes[0].station.brand.get();
     let stats = |extra: &str| format!("/v1/stats?product=1&from=2026-09-29&to=2026-09-29{extra}");
     let before = app.get(&stats("")).await.json();
     let min = |doc: &serde_json::Value| doc["data"]["attributes"]["days"][0]["min"].as_f64().expect("min");

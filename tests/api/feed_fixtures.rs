@@ -34,7 +34,7 @@ fn statewide_2026_excerpt() {
     assert_eq!(billabong.price, 195.0);
     assert_eq!(billabong.price_text, "195.0");
     assert_eq!(s.id, "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe");
-    assert_eq!(s.brand, 15);
+    assert_eq!(s.brand.get(), 15);
     assert_eq!(s.suburb, "MEADOW");
     assert_eq!(s.street, "Lot 2 North West Coastal Hwy");
     assert_eq!((s.latitude, s.longitude), (-26.816033, 114.614261));
@@ -47,7 +47,7 @@ fn statewide_2026_excerpt() {
     assert_eq!(s.features, Vec::<u8>::new());
 
     let wandering = &find(&q, "Shire of Wandering").station;
-    assert_eq!(wandering.brand, 0);
+    assert_eq!(wandering.brand.get(), 0);
     assert_eq!(wandering.notes.brand.as_deref(), Some("Quest Fuel"));
     assert_eq!(wandering.restrictions, Some(vec![1]));
     assert_eq!(wandering.is_24_hours, None);
@@ -56,7 +56,7 @@ fn statewide_2026_excerpt() {
     let meeka = find(&q, "Meekatharra Corner Store");
     assert_eq!(meeka.station.id, "294ed847a15de8a8305c548cece119542e625a89897cd82290470f7df5ec0a8e");
     assert_eq!(meeka.station.phone.as_deref(), Some("+61899811151"));
-    assert_eq!(meeka.station.brand, 5);
+    assert_eq!(meeka.station.brand.get(), 5);
     assert_eq!(meeka.price, 212.9);
 }
 
@@ -66,7 +66,7 @@ fn default_2019_feed() {
     assert_eq!(q.len(), 380);
     let byford = &find(&q, "United Byford").station;
     assert_eq!(byford.phone.as_deref(), Some("+61450238181"));
-    assert_eq!(byford.brand, 23);
+    assert_eq!(byford.brand.get(), 23);
     assert_eq!(byford.features, Vec::<u8>::new());
     assert_eq!(byford.is_24_hours, None);
     assert_eq!(byford.legacy.site_features.as_deref(), Some(", "));
@@ -87,7 +87,7 @@ fn default_2019_feed() {
     assert_eq!(q.iter().filter(|x| x.station.phone.is_none() && x.station.notes.phone.is_none()).count(), 12);
     // Latitude written as a bare integer.
     assert!(q.iter().any(|x| x.station.legacy.latitude == "-32"));
-    let brands_unmapped = q.iter().filter(|x| x.station.brand == 0).count();
+    let brands_unmapped = q.iter().filter(|x| x.station.brand.get() == 0).count();
     assert!(brands_unmapped > 0, "Caltex Woolworths and Coles Express have no code");
 }
 

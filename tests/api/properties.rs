@@ -285,7 +285,7 @@ proptest! {
             .map(|(s, _)| s)
             .filter(|s| ids.is_empty() || ids.iter().any(|i| *i == s.id))
             .filter(|s| feature_codes.iter().all(|f| s.features.contains(f)))
-            .filter(|s| !brand_codes.contains(&s.brand))
+            .filter(|s| !brand_codes.contains(&s.brand.get()))
             .filter(|s| s.restrictions.as_ref().is_none_or(|r| r.iter().all(|c| !restriction_codes.contains(c))))
             .collect();
         if by_name {

@@ -251,6 +251,44 @@ pub fn brand_code_for_label(label: &str) -> u8 {
     BRANDS.iter().find(|b| brand_label_eq(b.name, label)).map_or(UNMAPPED_BRAND, |b| b.code)
 }
 
+/// The brand a station carries: one of the brand table's codes, or unmapped (a label the
+/// table does not have, kept in the station's `sourceNotes.brand`). Unlike [`BrandCode`],
+/// which a query names and which is never unmapped. Stored and served as its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct StationBrand(u8);
+
+impl StationBrand {
+    /// A label the brand table does not have.
+    pub const UNMAPPED: Self = Self(UNMAPPED_BRAND);
+
+    /// The brand of a source `<brand>` text ([`brand_code_for_label`]).
+    pub fn of_label(label: &str) -> Self {
+        Self(brand_code_for_label(label))
+    }
+
+    /// The brand of a table code.
+    pub fn of(code: BrandCode) -> Self {
+        Self(code.get())
+    }
+
+    /// The brand table's code, unless unmapped.
+    pub fn code(self) -> Option<BrandCode> {
+        BrandCode::parse(self.0)
+    }
+
+    /// The number served (0: unmapped).
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
+impl PartialEq<StationBrand> for BrandCode {
+    fn eq(&self, other: &StationBrand) -> bool {
+        self.get() == other.0
+    }
+}
+
 /// Logo file name of a brand code: the lower-cased name with every run of other characters
 /// turned into `_`; code 0 and unknown codes use `generic.svg`.
 pub fn brand_logo_file(code: u8) -> String {
@@ -494,6 +532,16 @@ mod tests {
         assert_eq!(brand_code_for_label(""), INDEPENDENT_BRAND);
         assert_eq!(brand_code_for_label("Quest Fuel"), UNMAPPED_BRAND);
         assert_eq!(brand_code_for_label("Caltex Woolworths"), UNMAPPED_BRAND);
+    }
+
+    #[test]
+    fn a_station_brand_is_a_table_code_or_unmapped() {
+        let bp = StationBrand::of_label("BP");
+        assert_eq!(bp.code().map(Code::get), Some(5));
+        assert!(BrandCode::parse(5).is_some_and(|c| c == bp) && BrandCode::parse(2).is_some_and(|c| c != bp));
+        let quest = StationBrand::of_label("Quest Fuel");
+        assert_eq!((quest, quest.code()), (StationBrand::UNMAPPED, None), "no query names it");
+        assert_eq!(serde_json::to_string(&bp).expect("json"), "5", "stored and served as its number");
     }
 
     #[test]

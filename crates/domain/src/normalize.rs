@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use super::codes::{UNMAPPED_BRAND, brand_code_for_label};
+use super::codes::StationBrand;
 use super::key::{key_digest, station_key};
 use super::phone::{Phone, normalize_phone};
 use super::record::SourceRecord;
@@ -131,8 +131,8 @@ pub fn normalize_station(record: &SourceRecord) -> Result<Station, StationError>
     let mut notes = SourceNotes::default();
 
     let brand_label = record.brand.as_deref().unwrap_or("");
-    let brand = brand_code_for_label(brand_label);
-    if brand == UNMAPPED_BRAND {
+    let brand = StationBrand::of_label(brand_label);
+    if brand == StationBrand::UNMAPPED {
         notes.brand = Some(brand_label.trim().to_string());
     }
 
@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn unmapped_brand_is_kept_in_notes() {
         let s = normalize_station(&record()).expect("station");
-        assert_eq!(s.brand, 0);
+        assert_eq!(s.brand, StationBrand::UNMAPPED);
         assert_eq!(s.notes.brand.as_deref(), Some("Quest Fuel"));
         assert_eq!(s.restrictions, Some(vec![1]));
         assert_eq!(s.phone, None);

@@ -46,7 +46,7 @@ pub struct Station {
     pub id: crate::key::StationId,
     pub name: String,
     pub trading_name: String,
-    pub brand: u8,
+    pub brand: crate::codes::StationBrand,
     pub street: String,
     pub suburb: String,
     pub latitude: f64,

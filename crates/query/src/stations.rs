@@ -12,7 +12,7 @@ use super::grammar::{
 };
 use super::selection::{Dialect, Selection, V1_PARAMS, code_list, codes, parse_selection_up_to, selection};
 use super::values::{WA_LATITUDE, WA_LONGITUDE, iso_date, kilometres, parse_near, radius_km, station_id};
-use wafuel_domain::codes::BrandCode;
+use wafuel_domain::codes::{BrandCode, StationBrand};
 use wafuel_domain::geo::Point;
 use wafuel_domain::key::StationId;
 use wafuel_domain::route;
@@ -126,8 +126,8 @@ fn discounts(value: &str) -> Result<Vec<(BrandCode, i64)>, QueryError> {
 
 impl StationsQuery {
     /// The discount at a brand (tenths of a cent), 0 without one.
-    pub fn discount(&self, brand: u8) -> i64 {
-        self.discounts.as_ref().and_then(|d| d.iter().find(|(b, _)| b.get() == brand)).map_or(0, |(_, t)| *t)
+    pub fn discount(&self, brand: StationBrand) -> i64 {
+        self.discounts.as_ref().and_then(|d| d.iter().find(|(b, _)| *b == brand)).map_or(0, |(_, t)| *t)
     }
 }
 
@@ -202,7 +202,7 @@ impl Keep {
     pub fn keeps(&self, station: &Station, features: &[u8]) -> bool {
         self.ids.as_ref().is_none_or(|ids| ids.contains(&station.id))
             && self.features.as_ref().is_none_or(|f| f.iter().all(|c| features.binary_search(c).is_ok()))
-            && self.exclude_brands.as_ref().is_none_or(|b| b.iter().all(|c| c.get() != station.brand))
+            && self.exclude_brands.as_ref().is_none_or(|b| b.iter().all(|c| *c != station.brand))
             && self.exclude_restrictions.as_ref().is_none_or(|r| {
                 let held = station.restrictions.as_deref().unwrap_or(&[]);
                 r.iter().all(|c| !held.contains(c))

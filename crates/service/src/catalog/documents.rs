@@ -272,7 +272,7 @@ impl Catalog {
             wafuel_domain::codes::BRANDS.iter().map(|b| (b.code, 0)).collect();
         for q in &quotes {
             if seen.insert(q.station.id.as_str()) {
-                *counts.entry(q.station.brand).or_default() += 1;
+                *counts.entry(q.station.brand.get()).or_default() += 1;
             }
         }
         counts.retain(|code, n| *code != wafuel_domain::codes::UNMAPPED_BRAND || *n > 0);

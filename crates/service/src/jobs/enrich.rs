@@ -108,7 +108,7 @@ async fn leased_pass(
         .map(|q| Seed {
             station_key: q.station.key.clone(),
             name: q.station.name.clone(),
-            brand: q.station.brand,
+            brand: q.station.brand.get(),
             street: q.station.street.clone(),
             suburb: q.station.suburb.clone(),
             latitude: q.station.latitude,

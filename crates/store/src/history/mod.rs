@@ -294,7 +294,7 @@ impl<B: Backend> HistoryStore for SqlStore<B> {
                 }
                 match known.get(st.id.as_str()) {
                     Some((_, first, last)) if *first <= day && *last >= day => {}
-                    _ => pending.push((st.id.clone(), i64::from(st.brand), details(st)?)),
+                    _ => pending.push((st.id.clone(), i64::from(st.brand.get()), details(st)?)),
                 }
             }
             // Rows in one order for every writer, so concurrent writers (replicas on

@@ -166,7 +166,7 @@ impl Serialize for Attributes<'_> {
         map.serialize_entry("name", &st.name)?;
         map.serialize_entry("tradingName", &st.trading_name)?;
         if self.expand.brand {
-            map.serialize_entry("brand", &BrandObject(st.brand, st.notes.brand.as_deref()))?;
+            map.serialize_entry("brand", &BrandObject(st.brand.get(), st.notes.brand.as_deref()))?;
         } else {
             map.serialize_entry("brand", &st.brand)?;
         }

@@ -272,7 +272,7 @@ pub fn render_csv(doc: &StationsDoc<'_>) -> Result<Vec<u8>, RenderError> {
                 [
                     row.station_id().to_string(),
                     st.name.clone(),
-                    st.brand.to_string(),
+                    st.brand.get().to_string(),
                     st.street.clone(),
                     st.suburb.clone(),
                     st.latitude.to_string(),
