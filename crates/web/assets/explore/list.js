@@ -94,16 +94,21 @@ export async function loadList() {
     if (generation !== state.listGeneration || near !== state.near) return;
     recovered("list");
     learnPlaces(doc);
-    state.list = { rows: doc.data, near, radius, widened: radius !== state.radius, fuel: state.fuel, sourceDate: doc.meta.sourceDate, stop: doc.meta.stop || null };
-    state.count = PAGE_SIZE;
-    state.listNote = null;
-    renderList();
+    showList({ rows: doc.data, near, radius, widened: radius !== state.radius, fuel: state.fuel, sourceDate: doc.meta.sourceDate, stop: doc.meta.stop || null });
   } catch (error) {
     if (generation !== state.listGeneration) return;
     if (!(error instanceof ApiError)) throw error;
     // The note stays "Finding …": the banner alone speaks of the failure, and retries.
     trouble("list", error, loadList);
   }
+}
+
+// A new answer for the list: shown from its first page, with nothing pending said.
+function showList(list) {
+  state.list = list;
+  state.count = PAGE_SIZE;
+  state.listNote = null;
+  renderList();
 }
 
 async function loadFavourites() {
@@ -118,10 +123,7 @@ async function loadFavourites() {
     const doc = await api(favouritesQuery());
     if (generation !== state.listGeneration) return;
     recovered("list");
-    state.list = { ...base, rows: doc.data, sourceDate: doc.meta.sourceDate, missing: doc.meta.missing || [] };
-    state.count = PAGE_SIZE;
-    state.listNote = null;
-    renderList();
+    showList({ ...base, rows: doc.data, sourceDate: doc.meta.sourceDate, missing: doc.meta.missing || [] });
   } catch (error) {
     if (generation !== state.listGeneration) return;
     if (!(error instanceof ApiError)) throw error;
