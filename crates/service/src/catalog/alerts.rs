@@ -125,7 +125,7 @@ mod tests {
         // By id: only the stations named.
         let c = today.quotes()[2].station.id.clone();
         let by_id = alert(&format!("product=1&station={c}&below=181"));
-        assert!(matches!(&by_id.watched, Watched::Stations(ids) if ids == &[c.clone()]));
+        assert!(matches!(&by_id.watched, Watched::Stations(ids) if ids == std::slice::from_ref(&c)));
         let by_id = price_event(&by_id, d, &today, Some(&before)).expect("C");
         assert_eq!(by_id.stations.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [c.as_str()]);
         // Another product's catalog says nothing for this alert.
