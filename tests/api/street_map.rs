@@ -234,7 +234,7 @@ async fn misalignment(client: &Client) -> f64 {
     let far = run(
         client,
         "const svg = document.getElementById('map');
-         const v = state.view;
+         const v = window.wafuelState.view;
          const places = [[115.8613, -31.9523], [115.7439, -32.0569]];
          for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
            places.push(wafuelTiles.unproject(v.x + v.w * fx, v.y + v.h * fy));
@@ -262,7 +262,7 @@ async fn misalignment(client: &Client) -> f64 {
 async fn perth_by_keyboard(client: &Client) {
     let perth = client.find(Locator::Css("button[data-view=perth]")).await.expect("Perth");
     perth.send_keys(&Key::Enter.to_string()).await.expect("Enter");
-    wait_until(client, "return state.view.w < 100", "the Perth view").await;
+    wait_until(client, "return window.wafuelState.view.w < 100", "the Perth view").await;
 }
 
 /// "+" on a focused dot, `times` times.
@@ -278,7 +278,7 @@ async fn zoom_in_by_keyboard(client: &Client, times: usize) {
 
 /// The view as `[x, y, w]` in map units.
 async fn view(client: &Client) -> [f64; 3] {
-    let v = run(client, "return [state.view.x, state.view.y, state.view.w]").await;
+    let v = run(client, "return [window.wafuelState.view.x, window.wafuelState.view.y, window.wafuelState.view.w]").await;
     let n = |i: usize| v[i].as_f64().expect("a number");
     [n(0), n(1), n(2)]
 }
@@ -446,7 +446,7 @@ async fn the_explorer_on_a_street_map() {
     let at_perth = zooms(&tiles.asked());
     assert!(misalignment(&client).await < 1.5, "dots on their places at Perth");
     zoom_in_by_keyboard(&client, 3).await;
-    wait_until(&client, "return state.view.w < 30", "zoomed in by the keyboard").await;
+    wait_until(&client, "return window.wafuelState.view.w < 30", "zoomed in by the keyboard").await;
     let deepest = |z: &[u32]| z.last().copied().unwrap_or_default();
     wait_until(
         &client,
@@ -473,11 +473,11 @@ async fn the_explorer_on_a_street_map() {
     )
     .await;
     assert_eq!(picked, json!(true), "a dot in view");
-    let before = run(&client, "return state.view.w").await;
+    let before = run(&client, "return window.wafuelState.view.w").await;
     click(&client, Locator::Css("#dots circle[data-picked]"), "a dot over the tiles").await;
     wait_until(
         &client,
-        &format!("return !!document.getElementById('station-name') || state.view.w < {before}"),
+        &format!("return !!document.getElementById('station-name') || window.wafuelState.view.w < {before}"),
         "its card, or its group zoomed into",
     )
     .await;
@@ -652,7 +652,7 @@ async fn the_explorer_on_its_own_vector_map() {
     // "+" by the keyboard, to the zooms where streets have their names.
     client.goto(&format!("{base}/explore#near=-31.95,115.86")).await.expect("near Perth");
     client.refresh().await.expect("reloaded");
-    wait_until(&client, "return !!state.near && state.view.w < 40", "the view near Perth's centre").await;
+    wait_until(&client, "return !!window.wafuelState.near && window.wafuelState.view.w < 40", "the view near Perth's centre").await;
     let plus = client.find(Locator::Css("button[data-zoom=in]")).await.expect("+");
     for _ in 0..5 {
         plus.send_keys(&Key::Enter.to_string()).await.expect("Enter");

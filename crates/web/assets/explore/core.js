@@ -93,6 +93,9 @@ export const state = {
   listNote: null, // what the list is doing now: "Finding your location…"
   roving: null, // key of the map item holding the map's one tab stop
 };
+// The page's state, readable from a console (and by the browser tests), as a module's own
+// names are not.
+window.wafuelState = state;
 
 // ---- what a stop costs: the driver's fill and consumption, kept in this browser ---------------
 
