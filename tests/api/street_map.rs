@@ -278,7 +278,11 @@ async fn zoom_in_by_keyboard(client: &Client, times: usize) {
 
 /// The view as `[x, y, w]` in map units.
 async fn view(client: &Client) -> [f64; 3] {
-    let v = run(client, "return [window.wafuelState.view.x, window.wafuelState.view.y, window.wafuelState.view.w]").await;
+    let v = run(
+        client,
+        "return [window.wafuelState.view.x, window.wafuelState.view.y, window.wafuelState.view.w]",
+    )
+    .await;
     let n = |i: usize| v[i].as_f64().expect("a number");
     [n(0), n(1), n(2)]
 }
@@ -652,7 +656,12 @@ async fn the_explorer_on_its_own_vector_map() {
     // "+" by the keyboard, to the zooms where streets have their names.
     client.goto(&format!("{base}/explore#near=-31.95,115.86")).await.expect("near Perth");
     client.refresh().await.expect("reloaded");
-    wait_until(&client, "return !!window.wafuelState.near && window.wafuelState.view.w < 40", "the view near Perth's centre").await;
+    wait_until(
+        &client,
+        "return !!window.wafuelState.near && window.wafuelState.view.w < 40",
+        "the view near Perth's centre",
+    )
+    .await;
     let plus = client.find(Locator::Css("button[data-zoom=in]")).await.expect("+");
     for _ in 0..5 {
         plus.send_keys(&Key::Enter.to_string()).await.expect("Enter");
