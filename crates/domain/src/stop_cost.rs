@@ -42,36 +42,19 @@ mod tests {
         assert_eq!(StopCost { fill_tenths: 100, consumption_tenths: 10 }.cost_cents(Tenths(1_001), 0), 1_001);
         assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cost_cents(Tenths(1_001), 0), 150);
         assert_eq!(StopCost { fill_tenths: 15, consumption_tenths: 10 }.cost_cents(Tenths(1_003), 0), 150);
-        assert_eq!(
-            StopCost { fill_tenths: 5, consumption_tenths: 10 }.cost_cents(Tenths(1_001), 0),
-            50,
-            "50.05 → 50"
-        );
-        assert_eq!(
-            StopCost { fill_tenths: 5, consumption_tenths: 10 }.cost_cents(Tenths(1_011), 0),
-            51,
-            "50.55 → 51"
-        );
-        assert_eq!(
-            StopCost { fill_tenths: 1, consumption_tenths: 10 }.cost_cents(Tenths(1_005), 0),
-            10,
-            "10.05 → 10"
-        );
-        assert_eq!(
-            StopCost { fill_tenths: 1, consumption_tenths: 10 }.cost_cents(Tenths(1_015), 0),
-            10,
-            "10.15 → 10"
-        );
-        assert_eq!(
-            StopCost { fill_tenths: 1, consumption_tenths: 10 }.cost_cents(Tenths(1_025), 0),
-            10,
-            "10.25 → 10"
-        );
-        assert_eq!(
-            StopCost { fill_tenths: 2, consumption_tenths: 10 }.cost_cents(Tenths(1_025), 0),
-            21,
-            "20.5 → 21"
-        );
+        // (litres in tenths, price in tenths of a cent, cents, the exact cost): to the nearest
+        // cent, half a cent up.
+        for (fill_tenths, price, cents, exact) in [
+            (5, 1_001, 50, "50.05"),
+            (5, 1_011, 51, "50.55"),
+            (1, 1_005, 10, "10.05"),
+            (1, 1_015, 10, "10.15"),
+            (1, 1_025, 10, "10.25"),
+            (2, 1_025, 21, "20.5"),
+        ] {
+            let stop = StopCost { fill_tenths, consumption_tenths: 10 };
+            assert_eq!(stop.cost_cents(Tenths(price), 0), cents, "{exact} → {cents}");
+        }
         // A station 20 km off costs the fuel there and back: 40 km at 30 L/100 km = 12 L.
         assert_eq!(
             StopCost { fill_tenths: 10, consumption_tenths: 300 }.cost_cents(Tenths(2_000), 20_000),
