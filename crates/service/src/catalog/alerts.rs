@@ -15,7 +15,7 @@ use wafuel_query::events::{AlertFilter, Watched};
 /// The watched quotes of a day's catalog, in extract order.
 fn watched<'a>(watched: &Watched, day: &'a DayCatalog) -> Vec<&'a Quote> {
     match watched {
-        Watched::Stations(ids) => ids.iter().flat_map(|id| day.station(id.as_str())).collect(),
+        Watched::Stations(ids) => ids.iter().flat_map(|id| day.station(id)).collect(),
         Watched::Near(point, radius) => day
             .near(*point, *radius)
             .into_iter()
@@ -39,9 +39,8 @@ pub fn price_event(
         .into_iter()
         .filter(|q| q.product == alert.product)
         .filter_map(|q| {
-            let previous = before.and_then(|b| {
-                b.station(q.station.id.as_str()).find(|p| p.product == alert.product).map(|p| p.price)
-            });
+            let previous = before
+                .and_then(|b| b.station(&q.station.id).find(|p| p.product == alert.product).map(|p| p.price));
             let price = tenths(q.price);
             let low = alert.below.is_some_and(|below| price <= below);
             let rose = alert.rise.is_some_and(|rise| previous.is_some_and(|p| price - tenths(p) >= rise));

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use wafuel_domain::geo::Point;
+use wafuel_domain::key::StationId;
 use wafuel_domain::route::{Placement, Route};
 use wafuel_domain::station::Quote;
 use wafuel_store::Snapshot;
@@ -22,7 +23,7 @@ const METRES_PER_DEGREE: f64 = 111_000.0;
 pub struct DayCatalog {
     pub snapshot: Arc<Snapshot>,
     /// Quote positions by station id (digest), ascending.
-    by_station: HashMap<Box<str>, Vec<u32>>,
+    by_station: HashMap<StationId, Vec<u32>>,
     /// Quote positions by grid cell, ascending within a cell.
     grid: HashMap<(i32, i32), Vec<u32>>,
 }
@@ -33,11 +34,11 @@ fn cell(latitude: f64, longitude: f64) -> (i32, i32) {
 
 impl DayCatalog {
     pub fn new(snapshot: Arc<Snapshot>) -> Self {
-        let mut by_station: HashMap<Box<str>, Vec<u32>> = HashMap::new();
+        let mut by_station: HashMap<StationId, Vec<u32>> = HashMap::new();
         let mut grid: HashMap<(i32, i32), Vec<u32>> = HashMap::new();
         for (i, q) in snapshot.quotes.iter().enumerate() {
             let Ok(i) = u32::try_from(i) else { break };
-            by_station.entry(q.station.id.as_str().into()).or_default().push(i);
+            by_station.entry(q.station.id.clone()).or_default().push(i);
             grid.entry(cell(q.station.latitude, q.station.longitude)).or_default().push(i);
         }
         Self { snapshot, by_station, grid }
@@ -48,7 +49,7 @@ impl DayCatalog {
     }
 
     /// The quotes of one station, in extract order.
-    pub fn station(&self, id: &str) -> impl Iterator<Item = &Quote> {
+    pub fn station(&self, id: &StationId) -> impl Iterator<Item = &Quote> {
         self.by_station.get(id).into_iter().flatten().map(|&i| &self.snapshot.quotes[i as usize])
     }
 
@@ -295,9 +296,9 @@ mod tests {
     fn stations_by_id() {
         let day = catalog(50);
         let wanted = day.quotes()[7].station.id.clone();
-        let found: Vec<&Quote> = day.station(wanted.as_str()).collect();
+        let found: Vec<&Quote> = day.station(&wanted).collect();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].station.id, wanted);
-        assert_eq!(day.station(&"0".repeat(64)).count(), 0);
+        assert_eq!(day.station(&StationId::from_digest("0".repeat(64))).count(), 0);
     }
 }

@@ -250,9 +250,7 @@ impl SelectionDays {
         let keep = |q: &&Quote| keeps(selection, q);
         match subset {
             SelectionPart::All => selected_quotes(selection, &self.data),
-            SelectionPart::Station(id) => {
-                self.days.iter().flat_map(|d| d.station(id.as_str())).filter(keep).collect()
-            }
+            SelectionPart::Station(id) => self.days.iter().flat_map(|d| d.station(id)).filter(keep).collect(),
             SelectionPart::Near(point, radius) => {
                 self.days.iter().flat_map(|d| d.near(point, radius)).filter(keep).collect()
             }
