@@ -640,7 +640,7 @@ async fn alerts_are_exact_on_both_replicas(app: TestApp, store: Arc<dyn Store>, 
     // today's is repriced.
     publish_day(&app, "yesterday").await;
     republish(&store, &today_key, 1, |quotes| {
-        let q = quotes.iter_mut().find(|q| q.station.id == raised).expect("the station");
+        let q = quotes.iter_mut().find(|q| q.station.id.as_str() == raised).expect("the station");
         q.price += 60.0;
     })
     .await;

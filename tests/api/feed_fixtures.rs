@@ -33,7 +33,7 @@ fn statewide_2026_excerpt() {
     let s = &billabong.station;
     assert_eq!(billabong.price, 195.0);
     assert_eq!(billabong.price_text, "195.0");
-    assert_eq!(s.id, "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe");
+    assert_eq!(s.id.as_str(), "319621520a443f7357aec2b6e23441ef7309cc0e4bc2a5b45786f4573e8395fe");
     assert_eq!(s.brand.get(), 15);
     assert_eq!(s.suburb, "MEADOW");
     assert_eq!(s.street, "Lot 2 North West Coastal Hwy");
@@ -54,7 +54,7 @@ fn statewide_2026_excerpt() {
     assert_eq!(wandering.open_hours, None);
 
     let meeka = find(&q, "Meekatharra Corner Store");
-    assert_eq!(meeka.station.id, "294ed847a15de8a8305c548cece119542e625a89897cd82290470f7df5ec0a8e");
+    assert_eq!(meeka.station.id.as_str(), "294ed847a15de8a8305c548cece119542e625a89897cd82290470f7df5ec0a8e");
     assert_eq!(meeka.station.phone.as_deref(), Some("+61899811151"));
     assert_eq!(meeka.station.brand.get(), 5);
     assert_eq!(meeka.price, 212.9);

@@ -357,3 +357,60 @@ fn the_checker_fails_on_a_tree_that_breaks_each_rule() {
         assert!(found.iter().any(|v| v.contains(expected)), "{path}: expected {expected:?}, found {found:?}");
     }
 }
+
+/// Every hand-written Rust file of the service and its crates, as (path, text).
+fn rust_sources() -> Vec<(PathBuf, String)> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut stack = vec![manifest.join("src")];
+    for entry in std::fs::read_dir(manifest.join("crates")).expect("crates dir").flatten() {
+        stack.push(entry.path().join("src"));
+    }
+    let mut out = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("source dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("read source");
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}
+
+/// The shape the tree keeps so the next engineer can read it: files a reader takes in whole,
+/// each crate called by its own name (a path says which crate holds it), the binary's library
+/// exposing its own modules only, and the simulated origins built on the domain alone (never
+/// on the readers they stand in front of).
+#[test]
+fn the_tree_keeps_small_files_and_crates_by_their_own_names() {
+    let sources = rust_sources();
+    assert!(sources.len() > 100, "the tree was read: {} files", sources.len());
+    for (path, text) in &sources {
+        let lines = text.lines().count();
+        assert!(lines <= 800, "{}: {lines} lines (at most 800)", path.display());
+        for line in
+            text.lines().map(str::trim_start).filter(|l| l.starts_with("use ") || l.starts_with("pub use "))
+        {
+            let renamed = line.split("wafuel_").skip(1).any(|rest| {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                rest[name.len()..].starts_with(" as ")
+            });
+            assert!(!renamed, "{}: a crate under another name: {line}", path.display());
+        }
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(manifest.join("src/lib.rs")).expect("lib.rs");
+    assert!(!lib.contains("pub use wafuel_"), "src/lib.rs re-exports a workspace crate");
+    let sim = std::fs::read_to_string(manifest.join("crates/sim/Cargo.toml")).expect("sim manifest");
+    let dependencies =
+        sim.split("[dependencies]").nth(1).expect("dependencies").split("\n[").next().unwrap_or("");
+    let workspace: Vec<&str> =
+        dependencies.lines().filter(|l| l.trim_start().starts_with("wafuel-")).map(str::trim).collect();
+    assert!(
+        workspace.len() == 1 && workspace[0].starts_with("wafuel-domain "),
+        "the simulated origins depend on the domain alone: {workspace:?}"
+    );
+}

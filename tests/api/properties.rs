@@ -283,7 +283,7 @@ proptest! {
         let mut want: Vec<&Arc<wafuel_domain::station::Station>> = built
             .iter()
             .map(|(s, _)| s)
-            .filter(|s| ids.is_empty() || ids.iter().any(|i| *i == s.id))
+            .filter(|s| ids.is_empty() || ids.iter().any(|i| *i == s.id.as_str()))
             .filter(|s| feature_codes.iter().all(|f| s.features.contains(f)))
             .filter(|s| !brand_codes.contains(&s.brand.get()))
             .filter(|s| s.restrictions.as_ref().is_none_or(|r| r.iter().all(|c| !restriction_codes.contains(c))))
@@ -291,7 +291,7 @@ proptest! {
         if by_name {
             want.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
         } else if !ids.is_empty() {
-            want.sort_by_key(|s| ids.iter().position(|i| *i == s.id));
+            want.sort_by_key(|s| ids.iter().position(|i| *i == s.id.as_str()));
         } else {
             want.sort_by(|a, b| wafuel_domain::documents::document_order(a, b));
         }

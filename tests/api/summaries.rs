@@ -11,6 +11,7 @@ use jiff::civil::{Date, date};
 use wafuel_archive::import::{Importer, Plan};
 use wafuel_domain::stats::{Interval, Market, Periods};
 use wafuel_service::catalog::market::{MarketDays, StationFilter, market, periods};
+use wafuel_service::memo::Recheck;
 use wafuel_store::Store;
 
 use crate::support::*;
@@ -61,7 +62,7 @@ fn windows() -> Vec<(Date, Date)> {
 }
 
 async fn assert_summaries_equal_days(store: &Arc<dyn Store>, note: &str) {
-    let held = MarketDays::new(store.clone(), Duration::ZERO);
+    let held = MarketDays::new(store.clone(), Recheck::every(Duration::ZERO));
     let now = jiff::Timestamp::now();
     for product in [1, 4] {
         for window in windows() {
@@ -182,7 +183,7 @@ async fn assert_answers_kept(store: &Arc<dyn Store>) {
             assert_eq!(got, want, "station {sid}, product {product}");
         }
     }
-    let held = MarketDays::new(store.clone(), Duration::ZERO);
+    let held = MarketDays::new(store.clone(), Recheck::every(Duration::ZERO));
     for product in [1_u8, 4] {
         let ids: Vec<String> = (0..=40).map(|sid: i64| format!("{sid:064x}")).collect();
         let mut by_day: BTreeMap<Date, Vec<(&str, i64)>> = BTreeMap::new();

@@ -267,11 +267,6 @@ impl StationBrand {
         Self(brand_code_for_label(label))
     }
 
-    /// The brand of a table code.
-    pub fn of(code: BrandCode) -> Self {
-        Self(code.get())
-    }
-
     /// The brand table's code, unless unmapped.
     pub fn code(self) -> Option<BrandCode> {
         BrandCode::parse(self.0)

@@ -67,31 +67,6 @@ impl TryFrom<String> for StationId {
     }
 }
 
-/// An id is equal to its text (a path's, a stored row's, a test's literal).
-impl PartialEq<str> for StationId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for StationId {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<String> for StationId {
-    fn eq(&self, other: &String) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<StationId> for String {
-    fn eq(&self, other: &StationId) -> bool {
-        *self == other.0
-    }
-}
-
 /// Maps keyed by id are read with the text of one (a path's, a stored row's).
 impl std::borrow::Borrow<str> for StationId {
     fn borrow(&self) -> &str {

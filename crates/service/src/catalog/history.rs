@@ -39,9 +39,9 @@ pub struct History {
 impl History {
     /// The history of the price service's store; `backfill`: whether this deployment runs
     /// the history backfill (what is said before any progress is recorded).
-    pub fn new(prices: Arc<PriceService>, recheck: std::time::Duration, backfill: bool) -> Self {
+    pub fn new(prices: Arc<PriceService>, recheck: Recheck, backfill: bool) -> Self {
         let market = Arc::new(MarketDays::new(prices.history().store.clone(), recheck));
-        let backfill = BackfillProgress::new(prices.store().clone(), backfill, Recheck::every(recheck));
+        let backfill = BackfillProgress::new(prices.store().clone(), backfill, recheck);
         Self { prices, market, span: Memo::new(1), backfill }
     }
 

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use jiff::Timestamp;
 use jiff::civil::Date;
@@ -44,13 +43,8 @@ pub struct MarketDays {
 }
 
 impl MarketDays {
-    pub fn new(store: Arc<dyn HistoryStore>, recheck: Duration) -> Self {
-        Self {
-            store,
-            recheck: Recheck::every(recheck),
-            held: Mutex::new(Held::default()),
-            reading: tokio::sync::Mutex::new(()),
-        }
+    pub fn new(store: Arc<dyn HistoryStore>, recheck: Recheck) -> Self {
+        Self { store, recheck, held: Mutex::new(Held::default()), reading: tokio::sync::Mutex::new(()) }
     }
 
     /// Every price of `product` from `from` to `to`, as the store has it at `now`.

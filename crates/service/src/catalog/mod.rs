@@ -119,7 +119,7 @@ pub struct Stations {
 }
 
 impl Stations {
-    fn new(store: Arc<dyn wafuel_store::Store>, history: Arc<History>, recheck: std::time::Duration) -> Self {
+    fn new(store: Arc<dyn wafuel_store::Store>, history: Arc<History>, recheck: Recheck) -> Self {
         let days = moka::sync::Cache::builder()
             .weigher(|_k: &String, v: &Arc<DayCatalog>| {
                 u32::try_from(v.quotes().len() + 1).unwrap_or(u32::MAX)
@@ -157,8 +157,9 @@ impl Catalog {
         recheck: std::time::Duration,
         backfill: bool,
     ) -> Self {
+        let recheck = Recheck::every(recheck);
         let history = Arc::new(History::new(prices.clone(), recheck, backfill));
-        let wholesale = Arc::new(Wholesale::new(store.clone(), history.clone(), Recheck::every(recheck)));
+        let wholesale = Arc::new(Wholesale::new(store.clone(), history.clone(), recheck));
         Self {
             stations: Stations::new(store.clone(), history.clone(), recheck),
             forecasts: Forecasts::new(history.clone(), wholesale.clone(), store),

@@ -39,13 +39,8 @@ pub struct Profiles {
 }
 
 impl Profiles {
-    pub fn new(store: Arc<dyn EnrichStore>, recheck: Duration) -> Self {
-        Self {
-            store,
-            recheck: Recheck::every(recheck),
-            held: RwLock::new(None),
-            refreshing: tokio::sync::Mutex::new(()),
-        }
+    pub fn new(store: Arc<dyn EnrichStore>, recheck: Recheck) -> Self {
+        Self { store, recheck, held: RwLock::new(None), refreshing: tokio::sync::Mutex::new(()) }
     }
 
     /// The servable profiles at `now`.

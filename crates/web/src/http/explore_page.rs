@@ -50,7 +50,9 @@ const SCRIPT_TYPE: &str = "text/javascript; charset=utf-8";
 /// change to any one gives every import (and so the entry's own version) a new URL.
 fn modules_version() -> String {
     let all: String = MODULES.iter().map(|(_, source)| *source).collect();
-    Asset::new(all, SCRIPT_TYPE).version().to_string()
+    let mut digest = wafuel_domain::key::sha256_hex(all.as_bytes());
+    digest.truncate(8);
+    digest
 }
 
 /// A module as browsers get it: [`served_script`], each `from "./x.js"` naming the set's
@@ -149,19 +151,14 @@ fn served_script(source: &str) -> String {
 /// The style sheet as browsers get it: without its comments, indentation and blank lines, for
 /// the same reason as the script. Safe because no string in it holds `/*` (a test holds that).
 fn served_style(source: &str) -> String {
-    let mut out = String::with_capacity(source.len());
+    let mut uncommented = String::with_capacity(source.len());
     let mut rest = source;
-    let mut kept = String::with_capacity(source.len());
     while let Some(open) = rest.find("/*") {
-        kept.push_str(&rest[..open]);
+        uncommented.push_str(&rest[..open]);
         rest = rest[open..].find("*/").map_or("", |close| &rest[open + close + 2..]);
     }
-    kept.push_str(rest);
-    for line in kept.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+    uncommented.push_str(rest);
+    uncommented.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("{l}\n")).collect()
 }
 
 /// A built-in file by its name under `/explore/`.
